@@ -1,0 +1,313 @@
+(** * Semantics.v — big-step semantics (§5)
+
+    Values are dense row-major tensors of a concrete shape.  The element
+    type [V] and the scalar operations are parameters (a [prims] record),
+    so the development says nothing about floating-point arithmetic; it is
+    about shapes, dtypes and devices.  The evaluation relation covers the
+    whole core; the elementwise fragment (variables, let, unary, binary,
+    compare, select, cast, with broadcasting) and reshape are the part whose
+    soundness is proven (Soundness.v, Reshape.v). *)
+
+From Coq Require Import String List ZArith Lia.
+From ShapeML Require Import Syntax Broadcast.
+Import ListNotations.
+
+(** ** Scalar primitives (parameters of the semantics) *)
+Record prims (V : Type) : Type := mk_prims {
+  p_default : V;                          (* value read outside the data *)
+  p_unary   : unop -> V -> V;
+  p_binary  : binop -> V -> V -> V;
+  p_compare : cmpop -> V -> V -> V;       (* result encodes a bool *)
+  p_select  : V -> V -> V -> V;           (* select c a b *)
+  p_cast    : dtype -> dtype -> V -> V;   (* from, to *)
+  p_zero    : V;
+  p_add     : V -> V -> V;
+  p_mul     : V -> V -> V;
+  p_red_init : redop -> V;
+  p_red_step : redop -> V -> V -> V;
+  p_red_fin  : redop -> nat -> V -> V     (* reduce_mean divides by the count *)
+}.
+Arguments p_default {V}. Arguments p_unary {V}. Arguments p_binary {V}.
+Arguments p_compare {V}. Arguments p_select {V}. Arguments p_cast {V}.
+Arguments p_zero {V}. Arguments p_add {V}. Arguments p_mul {V}.
+Arguments p_red_init {V}. Arguments p_red_step {V}. Arguments p_red_fin {V}.
+
+(** ** Tensors *)
+Record tensor (V : Type) : Type := mkT {
+  t_dtype : dtype;
+  t_shape : list nat;
+  t_device : device;
+  t_data : list V
+}.
+Arguments mkT {V}. Arguments t_dtype {V}. Arguments t_shape {V}.
+Arguments t_device {V}. Arguments t_data {V}.
+
+(** ** Row-major indexing *)
+Fixpoint unravel (s : list nat) (i : nat) : list nat :=
+  match s with
+  | [] => []
+  | _ :: s' => (i / prod s') :: unravel s' (i mod prod s')
+  end.
+
+Fixpoint ravel (s idx : list nat) : nat :=
+  match s, idx with
+  | _ :: s', k :: idx' => k * prod s' + ravel s' idx'
+  | _, _ => 0
+  end.
+
+(** The tensor of shape [s] whose element at multi-index [idx] is [f idx]. *)
+Definition tabulate {A : Type} (s : list nat) (f : list nat -> A) : list A :=
+  map (fun i => f (unravel s i)) (seq 0 (prod s)).
+
+Definition zipw {A B C : Type} (f : A -> B -> C) (l1 : list A) (l2 : list B) : list C :=
+  map (fun p => f (fst p) (snd p)) (combine l1 l2).
+
+Definition zipw3 {A B C D : Type} (f : A -> B -> C -> D)
+           (l1 : list A) (l2 : list B) (l3 : list C) : list D :=
+  map (fun p => f (fst (fst p)) (snd (fst p)) (snd p)) (combine (combine l1 l2) l3).
+
+(** ** Broadcasting of data (§4.5 / §5)
+    An index of the target shape [tgt] is mapped to an index of the source
+    shape [src]: leading target coordinates beyond the source rank are
+    dropped (right alignment), and a source dimension of 1 is read at
+    coordinate 0 (it stretches). *)
+Definition bidx (src idx : list nat) : list nat :=
+  map (fun p => if Nat.eqb (fst p) 1 then 0 else snd p)
+      (combine src (skipn (length idx - length src) idx)).
+
+Section Prims.
+Context {V : Type} (P : prims V).
+
+Definition expand (src tgt : list nat) (data : list V) : list V :=
+  tabulate tgt (fun idx => nth (ravel src (bidx src idx)) data (p_default P)).
+
+(** ** Reshape (§4.12): defined iff the element counts agree; data unchanged. *)
+Definition reshape_val (s' : list nat) (t : tensor V) : option (tensor V) :=
+  if Nat.eqb (prod s') (prod (t_shape t))
+  then Some (mkT (t_dtype t) s' (t_device t) (t_data t))
+  else None.
+
+(** ** Transpose (§4.11): swaps the last two dimensions. *)
+Definition swap_last2 (idx : list nat) : list nat :=
+  match rev idx with
+  | j :: i :: r => rev r ++ [j; i]
+  | _ => idx
+  end.
+
+Definition transpose_data (pre : list nat) (x y : nat) (data : list V) : list V :=
+  tabulate (pre ++ [y; x])
+           (fun idx => nth (ravel (pre ++ [x; y]) (swap_last2 idx)) data (p_default P)).
+
+(** ** Matmul (§4.10): [pa ++ [m;k]] times [pb ++ [k;n]], [pb = []] or
+    [pb = pa]. *)
+Definition matmul_data (pa pb : list nat) (m k n : nat) (d1 d2 : list V) : list V :=
+  tabulate (pa ++ [m; n]) (fun idx =>
+    let b := firstn (length pa) idx in
+    let i := nth (length pa) idx 0 in
+    let j := nth (S (length pa)) idx 0 in
+    let bb := match pb with [] => [] | _ => b end in
+    fold_left (fun acc kk =>
+        p_add P acc (p_mul P (nth (ravel (pa ++ [m; k]) (b ++ [i; kk])) d1 (p_default P))
+                             (nth (ravel (pb ++ [k; n]) (bb ++ [kk; j])) d2 (p_default P))))
+      (seq 0 k) (p_zero P)).
+
+(** ** Reductions (§4.16) *)
+Fixpoint reduced_dims (axs : list nat) (i : nat) (s : list nat) : list nat :=
+  match s with
+  | [] => []
+  | d :: s' => if existsb (Nat.eqb i) axs then d :: reduced_dims axs (S i) s'
+               else reduced_dims axs (S i) s'
+  end.
+
+(** Rebuild a full index from an output index [oidx] and an index [ridx]
+    into the reduced dimensions. *)
+Fixpoint merge_idx (axs : list nat) (kd : bool) (i : nat) (s oidx ridx : list nat)
+  : list nat :=
+  match s with
+  | [] => []
+  | _ :: s' =>
+      if existsb (Nat.eqb i) axs
+      then hd 0 ridx :: merge_idx axs kd (S i) s' (if kd then tl oidx else oidx) (tl ridx)
+      else hd 0 oidx :: merge_idx axs kd (S i) s' (tl oidx) ridx
+  end.
+
+Definition reduce_data (op : redop) (axs : list nat) (kd : bool) (s : list nat)
+           (data : list V) : list V :=
+  let sub := reduced_dims axs 0 s in
+  tabulate (reduce_dims 1 axs kd 0 s) (fun oidx =>
+    p_red_fin P op (prod sub)
+      (fold_left (fun acc r =>
+          p_red_step P op acc
+            (nth (ravel s (merge_idx axs kd 0 s oidx (unravel sub r))) data (p_default P)))
+        (seq 0 (prod sub)) (p_red_init P op))).
+
+(** ** Environments and evaluation *)
+Definition env := list (var * tensor V).
+
+(** [eval rho E e t]: under the valuation [rho] of the shape variables and
+    the environment [E], [e] evaluates to [t].  Run-time checks (dtype,
+    device, broadcast compatibility, element counts) make ill-typed
+    programs stuck; the soundness theorems show well-typed ones never are. *)
+Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
+| E_Var : forall E x t,
+    lookup x E = Some t ->
+    eval rho E (EVar x) t
+| E_Let : forall E x e1 e2 t1 t2,
+    eval rho E e1 t1 ->
+    eval rho ((x, t1) :: E) e2 t2 ->
+    eval rho E (ELet x e1 e2) t2
+| E_LetAsc : forall E x ty e1 e2 t1 t2,
+    eval rho E e1 t1 ->
+    eval rho ((x, t1) :: E) e2 t2 ->
+    eval rho E (ELetAsc x ty e1 e2) t2
+| E_Unary : forall E op e t,
+    eval rho E e t ->
+    unop_ok op (t_dtype t) = true ->
+    eval rho E (EUnary op e)
+         (mkT (t_dtype t) (t_shape t) (t_device t) (map (p_unary P op) (t_data t)))
+| E_Binary : forall E op e1 e2 t1 t2 s,
+    eval rho E e1 t1 ->
+    eval rho E e2 t2 ->
+    t_dtype t1 = t_dtype t2 ->
+    binop_ok op (t_dtype t1) = true ->
+    t_device t1 = t_device t2 ->
+    rbcast (t_shape t1) (t_shape t2) = Some s ->
+    eval rho E (EBinary op e1 e2)
+         (mkT (t_dtype t1) s (t_device t1)
+              (zipw (p_binary P op) (expand (t_shape t1) s (t_data t1))
+                                    (expand (t_shape t2) s (t_data t2))))
+| E_Compare : forall E op e1 e2 t1 t2 s,
+    eval rho E e1 t1 ->
+    eval rho E e2 t2 ->
+    t_dtype t1 = t_dtype t2 ->
+    is_numeric (t_dtype t1) = true ->
+    t_device t1 = t_device t2 ->
+    rbcast (t_shape t1) (t_shape t2) = Some s ->
+    eval rho E (ECompare op e1 e2)
+         (mkT DBool s (t_device t1)
+              (zipw (p_compare P op) (expand (t_shape t1) s (t_data t1))
+                                     (expand (t_shape t2) s (t_data t2))))
+| E_Select : forall E c a b tc ta tb s1 s,
+    eval rho E c tc ->
+    eval rho E a ta ->
+    eval rho E b tb ->
+    t_dtype tc = DBool ->
+    t_dtype ta = t_dtype tb ->
+    t_device tc = t_device ta ->
+    t_device ta = t_device tb ->
+    rbcast (t_shape tc) (t_shape ta) = Some s1 ->
+    rbcast s1 (t_shape tb) = Some s ->
+    eval rho E (ESelect c a b)
+         (mkT (t_dtype ta) s (t_device ta)
+              (zipw3 (p_select P) (expand (t_shape tc) s (t_data tc))
+                                  (expand (t_shape ta) s (t_data ta))
+                                  (expand (t_shape tb) s (t_data tb))))
+| E_Cast : forall E e dt t,
+    eval rho E e t ->
+    eval rho E (ECast e dt)
+         (mkT dt (t_shape t) (t_device t) (map (p_cast P (t_dtype t) dt) (t_data t)))
+| E_Reshape : forall E e ds t t',
+    eval rho E e t ->
+    reshape_val (shape_at rho ds) t = Some t' ->
+    eval rho E (EReshape e ds) t'
+| E_Transpose : forall E e t pre x y,
+    eval rho E e t ->
+    t_shape t = pre ++ [x; y] ->
+    eval rho E (ETranspose e)
+         (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) (transpose_data pre x y (t_data t)))
+| E_Matmul : forall E e1 e2 t1 t2 pa pb m k n,
+    eval rho E e1 t1 ->
+    eval rho E e2 t2 ->
+    t_shape t1 = pa ++ [m; k] ->
+    t_shape t2 = pb ++ [k; n] ->
+    (pb = [] \/ pb = pa) ->
+    t_dtype t1 = t_dtype t2 ->
+    is_numeric (t_dtype t1) = true ->
+    t_device t1 = t_device t2 ->
+    eval rho E (EMatmul e1 e2)
+         (mkT (t_dtype t1) (pa ++ [m; n]) (t_device t1)
+              (matmul_data pa pb m k n (t_data t1) (t_data t2)))
+| E_Reduce : forall E op axes kd e t axs,
+    eval rho E e t ->
+    redop_ok op (t_dtype t) = true ->
+    resolve_axes (length (t_shape t)) axes = Some axs ->
+    NoDup axs ->
+    eval rho E (EReduce op axes kd e)
+         (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t)
+              (reduce_data op axs kd (t_shape t) (t_data t))).
+
+End Prims.
+
+(** ** Typing of values and environments *)
+
+(** A tensor has type [T(dt, ds, dev)] under [rho] when its dtype and device
+    are [dt] and [dev], its concrete shape is the evaluation of [ds], and it
+    holds exactly [prod shape] elements. *)
+Definition val_has_type {V : Type} (rho : valuation) (t : tensor V) (ty : ty) : Prop :=
+  match ty with
+  | TTensor dt ds dev =>
+      t_dtype t = dt /\ t_device t = dev /\
+      map Z.of_nat (t_shape t) = eval_shape rho ds /\
+      length (t_data t) = prod (t_shape t)
+  end.
+
+Definition env_ok {V : Type} (rho : valuation) (G : ctx) (E : list (var * tensor V)) : Prop :=
+  forall x ty, lookup x G = Some ty ->
+    exists t, lookup x E = Some t /\ val_has_type rho t ty.
+
+(** The fragment whose soundness is proven in Soundness.v: the
+    elementwise operations, let, variables, cast, and reshape. *)
+Fixpoint fragment (e : expr) : Prop :=
+  match e with
+  | EVar _ => True
+  | ELet _ e1 e2 | ELetAsc _ _ e1 e2 => fragment e1 /\ fragment e2
+  | EUnary _ e | ECast e _ | EReshape e _ => fragment e
+  | EBinary _ e1 e2 | ECompare _ e1 e2 => fragment e1 /\ fragment e2
+  | ESelect c a b => fragment c /\ fragment a /\ fragment b
+  | EMatmul _ _ | ETranspose _ | EReduce _ _ _ _ => False
+  end.
+
+(** ** Sanity checks of the data semantics, on [nat] elements *)
+Definition nat_prims : prims nat :=
+  mk_prims nat 0 (fun _ x => x) (fun _ => Nat.add) (fun _ x y => if Nat.eqb x y then 1 else 0)
+           (fun c a b => if Nat.eqb c 0 then b else a) (fun _ _ x => x)
+           0 Nat.add Nat.mul (fun _ => 0) (fun _ => Nat.add) (fun _ _ x => x).
+
+Example expand_row : expand nat_prims [1; 3] [2; 3] [10; 11; 12] = [10; 11; 12; 10; 11; 12].
+Proof. reflexivity. Qed.
+
+Example expand_col : expand nat_prims [2; 1] [2; 3] [10; 20] = [10; 10; 10; 20; 20; 20].
+Proof. reflexivity. Qed.
+
+Example expand_lower_rank : expand nat_prims [3] [2; 3] [1; 2; 3] = [1; 2; 3; 1; 2; 3].
+Proof. reflexivity. Qed.
+
+Example expand_scalar : expand nat_prims [] [2; 2] [7] = [7; 7; 7; 7].
+Proof. reflexivity. Qed.
+
+Example transpose_2x3 :
+  transpose_data nat_prims [] 2 3 [1; 2; 3; 4; 5; 6] = [1; 4; 2; 5; 3; 6].
+Proof. reflexivity. Qed.
+
+Example matmul_2x2 :
+  matmul_data nat_prims [] [] 2 2 2 [1; 2; 3; 4] [5; 6; 7; 8] = [19; 22; 43; 50].
+Proof. reflexivity. Qed.
+
+Example reduce_rows :
+  reduce_data nat_prims RSum [1] false [2; 3] [1; 2; 3; 4; 5; 6] = [6; 15].
+Proof. reflexivity. Qed.
+
+Example reduce_cols_keepdims :
+  reduce_data nat_prims RSum [0] true [2; 3] [1; 2; 3; 4; 5; 6] = [5; 7; 9].
+Proof. reflexivity. Qed.
+
+Example broadcast_add :
+  eval nat_prims (fun _ => 1%positive)
+       [("x"%string, mkT DF32 [2; 1] Host [10; 20]);
+        ("y"%string, mkT DF32 [3] Host [1; 2; 3])]
+       (EBinary BAdd (EVar "x"%string) (EVar "y"%string))
+       (mkT DF32 [2; 3] Host [11; 12; 13; 21; 22; 23]).
+Proof.
+  apply (E_Binary nat_prims _ _ BAdd _ _ (mkT DF32 [2; 1] Host [10; 20])
+                  (mkT DF32 [3] Host [1; 2; 3])); try reflexivity; constructor; reflexivity.
+Qed.

@@ -1,0 +1,282 @@
+(** * Syntax.v — types, dimension expressions, constraints, core expressions
+
+    Mechanizes docs/spec/language.md §2 (grammar) and §3 (types and
+    dimension expressions) for the core fragment of shapeml.  Everything
+    here is a definition; the few lemmas at the end are proven. *)
+
+From Coq Require Import String List ZArith Bool Lia.
+Import ListNotations.
+
+(** ** §3.1 Dtypes *)
+Inductive dtype : Type :=
+| DF32 | DF64 | DBF16   (* floating *)
+| DI32 | DI64          (* integral *)
+| DBool.               (* boolean  *)
+
+Definition dtype_eq_dec : forall a b : dtype, {a = b} + {a <> b}.
+Proof. decide equality. Defined.
+
+Definition is_floating (dt : dtype) : bool :=
+  match dt with DF32 | DF64 | DBF16 => true | _ => false end.
+Definition is_integral (dt : dtype) : bool :=
+  match dt with DI32 | DI64 => true | _ => false end.
+(** Numeric = floating ∪ integral. *)
+Definition is_numeric (dt : dtype) : bool := is_floating dt || is_integral dt.
+
+(** ** §3.2 Devices *)
+Inductive device : Type :=
+| Host
+| Cuda (n : nat).
+
+Definition device_eq_dec : forall a b : device, {a = b} + {a <> b}.
+Proof. decide equality. apply Nat.eq_dec. Defined.
+
+(** ** §2 / §3.3 Dimension expressions *)
+Definition dvar := string.
+
+(** [dim ::= INT | DIMVAR | (+ dim dim) | (- dim dim) | ( * dim dim)
+             | (floordiv dim INT) | (mod dim INT)]; the n-ary [+] and [ * ]
+    of the surface syntax are nested binary nodes.  Divisors are positive
+    constants (§2). *)
+Inductive dim : Type :=
+| DLit (n : Z)
+| DVar (x : dvar)
+| DAdd (a b : dim)
+| DSub (a b : dim)
+| DMul (a b : dim)
+| DFloorDiv (a : dim) (c : positive)
+| DMod (a : dim) (c : positive).
+
+(** Syntactic equality of dimensions.  The checker compares normal forms
+    (§3.3); the model compares the expressions themselves, which is a
+    sound under-approximation (structurally equal dims have equal normal
+    forms), and it is decidable. *)
+Definition dim_eq_dec : forall a b : dim, {a = b} + {a <> b}.
+Proof.
+  decide equality; auto using Z.eq_dec, string_dec, Pos.eq_dec.
+Defined.
+
+(** A shape is a list of dimension expressions. *)
+Definition shape := list dim.
+
+Fixpoint dim_vars (d : dim) : list dvar :=
+  match d with
+  | DLit _ => []
+  | DVar x => [x]
+  | DAdd a b | DSub a b | DMul a b => dim_vars a ++ dim_vars b
+  | DFloorDiv a _ | DMod a _ => dim_vars a
+  end.
+
+(** ** Valuations
+    A valuation assigns every shape variable a positive integer (§2: every
+    dimension variable is [>= 1]). *)
+Definition valuation := dvar -> positive.
+
+(** Dimension expressions evaluate to integers (they are polynomials with
+    integer coefficients, §3.3); [floordiv] and [mod] are floor division and
+    its remainder. *)
+Fixpoint eval_dim (rho : valuation) (d : dim) : Z :=
+  match d with
+  | DLit n => n
+  | DVar x => Zpos (rho x)
+  | DAdd a b => eval_dim rho a + eval_dim rho b
+  | DSub a b => eval_dim rho a - eval_dim rho b
+  | DMul a b => eval_dim rho a * eval_dim rho b
+  | DFloorDiv a c => eval_dim rho a / Zpos c
+  | DMod a c => eval_dim rho a mod Zpos c
+  end%Z.
+
+Definition eval_shape (rho : valuation) (ds : shape) : list Z :=
+  map (eval_dim rho) ds.
+
+(** The concrete (run-time) shape of a symbolic shape under a valuation. *)
+Definition shape_at (rho : valuation) (ds : shape) : list nat :=
+  map (fun d => Z.to_nat (eval_dim rho d)) ds.
+
+(** ** Constraints and entailment (§2 [where], §4 [Φ ⊨ P], §6)
+    A constraint is a proposition over valuations.  [entails Phi P] is
+    [Φ ⊨ P]: P holds under every valuation (all variables >= 1 by
+    construction of [valuation]) that satisfies Φ.  This is exactly the
+    question the implementation sends to Z3. *)
+Definition constraint := valuation -> Prop.
+
+Definition entails (Phi : constraint) (P : valuation -> Prop) : Prop :=
+  forall rho, Phi rho -> P rho.
+
+(** Surface [where] constraints (§2) and their meaning. *)
+Inductive cstr : Type :=
+| CEq (a b : dim)
+| CNe (a b : dim)
+| CLt (a b : dim)
+| CLe (a b : dim)
+| CGt (a b : dim)
+| CGe (a b : dim)
+| CDivides (a b : dim).   (* (divides a b) : b mod a = 0 *)
+
+Definition cstr_holds (rho : valuation) (c : cstr) : Prop :=
+  match c with
+  | CEq a b => eval_dim rho a = eval_dim rho b
+  | CNe a b => eval_dim rho a <> eval_dim rho b
+  | CLt a b => eval_dim rho a < eval_dim rho b
+  | CLe a b => eval_dim rho a <= eval_dim rho b
+  | CGt a b => eval_dim rho a > eval_dim rho b
+  | CGe a b => eval_dim rho a >= eval_dim rho b
+  | CDivides a b => eval_dim rho b mod eval_dim rho a = 0
+  end%Z.
+
+(** The constraint denoted by a function's [where] clause. *)
+Definition where_constraint (cs : list cstr) : constraint :=
+  fun rho => Forall (cstr_holds rho) cs.
+
+(** Obligation forms used by the typing rules. *)
+Definition dim_eq_obl (Phi : constraint) (a b : dim) : Prop :=
+  entails Phi (fun rho => eval_dim rho a = eval_dim rho b).
+
+(** ** Types: [T(dt, [d1..dn], dev)] *)
+Inductive ty : Type :=
+| TTensor (dt : dtype) (ds : shape) (dev : device).
+
+(** ** §3.4 Well-formed types (rule T-Tensor)
+    Every dimension names only the function's shape variables Δ (E0104)
+    and is [>= 1] under the constraints (E0305). *)
+Definition wf_dim (Delta : list dvar) (Phi : constraint) (d : dim) : Prop :=
+  (forall x, In x (dim_vars d) -> In x Delta) /\
+  entails Phi (fun rho => (1 <= eval_dim rho d)%Z).
+
+Inductive wf_ty (Delta : list dvar) (Phi : constraint) : ty -> Prop :=
+(* §3.4 T-Tensor *)
+| T_Tensor : forall dt ds dev,
+    Forall (wf_dim Delta Phi) ds ->
+    wf_ty Delta Phi (TTensor dt ds dev).
+
+(** ** Operators of the core (§4.4, §4.6, §4.7, §4.16) *)
+Inductive unop : Type :=
+| UNeg | UAbs | URelu                                    (* numeric  *)
+| UExp | ULog | USqrt | URsqrt | UTanh | USigmoid | UGelu | USilu. (* floating *)
+
+Definition unop_ok (op : unop) (dt : dtype) : bool :=
+  match op with
+  | UNeg | UAbs | URelu => is_numeric dt
+  | _ => is_floating dt
+  end.
+
+Inductive binop : Type := BAdd | BSub | BMul | BDiv | BMax | BMin | BPow.
+
+Definition binop_ok (op : binop) (dt : dtype) : bool :=
+  match op with
+  | BPow => is_floating dt
+  | _ => is_numeric dt
+  end.
+
+Inductive cmpop : Type := CmpEq | CmpNe | CmpLt | CmpLe | CmpGt | CmpGe.
+
+Inductive redop : Type := RSum | RMax | RMean.
+
+Definition redop_ok (op : redop) (dt : dtype) : bool :=
+  match op with
+  | RMean => is_floating dt
+  | _ => is_numeric dt
+  end.
+
+(** ** Core expressions
+    [ELet x e1 e2] is the statement [(let x e1)] followed by the rest of
+    the function body [e2]; [ELetAsc] is [(let x τ e1)].  Reduction axes
+    are the surface [:axes] list ([None] = the default, all axes; negative
+    axes count from the end). *)
+Definition var := string.
+
+Inductive expr : Type :=
+| EVar (x : var)
+| ELet (x : var) (e1 e2 : expr)
+| ELetAsc (x : var) (t : ty) (e1 e2 : expr)
+| EUnary (op : unop) (e : expr)
+| EBinary (op : binop) (e1 e2 : expr)
+| ECompare (op : cmpop) (e1 e2 : expr)
+| ESelect (c a b : expr)
+| ECast (e : expr) (dt : dtype)
+| EMatmul (e1 e2 : expr)
+| ETranspose (e : expr)
+| EReshape (e : expr) (ds : shape)
+| EReduce (op : redop) (axes : option (list Z)) (keepdims : bool) (e : expr).
+
+(** Association lists: typing contexts Γ and run-time environments. *)
+Fixpoint lookup {A : Type} (x : var) (l : list (var * A)) : option A :=
+  match l with
+  | [] => None
+  | (y, a) :: l' => if String.eqb x y then Some a else lookup x l'
+  end.
+
+Definition ctx := list (var * ty).
+
+(** ** Helpers on shapes shared by typing and semantics *)
+
+(** Products of dimensions, in Z (type level) and nat (run time). *)
+Fixpoint prodZ (l : list Z) : Z :=
+  match l with [] => 1%Z | z :: l' => (z * prodZ l')%Z end.
+
+Fixpoint prod (l : list nat) : nat :=
+  match l with [] => 1 | n :: l' => n * prod l' end.
+
+(** §4.16: resolving [:axes] against a rank [n]. *)
+Definition resolve_axis (n : nat) (a : Z) : option nat :=
+  if (0 <=? a)%Z && (a <? Z.of_nat n)%Z then Some (Z.to_nat a)
+  else if (- Z.of_nat n <=? a)%Z && (a <? 0)%Z then Some (Z.to_nat (a + Z.of_nat n))
+  else None.
+
+Fixpoint all_some {A : Type} (l : list (option A)) : option (list A) :=
+  match l with
+  | [] => Some []
+  | None :: _ => None
+  | Some a :: l' => match all_some l' with Some r => Some (a :: r) | None => None end
+  end.
+
+Definition resolve_axes (n : nat) (axes : option (list Z)) : option (list nat) :=
+  match axes with
+  | None => Some (seq 0 n)
+  | Some l => all_some (map (resolve_axis n) l)
+  end.
+
+(** Result dimensions of a reduction over positions [axs] (positions are
+    counted from [i]): reduced positions are removed, or replaced by [one]
+    with keepdims.  Generic so that the same function computes symbolic
+    ([one = DLit 1]) and concrete ([one = 1]) shapes. *)
+Fixpoint reduce_dims {A : Type} (one : A) (axs : list nat) (kd : bool) (i : nat)
+         (ds : list A) : list A :=
+  match ds with
+  | [] => []
+  | d :: ds' =>
+      if existsb (Nat.eqb i) axs
+      then (if kd then one :: reduce_dims one axs kd (S i) ds'
+            else reduce_dims one axs kd (S i) ds')
+      else d :: reduce_dims one axs kd (S i) ds'
+  end.
+
+(** ** Lemmas: soundness of the §3.3 normalization steps on [floordiv]/[mod]. *)
+Lemma norm_floordiv_mul_sound : forall rho (c : positive) p,
+  eval_dim rho (DFloorDiv (DMul (DLit (Zpos c)) p) c) = eval_dim rho p.
+Proof.
+  intros. cbn [eval_dim]. rewrite Z.mul_comm. apply Z.div_mul. lia.
+Qed.
+
+Lemma norm_mod_mul_sound : forall rho (c : positive) p,
+  eval_dim rho (DMod (DMul (DLit (Zpos c)) p) c) = 0%Z.
+Proof.
+  intros. cbn [eval_dim]. rewrite Z.mul_comm. apply Z.mod_mul. lia.
+Qed.
+
+Lemma eval_var_pos : forall rho x, (1 <= eval_dim rho (DVar x))%Z.
+Proof. intros. simpl. lia. Qed.
+
+Lemma prodZ_of_nat : forall l, prodZ (map Z.of_nat l) = Z.of_nat (prod l).
+Proof.
+  induction l as [|n l IH]; simpl; [reflexivity|].
+  rewrite IH. lia.
+Qed.
+
+Lemma reduce_dims_map : forall {A B : Type} (f : A -> B) one axs kd i ds,
+  map f (reduce_dims one axs kd i ds) = reduce_dims (f one) axs kd i (map f ds).
+Proof.
+  intros A B f one axs kd i ds. revert i.
+  induction ds as [|d ds IH]; intros i; simpl; [reflexivity|].
+  destruct (existsb (Nat.eqb i) axs), kd; simpl; rewrite ?IH; reflexivity.
+Qed.

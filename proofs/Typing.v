@@ -1,0 +1,106 @@
+(** * Typing.v — §4 typing rules for the core
+
+    Judgments [Δ; Φ; Γ ⊢ e ⇒ τ] ([synth Delta Phi G e τ]) and
+    [Δ; Φ; Γ ⊢ e ⇐ τ] ([check Delta Phi G e τ]); one constructor per spec
+    rule, each commented with the section it states.  Side conditions that
+    the implementation discharges with Z3 are [entails Phi _] propositions
+    (over all valuations satisfying Φ). *)
+
+From Coq Require Import List ZArith.
+From ShapeML Require Import Syntax Broadcast.
+Import ListNotations.
+
+(** §4.10: either [b] has rank 2 (shared weight, no batch dims) or the
+    batch dimensions are pairwise equal (obligations; [Forall2] also forces
+    equal rank). *)
+Definition matmul_batch_ok (Phi : constraint) (da db : shape) : Prop :=
+  db = [] \/ Forall2 (dim_eq_obl Phi) da db.
+
+(** §4.12: the reshape obligation [Φ ⊨ ∏ d = ∏ d']. *)
+Definition reshape_obl (Phi : constraint) (ds ds' : shape) : Prop :=
+  entails Phi (fun rho => prodZ (eval_shape rho ds) = prodZ (eval_shape rho ds')).
+
+Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
+(* §4.1 T-Var *)
+| T_Var : forall G x t,
+    lookup x G = Some t ->
+    synth Delta Phi G (EVar x) t
+(* §4.2 T-Let  (rebinding a name in scope is E0102) *)
+| T_Let : forall G x e1 e2 t1 t2,
+    lookup x G = None ->
+    synth Delta Phi G e1 t1 ->
+    synth Delta Phi ((x, t1) :: G) e2 t2 ->
+    synth Delta Phi G (ELet x e1 e2) t2
+(* §4.2 T-LetAsc *)
+| T_LetAsc : forall G x t' e1 e2 t2,
+    lookup x G = None ->
+    wf_ty Delta Phi t' ->
+    check Delta Phi G e1 t' ->
+    synth Delta Phi ((x, t') :: G) e2 t2 ->
+    synth Delta Phi G (ELetAsc x t' e1 e2) t2
+(* §4.4 T-Unary *)
+| T_Unary : forall G op e dt ds dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    unop_ok op dt = true ->
+    synth Delta Phi G (EUnary op e) (TTensor dt ds dev)
+(* §4.6 T-Binary  (result shape by §4.5 B-Shape) *)
+| T_Binary : forall G op e1 e2 dt ds1 ds2 ds dev,
+    synth Delta Phi G e1 (TTensor dt ds1 dev) ->
+    synth Delta Phi G e2 (TTensor dt ds2 dev) ->
+    binop_ok op dt = true ->
+    bshape Phi ds1 ds2 ds ->
+    synth Delta Phi G (EBinary op e1 e2) (TTensor dt ds dev)
+(* §4.7 T-Compare *)
+| T_Compare : forall G op e1 e2 dt ds1 ds2 ds dev,
+    synth Delta Phi G e1 (TTensor dt ds1 dev) ->
+    synth Delta Phi G e2 (TTensor dt ds2 dev) ->
+    is_numeric dt = true ->
+    bshape Phi ds1 ds2 ds ->
+    synth Delta Phi G (ECompare op e1 e2) (TTensor DBool ds dev)
+(* §4.7 T-Select *)
+| T_Select : forall G c a b dt dsc dsa dsb ds1 ds dev,
+    synth Delta Phi G c (TTensor DBool dsc dev) ->
+    synth Delta Phi G a (TTensor dt dsa dev) ->
+    synth Delta Phi G b (TTensor dt dsb dev) ->
+    bshape Phi dsc dsa ds1 ->
+    bshape Phi ds1 dsb ds ->
+    synth Delta Phi G (ESelect c a b) (TTensor dt ds dev)
+(* §4.8 T-Cast *)
+| T_Cast : forall G e dt dt' ds dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    synth Delta Phi G (ECast e dt') (TTensor dt' ds dev)
+(* §4.10 T-Matmul *)
+| T_Matmul : forall G e1 e2 dt da db m k k' n dev,
+    synth Delta Phi G e1 (TTensor dt (da ++ [m; k]) dev) ->
+    synth Delta Phi G e2 (TTensor dt (db ++ [k'; n]) dev) ->
+    is_numeric dt = true ->
+    dim_eq_obl Phi k k' ->
+    matmul_batch_ok Phi da db ->
+    synth Delta Phi G (EMatmul e1 e2) (TTensor dt (da ++ [m; n]) dev)
+(* §4.11 T-Transpose *)
+| T_Transpose : forall G e dt ds a b dev,
+    synth Delta Phi G e (TTensor dt (ds ++ [a; b]) dev) ->
+    synth Delta Phi G (ETranspose e) (TTensor dt (ds ++ [b; a]) dev)
+(* §4.12 T-Reshape *)
+| T_Reshape : forall G e dt ds ds' dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    wf_ty Delta Phi (TTensor dt ds' dev) ->
+    reshape_obl Phi ds ds' ->
+    synth Delta Phi G (EReshape e ds') (TTensor dt ds' dev)
+(* §4.16 T-Reduce *)
+| T_Reduce : forall G op axes kd e dt ds dev axs,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    redop_ok op dt = true ->
+    resolve_axes (length ds) axes = Some axs ->
+    NoDup axs ->
+    synth Delta Phi G (EReduce op axes kd e)
+          (TTensor dt (reduce_dims (DLit 1) axs kd 0 ds) dev)
+with check (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
+(* §4.3 T-Sub *)
+| T_Sub : forall G e dt ds ds' dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    Forall2 (dim_eq_obl Phi) ds ds' ->
+    check Delta Phi G e (TTensor dt ds' dev).
+
+Scheme synth_mut := Minimality for synth Sort Prop
+with check_mut := Minimality for check Sort Prop.

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shapeml needs to build and test.
+# Idempotent: packages already present are skipped by apt-get.
+# Usage: scripts/install-deps.sh [--with-test-tools]
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libz3-dev z3                       # shape obligations (library) + independent re-check (CLI)
+  clang-19 llvm-19-dev llvm-19-tools # libFuzzer + sanitizers, lit/FileCheck
+  libmlir-19-dev mlir-19-tools       # CPU code generation
+  libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
+  libdlpack-dev                      # DLPack 0.6 header (legacy DLManagedTensor)
+  abigail-tools                      # ABI snapshot check (abidw/abidiff)
+  coq                                # mechanized metatheory in proofs/
+  python3-numpy python3-torch libopenblas0-pthread  # golden values (independent reference)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

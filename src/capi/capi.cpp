@@ -1,0 +1,188 @@
+// The C ABI over the front end: contexts, checking, diagnostics.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "capi/status.h"
+#include "check/checker.h"
+
+using shapeml::capi::guarded;
+using shapeml::capi::make_status;
+using shapeml::capi::null_arg;
+
+struct shapeml_context {
+  std::atomic<int64_t> refs{1};
+  shapeml::check::CheckOptions options;
+};
+
+struct shapeml_check_result {
+  std::atomic<int64_t> refs{1};
+  shapeml::check::CheckResult result;
+  // Strings handed out through the ABI, kept alive with the result.
+  std::vector<std::string> codes, files;
+  std::string text, json;
+};
+
+namespace {
+// Reads min(struct_size, known) bytes of a caller's struct into a zeroed copy.
+template <class T>
+bool read_struct(const T* in, T& out) {
+  std::memset(&out, 0, sizeof out);
+  if (in->struct_size < sizeof(size_t)) return false;
+  std::memcpy(&out, in, std::min(in->struct_size, sizeof(T)));
+  return true;
+}
+}  // namespace
+
+extern "C" {
+
+SHAPEML_API shapeml_status* shapeml_context_create(const shapeml_context_options* options, shapeml_context** out) {
+  return guarded("shapeml_context_create", [&]() -> shapeml_status* {
+    if (!out) return null_arg("shapeml_context_create", "out");
+    *out = nullptr;
+    shapeml_context_options o = SHAPEML_CONTEXT_OPTIONS_INIT;
+    if (options && !read_struct(options, o))
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, "shapeml_context_create: options->struct_size is " + std::to_string(options->struct_size) +
+                                                              "; set it to sizeof(shapeml_context_options)");
+    auto* c = new shapeml_context;
+    c->options.obligation_timeout_ms = o.obligation_timeout_ms ? o.obligation_timeout_ms : 2000;
+    *out = c;
+    return nullptr;
+  });
+}
+
+SHAPEML_API void shapeml_context_retain(shapeml_context* c) {
+  if (c) c->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+SHAPEML_API void shapeml_context_release(shapeml_context* c) {
+  if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete c;
+}
+
+SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const char* name, const char* source, size_t length,
+                                                 shapeml_check_result** out) {
+  return guarded("shapeml_check_source", [&]() -> shapeml_status* {
+    if (!out) return null_arg("shapeml_check_source", "out");
+    *out = nullptr;
+    if (!context) return null_arg("shapeml_check_source", "context");
+    if (!source && length) return null_arg("shapeml_check_source", "source");
+    auto* r = new shapeml_check_result;
+    r->result = shapeml::check::check_source(name ? name : "<source>", std::string(source ? source : "", length), context->options);
+    const auto& src = *r->result.source;
+    for (const auto& d : r->result.diags.all()) {
+      r->text += shapeml::syntax::render_text(d, src);
+      r->json += (r->json.empty() ? "[" : ",") + shapeml::syntax::render_json(d, src);
+    }
+    r->json = r->json.empty() ? "[]" : r->json + "]";
+    *out = r;
+    return nullptr;
+  });
+}
+
+SHAPEML_API void shapeml_check_result_retain(shapeml_check_result* r) {
+  if (r) r->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+SHAPEML_API void shapeml_check_result_release(shapeml_check_result* r) {
+  if (r && r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete r;
+}
+
+SHAPEML_API int32_t shapeml_check_result_passed(const shapeml_check_result* r) { return r && r->result.ok() ? 1 : 0; }
+
+SHAPEML_API size_t shapeml_check_result_diagnostic_count(const shapeml_check_result* r) { return r ? r->result.diags.all().size() : 0; }
+
+static shapeml_status* bad_index(const char* fn, size_t i, size_t n) {
+  return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": index " + std::to_string(i) + " is out of range (count " + std::to_string(n) + ")");
+}
+
+SHAPEML_API shapeml_status* shapeml_check_result_get_diagnostic(const shapeml_check_result* r, size_t index, shapeml_diagnostic* out) {
+  return guarded("shapeml_check_result_get_diagnostic", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_check_result_get_diagnostic";
+    if (!r) return null_arg(fn, "result");
+    if (!out) return null_arg(fn, "out");
+    if (out->struct_size < sizeof(size_t))
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": out->struct_size is not set; use SHAPEML_DIAGNOSTIC_INIT");
+    const auto& all = r->result.diags.all();
+    if (index >= all.size()) return bad_index(fn, index, all.size());
+    const auto& d = all[index];
+    const auto& src = *r->result.source;
+    auto b = src.line_col(d.span.begin), e = src.line_col(d.span.end);
+    shapeml_diagnostic full;
+    full.struct_size = out->struct_size;
+    full.code = d.code.c_str();
+    full.severity = static_cast<shapeml_severity>(d.severity);
+    full.message = d.message.c_str();
+    full.file = src.name().c_str();
+    full.line = b.line;
+    full.column = b.col;
+    full.end_line = e.line;
+    full.end_column = e.col;
+    full.offset = d.span.begin;
+    full.length = d.span.end - d.span.begin;
+    full.expected = d.expected.c_str();
+    full.actual = d.actual.c_str();
+    full.counterexample_count = d.counterexample.size();
+    full.note_count = d.notes.size();
+    std::memcpy(out, &full, std::min(out->struct_size, sizeof full));
+    return nullptr;
+  });
+}
+
+SHAPEML_API shapeml_status* shapeml_check_result_get_note(const shapeml_check_result* r, size_t index, size_t note_index, const char** out) {
+  return guarded("shapeml_check_result_get_note", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_check_result_get_note";
+    if (!r) return null_arg(fn, "result");
+    if (!out) return null_arg(fn, "out");
+    const auto& all = r->result.diags.all();
+    if (index >= all.size()) return bad_index(fn, index, all.size());
+    if (note_index >= all[index].notes.size()) return bad_index(fn, note_index, all[index].notes.size());
+    *out = all[index].notes[note_index].c_str();
+    return nullptr;
+  });
+}
+
+SHAPEML_API shapeml_status* shapeml_check_result_get_counterexample(const shapeml_check_result* r, size_t index, size_t k, const char** name,
+                                                                    int64_t* value) {
+  return guarded("shapeml_check_result_get_counterexample", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_check_result_get_counterexample";
+    if (!r) return null_arg(fn, "result");
+    if (!name) return null_arg(fn, "name");
+    if (!value) return null_arg(fn, "value");
+    const auto& all = r->result.diags.all();
+    if (index >= all.size()) return bad_index(fn, index, all.size());
+    const auto& ce = all[index].counterexample;
+    if (k >= ce.size()) return bad_index(fn, k, ce.size());
+    *name = ce[k].first.c_str();
+    *value = ce[k].second;
+    return nullptr;
+  });
+}
+
+SHAPEML_API shapeml_status* shapeml_check_result_render(const shapeml_check_result* r, shapeml_format format, const char** out) {
+  return guarded("shapeml_check_result_render", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_check_result_render";
+    if (!r) return null_arg(fn, "result");
+    if (!out) return null_arg(fn, "out");
+    if (format == SHAPEML_FORMAT_TEXT) *out = r->text.c_str();
+    else if (format == SHAPEML_FORMAT_JSON) *out = r->json.c_str();
+    else return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown format " + std::to_string(format));
+    return nullptr;
+  });
+}
+
+SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_check_result* r, shapeml_unstable_check_stats* out) {
+  return guarded("shapeml_unstable_check_result_stats", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_unstable_check_result_stats";
+    if (!r) return null_arg(fn, "result");
+    if (!out) return null_arg(fn, "out");
+    if (out->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": out->struct_size is not set");
+    const auto& s = r->result.stats;
+    shapeml_unstable_check_stats full{out->struct_size, s.solver.obligations, s.solver.syntactic, s.solver.z3_queries, s.solver.z3_seconds,
+                                      s.parse_seconds + s.check_seconds};
+    std::memcpy(out, &full, std::min(out->struct_size, sizeof full));
+    return nullptr;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,560 @@
+// The elaborator: AST -> typed IR in A-normal form, checking as it goes
+// (bidirectional: synthesis for operations, checking against ascriptions,
+// parameters and `returns`).
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "check/checker.h"
+#include "check/rules.h"
+#include "syntax/parser.h"
+#include "syntax/sexpr.h"
+
+namespace shapeml::check {
+
+using syntax::DimAst;
+using syntax::ExprAst;
+using syntax::OpFamily;
+using syntax::OpKind;
+using syntax::Span;
+using types::Poly;
+using types::ShapeConstraint;
+using types::TensorType;
+
+namespace {
+
+class Elaborator final : public RuleEnv {
+ public:
+  Elaborator(CheckResult& r, const CheckOptions& o) : res_(r), opts_(o), solver_(o.obligation_timeout_ms) {}
+
+  void run(const syntax::ModuleAst& m) {
+    ir::Module out;
+    out.name = m.name;
+    std::set<std::string> seen;
+    for (const auto& f : m.funcs) {
+      if (!seen.insert(f.name).second) {
+        res_.diags.report("E0102", f.name_span, "function `" + f.name + "` is defined twice in module `" + m.name + "`");
+        continue;
+      }
+      module_ = &out;
+      if (auto fn = function(f)) out.functions.push_back(std::move(*fn));
+      else poisoned_functions_.insert(f.name);
+    }
+    res_.stats.functions = out.functions.size();
+    res_.stats.solver = solver_.stats();
+    if (res_.diags.error_count() == 0) res_.module = std::move(out);
+  }
+
+  // RuleEnv
+  bool require(const ShapeConstraint& goal, const Failure& f) override {
+    smt::Outcome o = solver_.prove(goal);
+    if (opts_.record_obligations)
+      res_.obligations.push_back({fn_ ? fn_->name : "", f.code, goal.str(), res_.source->line_col(span_.begin).line, o, solver_.smtlib(goal)});
+    if (o.kind == smt::Outcome::Kind::Proved) return true;
+    if (o.kind == smt::Outcome::Kind::Unknown) {
+      auto& d = res_.diags.report("E0501", span_, "could not prove " + goal.str() + " within " + std::to_string(opts_.obligation_timeout_ms) + " ms");
+      d.notes.push_back("the obligation comes from: " + f.message + " [" + f.code + "]");
+      d.notes.push_back("Z3 answered unknown (" + o.reason + "); shapeml rejects what it cannot prove");
+      d.notes.push_back("add a `where` constraint that makes it evident, or raise the budget");
+      return false;
+    }
+    auto& d = res_.diags.report(f.code, span_, f.message);
+    d.expected = f.expected;
+    d.actual = f.actual;
+    d.counterexample = o.counterexample;
+    d.notes = f.notes;
+    std::map<std::string, int64_t> env(o.counterexample.begin(), o.counterexample.end());
+    auto l = goal.lhs.eval(env), r = goal.rhs.eval(env);
+    if (l && r && !o.counterexample.empty())
+      d.notes.push_back("with these values " + goal.lhs.str() + " = " + std::to_string(*l) + " and " + goal.rhs.str() + " = " + std::to_string(*r) +
+                        ", so " + goal.str() + " is false");
+    if (!fn_->where.empty()) {
+      std::string w;
+      for (const auto& c : fn_->where) w += (w.empty() ? "" : " ") + c.str();
+      d.notes.push_back("assumed: " + w);
+    }
+    return false;
+  }
+
+  void fail(const Failure& f) override {
+    auto& d = res_.diags.report(f.code, span_, f.message);
+    d.expected = f.expected;
+    d.actual = f.actual;
+    d.notes = f.notes;
+  }
+
+ private:
+  // ---- dimensions and types ---------------------------------------------
+  std::optional<Poly> dim(const DimAst& d) {
+    try {
+      switch (d.kind) {
+        case DimAst::Kind::Int:
+          if (d.value < 0) {
+            res_.diags.report("E0305", d.span, "dimension " + std::to_string(d.value) + " is negative");
+            return std::nullopt;
+          }
+          return Poly::constant(d.value);
+        case DimAst::Kind::Var:
+          if (!dims_.count(d.name)) {
+            auto& diag = res_.diags.report("E0104", d.span, "unknown shape variable `" + d.name + "`");
+            diag.notes.push_back(dims_.empty() ? "this function declares no shape variables; add `(dims " + d.name + ")`"
+                                               : "declare it in the function's `(dims ...)`");
+            return std::nullopt;
+          }
+          return Poly::var(d.name);
+        default: break;
+      }
+      std::vector<Poly> a;
+      for (const auto& x : d.args) {
+        auto p = dim(x);
+        if (!p) return std::nullopt;
+        a.push_back(*p);
+      }
+      Poly r = a[0];
+      switch (d.kind) {
+        case DimAst::Kind::Add: for (size_t i = 1; i < a.size(); ++i) r = r + a[i]; break;
+        case DimAst::Kind::Mul: for (size_t i = 1; i < a.size(); ++i) r = r * a[i]; break;
+        case DimAst::Kind::Sub: r = a[0] - a[1]; break;
+        case DimAst::Kind::FloorDiv: r = a[0].floordiv(d.args[1].value); break;
+        case DimAst::Kind::Mod: r = a[0].mod(d.args[1].value); break;
+        default: break;
+      }
+      return r;
+    } catch (const types::DimOverflow& e) {
+      res_.diags.report("E0004", d.span, e.what());
+      return std::nullopt;
+    }
+  }
+
+  std::optional<types::Shape> shape(const std::vector<DimAst>& ds) {
+    types::Shape s;
+    bool ok = true;
+    for (const auto& d : ds) {
+      auto p = dim(d);
+      if (p) s.push_back(*p);
+      ok &= p.has_value();
+    }
+    if (!ok) return std::nullopt;
+    return s;
+  }
+
+  std::optional<TensorType> type(const syntax::TypeAst& t) {
+    auto s = shape(t.dims);
+    if (!s) return std::nullopt;
+    TensorType tt{t.dtype, *s, t.device};
+    Span saved = span_;
+    span_ = t.span;
+    bool ok = check_well_formed(tt, *this);
+    span_ = saved;
+    if (!ok) return std::nullopt;
+    return tt;
+  }
+
+  // ---- functions -----------------------------------------------------------
+  std::optional<ir::Function> function(const syntax::FuncAst& f) {
+    ir::Function fn;
+    fn.name = f.name;
+    fn.span = f.span;
+    fn_ = &fn;
+    dims_.clear();
+    scope_.clear();
+    temp_ = 0;
+    size_t errors_before = res_.diags.error_count();
+    for (const auto& [n, sp] : f.dims) {
+      if (!dims_.insert(n).second) res_.diags.report("E0102", sp, "shape variable `" + n + "` is declared twice");
+      else fn.dims.push_back(n);
+    }
+    for (const auto& c : f.where) {
+      auto a = dim(c.lhs), b = dim(c.rhs);
+      if (a && b) fn.where.push_back({c.kind, *a, *b});
+    }
+    solver_.begin_function(fn.dims, fn.where);
+    if (res_.diags.error_count() == errors_before && !fn.where.empty()) {
+      smt::Outcome o = solver_.hypotheses_satisfiable();
+      if (o.kind == smt::Outcome::Kind::Refuted) {
+        auto& d = res_.diags.report("E0307", f.where.front().span, "the `where` constraints of `" + f.name + "` cannot all hold");
+        d.notes.push_back("no positive values of the shape variables satisfy them, so every obligation would hold vacuously");
+      }
+    }
+    for (const auto& p : f.params) {
+      span_ = p.span;
+      auto t = type(p.type);
+      if (scope_.count(p.name)) {
+        res_.diags.report("E0102", p.span, "parameter `" + p.name + "` is declared twice");
+        continue;
+      }
+      if (!t) {
+        scope_[p.name] = std::nullopt;
+        continue;
+      }
+      ir::ValueId id = new_value(p.name, *t, p.span);
+      fn.params.push_back(id);
+      scope_[p.name] = id;
+    }
+    bool returns_ok = true;
+    for (const auto& t : f.returns) {
+      span_ = t.span;
+      auto tt = type(t);
+      if (tt) fn.result_types.push_back(*tt);
+      returns_ok &= tt.has_value();
+    }
+    for (const auto& l : f.lets) let(l);
+    // §4.19: returned values check against `returns`.
+    span_ = f.return_span;
+    if (returns_ok && f.results.size() != fn.result_types.size()) {
+      fail({"E0205", "`" + f.name + "` returns " + std::to_string(f.results.size()) + " value(s) but declares " + std::to_string(fn.result_types.size()),
+            "", "", {}});
+    } else if (returns_ok) {
+      for (size_t i = 0; i < f.results.size(); ++i) {
+        auto v = expr(f.results[i], &fn.result_types[i]);
+        if (!v) continue;
+        span_ = f.results[i].span;
+        check_subsumes(fn_->values[*v].type, fn.result_types[i], "returned value " + std::to_string(i + 1) + " of `" + f.name + "`", *this);
+        fn.results.push_back(*v);
+      }
+    }
+    solver_.end_function();
+    fn_ = nullptr;
+    res_.stats.bindings += fn.body.size();
+    if (res_.diags.error_count() != errors_before) return std::nullopt;
+    return fn;
+  }
+
+  void let(const syntax::LetAst& l) {
+    for (size_t i = 0; i < l.names.size(); ++i)
+      if (scope_.count(l.names[i])) {
+        res_.diags.report("E0102", l.name_spans[i], "`" + l.names[i] + "` is already defined in this function");
+        return;
+      }
+    auto poison = [&] {
+      for (const auto& n : l.names) scope_[n] = std::nullopt;
+    };
+    if (l.names.size() > 1 || (l.value.kind == ExprAst::Kind::Op && l.value.op == OpKind::Call)) {
+      if (l.value.kind != ExprAst::Kind::Op || l.value.op != OpKind::Call) {
+        span_ = l.span;
+        fail({"E0205", "only a `call` can bind several names", "", "", {}});
+        return poison();
+      }
+      auto rs = call(l.value, l.names.size(), &l);
+      if (!rs) return poison();
+      for (size_t i = 0; i < l.names.size(); ++i) {
+        fn_->values[(*rs)[i]].name = l.names[i];
+        scope_[l.names[i]] = (*rs)[i];
+      }
+      if (l.ascription && l.names.size() == 1) {
+        std::optional<TensorType> want = type(*l.ascription);
+        span_ = l.value.span;
+        if (want) check_subsumes(fn_->values[(*rs)[0]].type, *want, "`" + l.names[0] + "`", *this);
+      }
+      return;
+    }
+    std::optional<TensorType> want;
+    if (l.ascription) {
+      span_ = l.ascription->span;
+      want = type(*l.ascription);
+      if (!want) return poison();
+    }
+    auto v = expr(l.value, want ? &*want : nullptr, l.names[0]);
+    if (!v) return poison();
+    if (want) {
+      span_ = l.value.span;
+      if (!check_subsumes(fn_->values[*v].type, *want, "`" + l.names[0] + "`", *this)) return poison();
+    }
+    if (l.value.kind == ExprAst::Kind::Var) {
+      // `(let y x)`: an alias gets its own binding so that names stay unique.
+      v = bind(OpKind::BroadcastTo, {}, {}, fn_->values[*v].type, l.span, l.names[0], *v);
+    } else {
+      fn_->values[*v].name = l.names[0];
+    }
+    scope_[l.names[0]] = *v;
+  }
+
+  // ---- expressions -----------------------------------------------------------
+  ir::ValueId new_value(const std::string& name, const TensorType& t, Span sp) {
+    fn_->values.push_back({name, t, sp});
+    return static_cast<ir::ValueId>(fn_->values.size() - 1);
+  }
+
+  // Appends `result = op(operands)`. An alias `(let y x)` becomes an
+  // identity broadcast_to, so that every name has exactly one binding.
+  ir::ValueId bind(OpKind op, std::vector<ir::ValueId> operands, ir::Attrs attrs, const TensorType& t, Span sp, const std::string& name,
+                   std::optional<ir::ValueId> alias_of = std::nullopt) {
+    if (alias_of) {
+      op = OpKind::BroadcastTo;
+      operands = {*alias_of};
+      attrs.shape = t.shape;
+    }
+    ir::ValueId r = new_value(name.empty() ? "%" + std::to_string(temp_++) : name, t, sp);
+    fn_->body.push_back({op, std::move(operands), {r}, std::move(attrs), sp});
+    return r;
+  }
+
+  std::optional<ir::ValueId> literal(const ExprAst& x, types::DType dt, types::Device dev, const types::Shape& s, OpKind op, const std::string& name) {
+    ir::Attrs a;
+    a.dtype = dt;
+    a.device = dev;
+    a.shape = s;
+    a.is_int = x.is_int;
+    a.int_value = x.int_value;
+    a.float_value = x.float_value;
+    span_ = x.span;
+    if (types::is_integral(dt) && !x.is_int) {
+      fail({"E0207", "literal `" + x.literal + "` is not an integer but the expected dtype is " + std::string(types::dtype_name(dt)), "", "", {}});
+      return std::nullopt;
+    }
+    if (dt == types::DType::Bool && !(x.is_int && (x.int_value == 0 || x.int_value == 1))) {
+      fail({"E0207", "literal `" + x.literal + "` is not a bool (write 0 or 1)", "", "", {}});
+      return std::nullopt;
+    }
+    if (dt == types::DType::I32 && (x.int_value < INT32_MIN || x.int_value > INT32_MAX)) {
+      fail({"E0207", "literal `" + x.literal + "` does not fit in i32", "", "", {}});
+      return std::nullopt;
+    }
+    TensorType t{dt, s, dev};
+    return bind(op, {}, a, t, x.span, name);
+  }
+
+  std::optional<ir::ValueId> expr(const ExprAst& x, const TensorType* expected, const std::string& name = "") {
+    switch (x.kind) {
+      case ExprAst::Kind::Var: {
+        auto it = scope_.find(x.name);
+        if (it == scope_.end()) {
+          auto& d = res_.diags.report("E0101", x.span, "unknown name `" + x.name + "`");
+          if (dims_.count(x.name)) d.notes.push_back("`" + x.name + "` is a shape variable, not a value");
+          else if (syntax::parse_op(x.name)) d.notes.push_back("`" + x.name + "` is an operation; apply it as `(" + x.name + " ...)`");
+          return std::nullopt;
+        }
+        return it->second;  // nullopt when poisoned: its error is already reported
+      }
+      case ExprAst::Kind::Number:
+        if (!expected) {
+          span_ = x.span;
+          fail({"E0206", "the type of literal `" + x.literal + "` cannot be inferred here", "", "",
+                {"write `(const " + x.literal + " f32)` or `(fill " + x.literal + " (tensor f32 (...) host))`"}});
+          return std::nullopt;
+        }
+        return literal(x, expected->dtype, expected->device, expected->shape, OpKind::Fill, name);
+      case ExprAst::Kind::Op: break;
+    }
+    if (x.op == OpKind::Call) {
+      auto rs = call(x, 1, nullptr);
+      if (!rs) return std::nullopt;
+      return (*rs)[0];
+    }
+    ir::Attrs a;
+    std::vector<ir::ValueId> ops;
+    OpFamily fam = syntax::op_family(x.op);
+    // Literals as operands of elementwise binary ops take the other side's
+    // dtype and device (spec §2).
+    bool binaryish = fam == OpFamily::Binary || fam == OpFamily::Compare || fam == OpFamily::Select;
+    std::vector<std::optional<ir::ValueId>> vals(x.operands.size());
+    bool ok = true;
+    for (size_t i = 0; i < x.operands.size(); ++i) {
+      if (binaryish && x.operands[i].kind == ExprAst::Kind::Number) continue;
+      if (fam == OpFamily::Const || fam == OpFamily::Fill) continue;
+      vals[i] = expr(x.operands[i], nullptr);
+      ok &= vals[i].has_value();
+    }
+    if (!ok) return std::nullopt;
+    if (binaryish) {
+      std::optional<ir::ValueId> ref;
+      for (size_t i = (fam == OpFamily::Select ? 1 : 0); i < vals.size(); ++i)
+        if (vals[i]) ref = vals[i];
+      for (size_t i = 0; i < vals.size(); ++i) {
+        if (vals[i]) continue;
+        if (!ref && !(fam == OpFamily::Select && i == 0)) {
+          span_ = x.span;
+          fail({"E0206", "cannot infer the dtype of the literals of `" + std::string(syntax::op_name(x.op)) + "`: no operand is a tensor", "", "",
+                {"write one side as `(const V DTYPE)`"}});
+          return std::nullopt;
+        }
+        const TensorType& rt = ref ? fn_->values[*ref].type : fn_->values[*vals[1]].type;
+        types::DType dt = (fam == OpFamily::Select && i == 0) ? types::DType::Bool : rt.dtype;
+        vals[i] = literal(x.operands[i], dt, rt.device, {}, OpKind::Const, "");
+        if (!vals[i]) return std::nullopt;
+      }
+    }
+    for (auto& v : vals)
+      if (v) ops.push_back(*v);
+    span_ = x.span;
+    switch (fam) {
+      case OpFamily::Cast: a.dtype = *x.dtype; break;
+      case OpFamily::Const: {
+        const ExprAst& n = x.operands[0];
+        return literal(n, *x.dtype, x.device.value_or(types::Device::host()), {}, OpKind::Const, name);
+      }
+      case OpFamily::Fill: {
+        std::optional<TensorType> t;
+        if (x.type) {
+          t = type(*x.type);
+          if (!t) return std::nullopt;
+        } else if (expected) {
+          t = *expected;
+        } else {
+          fail({"E0206", "`(fill " + x.operands[0].literal + ")` needs a type here", "", "",
+                {"write `(fill " + x.operands[0].literal + " (tensor DTYPE (DIMS...) DEVICE))`"}});
+          return std::nullopt;
+        }
+        return literal(x.operands[0], t->dtype, t->device, t->shape, OpKind::Fill, name);
+      }
+      case OpFamily::Iota: {
+        auto t = type(*x.type);
+        if (!t) return std::nullopt;
+        a.dtype = t->dtype;
+        a.device = t->device;
+        a.shape = t->shape;
+        a.axis = x.axis.value_or(0);
+        break;
+      }
+      case OpFamily::Permute: a.axes = x.ints; break;
+      case OpFamily::Reshape: case OpFamily::BroadcastTo: {
+        auto s = shape(x.shape);
+        if (!s) return std::nullopt;
+        a.shape = *s;
+        break;
+      }
+      case OpFamily::Concat: a.axis = *x.axis; break;
+      case OpFamily::Slice: {
+        auto st = dim(*x.start), sz = dim(*x.size);
+        if (!st || !sz) return std::nullopt;
+        a.axis = *x.axis;
+        a.start = *st;
+        a.size = *sz;
+        // Normalize a negative axis now so the IR holds canonical attributes.
+        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
+        if (a.axis < 0 && a.axis >= -r) a.axis += r;
+        break;
+      }
+      case OpFamily::Reduce: {
+        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
+        if (!x.has_axes)
+          for (int64_t i = 0; i < r; ++i) a.axes.push_back(i);
+        else
+          for (int64_t v : x.ints) a.axes.push_back(v < 0 && v >= -r ? v + r : v);
+        a.keepdims = x.keepdims;
+        break;
+      }
+      case OpFamily::CopyToDevice: a.device = *x.device; break;
+      default: break;
+    }
+    std::vector<TensorType> in;
+    for (auto v : ops) in.push_back(fn_->values[v].type);
+    span_ = x.span;
+    auto t = type_op(x.op, in, a, *this);
+    if (!t) return std::nullopt;
+    if (fam == OpFamily::Reduce) std::sort(a.axes.begin(), a.axes.end());
+    return bind(x.op, ops, a, *t, x.span, name);
+  }
+
+  // §4.18 T-Call
+  std::optional<std::vector<ir::ValueId>> call(const ExprAst& x, size_t want_results, const syntax::LetAst* l) {
+    span_ = x.span;
+    const ir::Function* callee = module_->find(x.name);
+    if (!callee) {
+      if (poisoned_functions_.count(x.name)) return std::nullopt;
+      auto& d = res_.diags.report("E0105", x.span, "unknown function `" + x.name + "`");
+      d.notes.push_back("a function can call only functions defined before it in the module");
+      return std::nullopt;
+    }
+    if (callee == nullptr || callee->name == fn_->name) return std::nullopt;
+    std::vector<ir::ValueId> args;
+    bool ok = true;
+    for (const auto& o : x.operands) {
+      auto v = expr(o, nullptr);
+      if (v) args.push_back(*v);
+      ok &= v.has_value();
+    }
+    if (!ok) return std::nullopt;
+    span_ = x.span;
+    if (args.size() != callee->params.size()) {
+      fail({"E0205", "`" + x.name + "` takes " + std::to_string(callee->params.size()) + " argument(s), got " + std::to_string(args.size()), "", "", {}});
+      return std::nullopt;
+    }
+    if (want_results != callee->result_types.size()) {
+      fail({"E0205", "`" + x.name + "` returns " + std::to_string(callee->result_types.size()) + " value(s) but " + std::to_string(want_results) +
+                         " name(s) are bound",
+            "", "", {l ? "bind them all: `(let (a b ...) (call ...))`" : "bind the results with `(let (a b ...) (call ...))`"}});
+      return std::nullopt;
+    }
+    // Infer the callee's shape variables from lone-variable parameter dims.
+    std::map<std::string, Poly> sub;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const TensorType& pt = callee->values[callee->params[i]].type;
+      const TensorType& at = fn_->values[args[i]].type;
+      if (pt.rank() != at.rank()) continue;  // reported below
+      for (size_t k = 0; k < pt.rank(); ++k) {
+        std::set<std::string> vs;
+        pt.shape[k].free_vars(vs);
+        if (vs.size() == 1 && pt.shape[k] == Poly::var(*vs.begin()) && !sub.count(*vs.begin())) sub[*vs.begin()] = at.shape[k];
+      }
+    }
+    for (const auto& d : callee->dims)
+      if (!sub.count(d)) {
+        fail({"E0306", "cannot infer shape variable `" + d + "` of `" + x.name + "` from the arguments", "", "",
+              {"a shape variable is inferred where a parameter dimension is that variable alone"}});
+        return std::nullopt;
+      }
+    std::string bound;
+    for (const auto& d : callee->dims) bound += (bound.empty() ? "" : ", ") + d + "=" + sub[d].str();
+    for (size_t i = 0; i < args.size(); ++i) {
+      TensorType pt = callee->values[callee->params[i]].type;
+      for (auto& d : pt.shape) d = d.subst(sub);
+      Failure f;
+      ok &= check_subsumes(fn_->values[args[i]].type, pt, "argument " + std::to_string(i + 1) + " of `" + x.name + "`", *this);
+    }
+    for (const auto& c : callee->where)
+      ok &= require(c.subst(sub), {"E0306", "the call may violate `" + x.name + "`'s constraint " + c.str(), "", "", {"inferred: " + bound}});
+    if (!ok) return std::nullopt;
+    std::vector<TensorType> rts;
+    for (auto t : callee->result_types) {
+      for (auto& d : t.shape) d = d.subst(sub);
+      rts.push_back(t);
+    }
+    ir::Attrs a;
+    a.callee = x.name;
+    std::vector<ir::ValueId> rs;
+    for (const auto& t : rts) rs.push_back(new_value("%" + std::to_string(temp_++), t, x.span));
+    fn_->body.push_back({OpKind::Call, args, rs, a, x.span});
+    return rs;
+  }
+
+  CheckResult& res_;
+  const CheckOptions& opts_;
+  smt::ShapeSolver solver_;
+  ir::Module* module_ = nullptr;
+  ir::Function* fn_ = nullptr;
+  std::set<std::string> dims_;
+  std::map<std::string, std::optional<ir::ValueId>> scope_;
+  std::set<std::string> poisoned_functions_;
+  Span span_;
+  int temp_ = 0;
+};
+
+}  // namespace
+
+CheckResult check_source(std::string name, std::string text, const CheckOptions& opts) {
+  CheckResult r;
+  auto src = std::make_shared<syntax::SourceFile>(std::move(name), std::move(text));
+  r.source = src;
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    syntax::SExprFile sx = syntax::read_sexprs(*src, r.diags);
+    if (r.diags.error_count() == 0 || !sx.items.empty()) r.ast = syntax::parse_module(sx, r.diags);
+    auto t1 = std::chrono::steady_clock::now();
+    r.stats.parse_seconds = std::chrono::duration<double>(t1 - t0).count();
+    if (r.ast) Elaborator(r, opts).run(*r.ast);
+    r.stats.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    if (r.module) {
+      // The typed IR must re-check on its own (spec §7).
+      for (auto& d : verify_module(*r.module, opts)) r.diags.all().push_back(d);
+      if (r.diags.error_count()) r.module.reset();
+    }
+  } catch (const std::exception& e) {
+    r.diags.report("E0900", {0, 0}, std::string("internal compiler error: ") + e.what());
+    r.module.reset();
+  }
+  return r;
+}
+
+}  // namespace shapeml::check

@@ -1,0 +1,347 @@
+#include "check/rules.h"
+
+#include <algorithm>
+#include <set>
+
+namespace shapeml::check {
+
+using syntax::OpFamily;
+using syntax::OpKind;
+using types::DType;
+using types::Poly;
+using types::Shape;
+using types::ShapeConstraint;
+using types::TensorType;
+using K = ShapeConstraint::Kind;
+
+namespace {
+
+std::string opn(OpKind op) { return "`" + std::string(syntax::op_name(op)) + "`"; }
+
+bool same_dtype(OpKind op, const std::vector<TensorType>& in, size_t from, RuleEnv& env) {
+  for (size_t i = from + 1; i < in.size(); ++i)
+    if (in[i].dtype != in[from].dtype) {
+      env.fail({"E0201", "operands of " + opn(op) + " have different dtypes " + std::string(types::dtype_name(in[from].dtype)) + " and " +
+                             std::string(types::dtype_name(in[i].dtype)),
+                in[from].str(), in[i].str(),
+                {"shapeml never converts implicitly; convert one side with `(cast X " + std::string(types::dtype_name(in[from].dtype)) + ")`"}});
+      return false;
+    }
+  return true;
+}
+
+bool same_device(OpKind op, const std::vector<TensorType>& in, RuleEnv& env) {
+  for (size_t i = 1; i < in.size(); ++i)
+    if (in[i].device != in[0].device) {
+      bool to_host = in[0].device.kind == types::Device::Kind::Host;
+      env.fail({"E0401", "operands of " + opn(op) + " live on different devices, " + types::device_name(in[0].device) + " and " +
+                             types::device_name(in[i].device),
+                in[0].str(), in[i].str(),
+                {to_host ? "move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X " + types::device_name(in[i].device) + ")`"
+                         : "move the second operand with `(copy_to_device X " + types::device_name(in[0].device) + ")`"}});
+      return false;
+    }
+  return true;
+}
+
+bool dtype_ok(OpKind op, const TensorType& t, RuleEnv& env) {
+  bool ok = syntax::op_needs_floating(op) ? types::is_floating(t.dtype) : types::is_numeric(t.dtype);
+  if (!ok)
+    env.fail({"E0202", opn(op) + " needs a " + std::string(syntax::op_needs_floating(op) ? "floating (f32, f64, bf16)" : "numeric") +
+                           " operand, not " + std::string(types::dtype_name(t.dtype)),
+              "", t.str(), {"convert with `(cast X f32)` first"}});
+  return ok;
+}
+
+// Normalizes an axis that may count from the end.
+std::optional<int64_t> norm_axis(OpKind op, int64_t a, size_t rank, RuleEnv& env) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (a < -r || a >= r) {
+    env.fail({"E0204", "axis " + std::to_string(a) + " is out of range for " + opn(op) + " on a rank-" + std::to_string(rank) + " tensor",
+              "", "", {"valid axes are " + std::to_string(-r) + " .. " + std::to_string(r - 1)}});
+    return std::nullopt;
+  }
+  return a < 0 ? a + r : a;
+}
+
+bool require_eq(const Poly& a, const Poly& b, Failure f, RuleEnv& env) { return env.require({K::Eq, a, b}, f); }
+
+Poly product(const Shape& s) {
+  Poly p = Poly::constant(1);
+  for (const auto& d : s) p = p * d;
+  return p;
+}
+
+}  // namespace
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b, const std::string& what, RuleEnv& env) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  bool ok = true;
+  for (size_t i = 0; i < n; ++i) {
+    // Right-aligned: position i of the result.
+    std::optional<Poly> da, db;
+    if (i + a.size() >= n) da = a[i + a.size() - n];
+    if (i + b.size() >= n) db = b[i + b.size() - n];
+    if (!da) { out[i] = *db; continue; }
+    if (!db) { out[i] = *da; continue; }
+    if (*da == *db || db->is_one()) { out[i] = *da; continue; }
+    if (da->is_one()) { out[i] = *db; continue; }
+    out[i] = *da;
+    ok &= env.require({K::Eq, *da, *db},
+                      {"E0302", what + ": dimensions " + da->str() + " and " + db->str() + " cannot be broadcast together", types::shape_str(a),
+                       types::shape_str(b),
+                       {"broadcasting stretches only dimensions that are the literal 1; other dimensions must be equal",
+                        "dimension " + std::to_string(i - (n - std::max(a.size(), b.size()))) + " of the result (counting from 0 at the left)"}});
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+bool check_well_formed(const TensorType& t, RuleEnv& env) {
+  bool ok = true;
+  for (const auto& d : t.shape)
+    if (!d.obviously_positive())
+      ok &= env.require({K::Ge, d, Poly::constant(1)},
+                        {"E0305", "dimension " + d.str() + " may be less than 1", "", t.str(), {"every dimension of a tensor type must be >= 1"}});
+  return ok;
+}
+
+bool check_subsumes(const TensorType& actual, const TensorType& expected, const std::string& what, RuleEnv& env) {
+  if (actual.dtype != expected.dtype) {
+    env.fail({"E0201", what + " has dtype " + std::string(types::dtype_name(actual.dtype)) + " where " +
+                           std::string(types::dtype_name(expected.dtype)) + " is expected",
+              expected.str(), actual.str(), {"convert with `(cast X " + std::string(types::dtype_name(expected.dtype)) + ")`"}});
+    return false;
+  }
+  if (actual.device != expected.device) {
+    env.fail({"E0401", what + " lives on " + types::device_name(actual.device) + " where " + types::device_name(expected.device) + " is expected",
+              expected.str(), actual.str(),
+              {expected.device.kind == types::Device::Kind::Host ? "move it with `(copy_to_host X)`"
+                                                                 : "move it with `(copy_to_device X " + types::device_name(expected.device) + ")`"}});
+    return false;
+  }
+  if (actual.rank() != expected.rank()) {
+    env.fail({"E0203", what + " has rank " + std::to_string(actual.rank()) + " where rank " + std::to_string(expected.rank()) + " is expected",
+              expected.str(), actual.str(), {}});
+    return false;
+  }
+  bool ok = true;
+  for (size_t i = 0; i < actual.rank(); ++i)
+    ok &= require_eq(actual.shape[i], expected.shape[i],
+                     {"E0301", what + ": dimension " + std::to_string(i) + " is " + actual.shape[i].str() + " where " + expected.shape[i].str() + " is expected",
+                      expected.str(), actual.str(), {}},
+                     env);
+  return ok;
+}
+
+std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, const ir::Attrs& at, RuleEnv& env) {
+  switch (syntax::op_family(op)) {
+    case OpFamily::Unary: {  // §4.4 T-Unary
+      if (!dtype_ok(op, in[0], env)) return std::nullopt;
+      return in[0];
+    }
+    case OpFamily::Binary:    // §4.6 T-Binary
+    case OpFamily::Compare: {  // §4.7 T-Compare
+      if (!same_dtype(op, in, 0, env) || !same_device(op, in, env)) return std::nullopt;
+      if (op_family(op) == OpFamily::Binary && !dtype_ok(op, in[0], env)) return std::nullopt;
+      auto s = broadcast_shapes(in[0].shape, in[1].shape, "operands of " + opn(op), env);
+      if (!s) return std::nullopt;
+      return TensorType{op_family(op) == OpFamily::Compare ? DType::Bool : in[0].dtype, *s, in[0].device};
+    }
+    case OpFamily::Select: {  // §4.7 T-Select
+      if (in[0].dtype != DType::Bool) {
+        env.fail({"E0201", "the condition of `select` must be bool, not " + std::string(types::dtype_name(in[0].dtype)), "", in[0].str(),
+                  {"make a condition with a comparison such as `(gt X 0)`"}});
+        return std::nullopt;
+      }
+      if (!same_dtype(op, in, 1, env) || !same_device(op, in, env)) return std::nullopt;
+      auto s = broadcast_shapes(in[0].shape, in[1].shape, "operands of `select`", env);
+      if (!s) return std::nullopt;
+      s = broadcast_shapes(*s, in[2].shape, "operands of `select`", env);
+      if (!s) return std::nullopt;
+      return TensorType{in[1].dtype, *s, in[0].device};
+    }
+    case OpFamily::Cast:  // §4.8 T-Cast
+      return TensorType{at.dtype, in[0].shape, in[0].device};
+    case OpFamily::Const:  // §4.9 T-Const
+      return TensorType{at.dtype, {}, at.device};
+    case OpFamily::Fill: {  // §4.9 T-Fill
+      TensorType t{at.dtype, at.shape, at.device};
+      if (!check_well_formed(t, env)) return std::nullopt;
+      return t;
+    }
+    case OpFamily::Iota: {  // §4.9 T-Iota
+      TensorType t{at.dtype, at.shape, at.device};
+      if (!types::is_numeric(t.dtype)) {
+        env.fail({"E0202", "`iota` makes numeric tensors, not " + std::string(types::dtype_name(t.dtype)), "", t.str(), {}});
+        return std::nullopt;
+      }
+      if (at.axis < 0 || at.axis >= static_cast<int64_t>(t.rank())) {
+        env.fail({"E0204", "`iota` axis " + std::to_string(at.axis) + " is out of range for rank " + std::to_string(t.rank()), "", t.str(), {}});
+        return std::nullopt;
+      }
+      if (!check_well_formed(t, env)) return std::nullopt;
+      return t;
+    }
+    case OpFamily::Matmul: {  // §4.10 T-Matmul
+      const TensorType &a = in[0], &b = in[1];
+      if (!same_dtype(op, in, 0, env) || !same_device(op, in, env) || !dtype_ok(op, a, env)) return std::nullopt;
+      if (a.rank() < 2 || b.rank() < 2) {
+        env.fail({"E0203", "`matmul` needs operands of rank >= 2, got ranks " + std::to_string(a.rank()) + " and " + std::to_string(b.rank()),
+                  a.str(), b.str(), {"reshape a vector to a matrix with `(reshape X (1 N))`"}});
+        return std::nullopt;
+      }
+      if (b.rank() != 2 && a.rank() != b.rank()) {
+        env.fail({"E0203", "`matmul` needs the right operand to be rank 2 or of the left operand's rank, got ranks " + std::to_string(a.rank()) +
+                               " and " + std::to_string(b.rank()),
+                  a.str(), b.str(), {}});
+        return std::nullopt;
+      }
+      const Poly& k1 = a.shape[a.rank() - 1];
+      const Poly& k2 = b.shape[b.rank() - 2];
+      bool ok = require_eq(k1, k2,
+                           {"E0301", "`matmul` contraction dimensions differ: " + k1.str() + " (last of the left operand) vs " + k2.str() +
+                                         " (second to last of the right operand)",
+                            a.str(), b.str(), {}},
+                           env);
+      Shape out(a.shape.begin(), a.shape.end() - 1);
+      if (b.rank() == a.rank())
+        for (size_t i = 0; i + 2 < a.rank(); ++i)
+          ok &= require_eq(a.shape[i], b.shape[i],
+                           {"E0301", "`matmul` batch dimension " + std::to_string(i) + " differs: " + a.shape[i].str() + " vs " + b.shape[i].str(),
+                            a.str(), b.str(), {}},
+                           env);
+      if (!ok) return std::nullopt;
+      out.push_back(b.shape[b.rank() - 1]);
+      return TensorType{a.dtype, out, a.device};
+    }
+    case OpFamily::Transpose: {  // §4.11 T-Transpose
+      if (in[0].rank() < 2) {
+        env.fail({"E0203", "`transpose` needs rank >= 2, got rank " + std::to_string(in[0].rank()), "", in[0].str(), {}});
+        return std::nullopt;
+      }
+      TensorType t = in[0];
+      std::swap(t.shape[t.rank() - 1], t.shape[t.rank() - 2]);
+      return t;
+    }
+    case OpFamily::Permute: {  // §4.11 T-Permute
+      const auto& p = at.axes;
+      std::vector<int64_t> sorted = p;
+      std::sort(sorted.begin(), sorted.end());
+      bool is_perm = p.size() == in[0].rank();
+      for (size_t i = 0; is_perm && i < sorted.size(); ++i) is_perm = sorted[i] == static_cast<int64_t>(i);
+      if (!is_perm) {
+        env.fail({"E0204", "`permute` needs a permutation of 0.." + std::to_string(static_cast<int64_t>(in[0].rank()) - 1) + " for a rank-" +
+                               std::to_string(in[0].rank()) + " tensor",
+                  "", in[0].str(), {}});
+        return std::nullopt;
+      }
+      TensorType t = in[0];
+      for (size_t i = 0; i < p.size(); ++i) t.shape[i] = in[0].shape[static_cast<size_t>(p[i])];
+      return t;
+    }
+    case OpFamily::Reshape: {  // §4.12 T-Reshape
+      TensorType t{in[0].dtype, at.shape, in[0].device};
+      if (!check_well_formed(t, env)) return std::nullopt;
+      Poly from = product(in[0].shape), to = product(at.shape);
+      if (!require_eq(from, to,
+                      {"E0303", "`reshape` changes the number of elements: " + from.str() + " elements into " + to.str(),
+                       types::shape_str(at.shape), types::shape_str(in[0].shape),
+                       {"a reshape must keep the element count for every shape satisfying the `where` constraints"}},
+                      env))
+        return std::nullopt;
+      return t;
+    }
+    case OpFamily::BroadcastTo: {  // §4.13 T-BroadcastTo
+      const Shape& s = in[0].shape;
+      const Shape& to = at.shape;
+      TensorType t{in[0].dtype, to, in[0].device};
+      if (!check_well_formed(t, env)) return std::nullopt;
+      if (s.size() > to.size()) {
+        env.fail({"E0203", "`broadcast_to` cannot lower the rank from " + std::to_string(s.size()) + " to " + std::to_string(to.size()),
+                  types::shape_str(to), types::shape_str(s), {}});
+        return std::nullopt;
+      }
+      bool ok = true;
+      for (size_t i = 0; i < s.size(); ++i) {
+        const Poly& a = s[i];
+        const Poly& b = to[i + to.size() - s.size()];
+        if (a.is_one() || a == b) continue;
+        ok &= env.require({K::Eq, a, b}, {"E0302", "`broadcast_to` cannot stretch dimension " + a.str() + " to " + b.str(), types::shape_str(to),
+                                          types::shape_str(s), {"only dimensions that are the literal 1 are stretched"}});
+      }
+      if (!ok) return std::nullopt;
+      return t;
+    }
+    case OpFamily::Concat: {  // §4.14 T-Concat
+      if (!same_dtype(op, in, 0, env) || !same_device(op, in, env)) return std::nullopt;
+      for (size_t i = 1; i < in.size(); ++i)
+        if (in[i].rank() != in[0].rank()) {
+          env.fail({"E0203", "operands of `concat` have ranks " + std::to_string(in[0].rank()) + " and " + std::to_string(in[i].rank()), in[0].str(),
+                    in[i].str(), {}});
+          return std::nullopt;
+        }
+      auto ax = norm_axis(op, at.axis, in[0].rank(), env);
+      if (!ax) return std::nullopt;
+      TensorType t = in[0];
+      bool ok = true;
+      for (size_t i = 1; i < in.size(); ++i) {
+        t.shape[*ax] = t.shape[*ax] + in[i].shape[*ax];
+        for (size_t d = 0; d < in[0].rank(); ++d)
+          if (d != static_cast<size_t>(*ax))
+            ok &= require_eq(in[0].shape[d], in[i].shape[d],
+                             {"E0301", "operands of `concat` differ in dimension " + std::to_string(d) + " (not the concatenated axis)", in[0].str(),
+                              in[i].str(), {}},
+                             env);
+      }
+      if (!ok) return std::nullopt;
+      return t;
+    }
+    case OpFamily::Slice: {  // §4.15 T-Slice
+      auto ax = norm_axis(op, at.axis, in[0].rank(), env);
+      if (!ax) return std::nullopt;
+      const Poly& d = in[0].shape[*ax];
+      bool ok = env.require({K::Ge, at.start, Poly::constant(0)}, {"E0304", "`slice` start " + at.start.str() + " may be negative", "", "", {}});
+      ok &= env.require({K::Ge, at.size, Poly::constant(1)}, {"E0304", "`slice` size " + at.size.str() + " may be less than 1", "", "", {}});
+      ok &= env.require({K::Le, at.start + at.size, d},
+                        {"E0304", "`slice` reads past the end of axis " + std::to_string(*ax) + ": start " + at.start.str() + " + size " +
+                                      at.size.str() + " may exceed " + d.str(),
+                         "", in[0].str(), {}});
+      if (!ok) return std::nullopt;
+      TensorType t = in[0];
+      t.shape[*ax] = at.size;
+      return t;
+    }
+    case OpFamily::Reduce: {  // §4.16 T-Reduce
+      if (!dtype_ok(op, in[0], env)) return std::nullopt;
+      // at.axes are normalized by the elaborator; validate again for the verifier.
+      std::set<int64_t> axes;
+      for (int64_t a : at.axes) {
+        auto n = norm_axis(op, a, in[0].rank(), env);
+        if (!n) return std::nullopt;
+        if (!axes.insert(*n).second) {
+          env.fail({"E0204", "axis " + std::to_string(a) + " is reduced twice", "", in[0].str(), {}});
+          return std::nullopt;
+        }
+      }
+      TensorType t = in[0];
+      t.shape.clear();
+      for (size_t i = 0; i < in[0].rank(); ++i) {
+        if (!axes.count(static_cast<int64_t>(i))) t.shape.push_back(in[0].shape[i]);
+        else if (at.keepdims) t.shape.push_back(Poly::constant(1));
+      }
+      return t;
+    }
+    case OpFamily::CopyToDevice:  // §4.17
+      return TensorType{in[0].dtype, in[0].shape, at.device};
+    case OpFamily::CopyToHost:
+      return TensorType{in[0].dtype, in[0].shape, types::Device::host()};
+    case OpFamily::Call:
+      break;
+  }
+  env.fail({"E0900", "internal: no typing rule for " + opn(op), "", "", {}});
+  return std::nullopt;
+}
+
+}  // namespace shapeml::check

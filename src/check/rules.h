@@ -1,0 +1,48 @@
+// The typing rules of spec §4, one function per operation family. They are
+// used twice: by the elaborator (source -> typed IR, user diagnostics) and by
+// the IR verifier after every pass (failures there are internal errors). A
+// rule states its side conditions through RuleEnv and never decides them
+// itself.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "types/tensor_type.h"
+
+namespace shapeml::check {
+
+/// What to report when a rule's premise fails.
+struct Failure {
+  std::string code;  // E0xxx
+  std::string message;
+  std::string expected, actual;
+  std::vector<std::string> notes;
+};
+
+class RuleEnv {
+ public:
+  virtual ~RuleEnv() = default;
+  /// Discharge `goal`; on refutation or timeout, report `f` (with the
+  /// counterexample) and return false.
+  virtual bool require(const types::ShapeConstraint& goal, const Failure& f) = 0;
+  /// Report a premise that is not an obligation (dtype, rank, axis, ...).
+  virtual void fail(const Failure& f) = 0;
+};
+
+/// Result type of `op` applied to operands of types `in` with `attrs`, or
+/// nullopt after reporting through `env`. Not for OpKind::Call.
+std::optional<types::TensorType> type_op(syntax::OpKind op, const std::vector<types::TensorType>& in, const ir::Attrs& attrs,
+                                         RuleEnv& env);
+
+/// §4.3 T-Sub: `actual` checks against `expected` (dims proved equal).
+bool check_subsumes(const types::TensorType& actual, const types::TensorType& expected, const std::string& what, RuleEnv& env);
+
+/// §4.5 B-Shape: the broadcast of two shapes.
+std::optional<types::Shape> broadcast_shapes(const types::Shape& a, const types::Shape& b, const std::string& what, RuleEnv& env);
+
+/// §3.4: obligations that every dimension of `t` is >= 1.
+bool check_well_formed(const types::TensorType& t, RuleEnv& env);
+
+}  // namespace shapeml::check

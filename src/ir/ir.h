@@ -1,0 +1,72 @@
+// The typed IR: plain data, A-normal form (spec §7). Every intermediate value
+// is named and typed, every binding keeps the source span it came from.
+// Lowering, the AD pass and tracing all read exactly this.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syntax/ops.h"
+#include "syntax/source.h"
+#include "types/tensor_type.h"
+
+namespace shapeml::ir {
+
+using ValueId = uint32_t;
+
+struct Value {
+  std::string name;  // the user's name, or `%N` for an intermediate
+  types::TensorType type;
+  syntax::Span span;
+};
+
+/// Operation attributes; which fields matter depends on the op (spec §4).
+struct Attrs {
+  std::vector<int64_t> axes;      // reduce_* (normalized, sorted); permute's permutation
+  bool keepdims = false;          // reduce_*
+  int64_t axis = 0;               // concat, slice, iota
+  types::Poly start, size;        // slice
+  types::Shape shape;             // reshape, broadcast_to target
+  types::DType dtype = types::DType::F32;  // cast target
+  types::Device device;           // copy_to_device target
+  bool is_int = false;            // const/fill literal
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string callee;             // call
+};
+
+struct Binding {
+  syntax::OpKind op = syntax::OpKind::Neg;
+  std::vector<ValueId> operands;
+  std::vector<ValueId> results;  // one, except for calls of multi-result functions
+  Attrs attrs;
+  syntax::Span span;
+};
+
+struct Function {
+  std::string name;
+  syntax::Span span;
+  std::vector<std::string> dims;
+  std::vector<types::ShapeConstraint> where;
+  std::vector<Value> values;       // indexed by ValueId
+  std::vector<ValueId> params;
+  std::vector<Binding> body;
+  std::vector<ValueId> results;
+  std::vector<types::TensorType> result_types;
+};
+
+struct Module {
+  std::string name;
+  std::vector<Function> functions;
+  const Function* find(const std::string& name) const {
+    for (const auto& f : functions)
+      if (f.name == name) return &f;
+    return nullptr;
+  }
+};
+
+/// Textual form for `--emit=typed`:
+///   %3 = matmul(x, w1) : (tensor f32 (B S F) host)
+std::string print_module(const Module& m);
+
+}  // namespace shapeml::ir

@@ -1,0 +1,66 @@
+#include <sstream>
+
+#include "ir/ir.h"
+
+namespace shapeml::ir {
+
+static std::string attrs_text(const Binding& b) {
+  using syntax::OpFamily;
+  const Attrs& a = b.attrs;
+  std::string s;
+  auto ints = [](const std::vector<int64_t>& v) {
+    std::string r = "(";
+    for (size_t i = 0; i < v.size(); ++i) r += (i ? " " : "") + std::to_string(v[i]);
+    return r + ")";
+  };
+  switch (syntax::op_family(b.op)) {
+    case OpFamily::Reduce: s = ":axes " + ints(a.axes) + (a.keepdims ? " :keepdims true" : ""); break;
+    case OpFamily::Permute: s = ":perm " + ints(a.axes); break;
+    case OpFamily::Concat: case OpFamily::Iota: s = ":axis " + std::to_string(a.axis); break;
+    case OpFamily::Slice: s = ":axis " + std::to_string(a.axis) + " :start " + a.start.str() + " :size " + a.size.str(); break;
+    case OpFamily::Reshape: case OpFamily::BroadcastTo: s = ":shape " + types::shape_str(a.shape); break;
+    case OpFamily::Cast: s = ":to " + std::string(types::dtype_name(a.dtype)); break;
+    case OpFamily::CopyToDevice: s = ":device " + types::device_name(a.device); break;
+    case OpFamily::Const: case OpFamily::Fill: {
+      std::ostringstream o;
+      if (a.is_int) o << a.int_value;
+      else o << a.float_value;
+      s = ":value " + o.str();
+      break;
+    }
+    case OpFamily::Call: s = ":callee " + a.callee; break;
+    default: break;
+  }
+  return s.empty() ? s : " {" + s + "}";
+}
+
+std::string print_module(const Module& m) {
+  std::string out = "module " + m.name + "\n";
+  for (const Function& f : m.functions) {
+    out += "\nfunc " + f.name + "[";
+    for (size_t i = 0; i < f.dims.size(); ++i) out += (i ? ", " : "") + f.dims[i];
+    out += "]";
+    if (!f.where.empty()) {
+      out += " where";
+      for (const auto& c : f.where) out += " " + c.str();
+    }
+    out += "\n  params";
+    for (ValueId p : f.params) out += " " + f.values[p].name + ": " + f.values[p].type.str();
+    out += "\n";
+    for (const Binding& b : f.body) {
+      out += "  ";
+      for (size_t i = 0; i < b.results.size(); ++i) out += (i ? ", " : "") + f.values[b.results[i]].name;
+      out += " = " + std::string(syntax::op_name(b.op)) + "(";
+      for (size_t i = 0; i < b.operands.size(); ++i) out += (i ? ", " : "") + f.values[b.operands[i]].name;
+      out += ")" + attrs_text(b) + " :";
+      for (ValueId r : b.results) out += " " + f.values[r].type.str();
+      out += "\n";
+    }
+    out += "  return";
+    for (ValueId r : f.results) out += " " + f.values[r].name;
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace shapeml::ir

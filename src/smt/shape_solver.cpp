@@ -1,0 +1,253 @@
+#include "smt/shape_solver.h"
+
+#include <z3++.h>
+
+#include <chrono>
+#include <set>
+
+namespace shapeml::smt {
+
+using types::Atom;
+using types::Poly;
+using types::ShapeConstraint;
+
+struct ShapeSolver::Impl {
+  z3::context ctx;
+  z3::solver solver{ctx};
+  std::map<std::string, z3::expr> vars;
+  int fresh = 0;
+  bool in_function = false;
+
+  z3::expr var(const std::string& name) {
+    auto it = vars.find(name);
+    if (it != vars.end()) return it->second;
+    z3::expr v = ctx.int_const(name.c_str());
+    vars.emplace(name, v);
+    return v;
+  }
+
+  z3::expr term(const Poly& p) {
+    z3::expr sum = ctx.int_val(0);
+    bool first = true;
+    for (const auto& [k, t] : p.terms()) {
+      z3::expr prod = ctx.int_val(static_cast<int64_t>(t.coeff));
+      for (const Atom& a : t.atoms) {
+        if (a.kind == Atom::Kind::Var) prod = prod * var(a.var);
+        else if (a.kind == Atom::Kind::FloorDiv) prod = prod * (term(*a.arg) / ctx.int_val(static_cast<int64_t>(a.divisor)));
+        else prod = prod * z3::mod(term(*a.arg), ctx.int_val(static_cast<int64_t>(a.divisor)));
+      }
+      sum = first ? prod : sum + prod;
+      first = false;
+    }
+    return sum;
+  }
+
+  // `hypothesis` selects the encoding of divides: an existential witness
+  // (kept linear in the witness) as a hypothesis, mod as a goal.
+  z3::expr formula(const ShapeConstraint& c, bool hypothesis) {
+    z3::expr a = term(c.lhs), b = term(c.rhs);
+    switch (c.kind) {
+      case ShapeConstraint::Kind::Eq: return a == b;
+      case ShapeConstraint::Kind::Ne: return a != b;
+      case ShapeConstraint::Kind::Lt: return a < b;
+      case ShapeConstraint::Kind::Le: return a <= b;
+      case ShapeConstraint::Kind::Gt: return a > b;
+      case ShapeConstraint::Kind::Ge: return a >= b;
+      case ShapeConstraint::Kind::Divides:
+        if (hypothesis) {
+          z3::expr k = ctx.int_const(("__k" + std::to_string(fresh++)).c_str());
+          return a >= 1 && b == a * k;
+        }
+        return a >= 1 && z3::mod(b, a) == 0;
+    }
+    return ctx.bool_val(true);
+  }
+};
+
+ShapeSolver::ShapeSolver(unsigned timeout_ms) : impl_(std::make_unique<Impl>()) {
+  z3::params p(impl_->ctx);
+  p.set("timeout", timeout_ms);
+  impl_->solver.set(p);
+}
+
+ShapeSolver::~ShapeSolver() = default;
+
+void ShapeSolver::begin_function(const std::vector<std::string>& dims, const std::vector<ShapeConstraint>& where) {
+  if (impl_->in_function) end_function();
+  dims_ = dims;
+  where_ = where;
+  impl_->solver.push();
+  impl_->in_function = true;
+  for (const auto& d : dims) impl_->solver.add(impl_->var(d) >= 1);
+  for (const auto& c : where) impl_->solver.add(impl_->formula(c, true));
+}
+
+void ShapeSolver::end_function() {
+  if (!impl_->in_function) return;
+  impl_->solver.pop();
+  impl_->in_function = false;
+  impl_->vars.clear();
+}
+
+namespace {
+// Decides a goal from normal forms alone, when it can.
+std::optional<bool> decide_syntactically(const ShapeConstraint& g) {
+  Poly diff = g.lhs - g.rhs;
+  auto c = diff.constant_value();
+  auto nonneg = [](const Poly& p) {  // every term >= 0 when all vars >= 1
+    for (const auto& [k, t] : p.terms()) {
+      if (t.coeff < 0) return false;
+      for (const auto& a : t.atoms)
+        if (a.kind != Atom::Kind::Var) return false;
+    }
+    return true;
+  };
+  switch (g.kind) {
+    case ShapeConstraint::Kind::Eq:
+      if (c) return *c == 0;
+      return std::nullopt;
+    case ShapeConstraint::Kind::Ne:
+      if (c) return *c != 0;
+      return std::nullopt;
+    case ShapeConstraint::Kind::Ge:
+      if (c) return *c >= 0;
+      if (nonneg(diff)) return true;
+      return std::nullopt;
+    case ShapeConstraint::Kind::Le:
+      if (c) return *c <= 0;
+      if (nonneg(Poly::constant(0) - diff)) return true;
+      return std::nullopt;
+    case ShapeConstraint::Kind::Gt:
+      if (c) return *c > 0;
+      if (nonneg(diff - Poly::constant(1))) return true;
+      return std::nullopt;
+    case ShapeConstraint::Kind::Lt:
+      if (c) return *c < 0;
+      if (nonneg(Poly::constant(-1) - diff)) return true;
+      return std::nullopt;
+    case ShapeConstraint::Kind::Divides:
+      if (g.lhs.is_one()) return true;
+      if (g.lhs == g.rhs) return true;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+Outcome ShapeSolver::hypotheses_satisfiable() {
+  Outcome o;
+  auto t0 = std::chrono::steady_clock::now();
+  z3::check_result r = impl_->solver.check();
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.z3_queries++;
+  stats_.z3_seconds += dt;
+  if (r == z3::sat) o.kind = Outcome::Kind::Proved;
+  else if (r == z3::unsat) o.kind = Outcome::Kind::Refuted;
+  else o.reason = impl_->solver.reason_unknown();
+  return o;
+}
+
+Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
+  stats_.obligations++;
+  Outcome o;
+  std::optional<bool> quick;
+  try {
+    quick = decide_syntactically(goal);
+  } catch (const types::DimOverflow&) {
+  }
+  if (quick && *quick) {
+    stats_.syntactic++;
+    o.kind = Outcome::Kind::Proved;
+    o.decided_syntactically = true;
+    return o;
+  }
+  // Refutations (syntactic or not) need a model, so they go to Z3 as well.
+  auto t0 = std::chrono::steady_clock::now();
+  impl_->solver.push();
+  impl_->solver.add(!impl_->formula(goal, false));
+  z3::check_result r = impl_->solver.check();
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.z3_queries++;
+  stats_.z3_seconds += dt;
+  stats_.max_query_seconds = std::max(stats_.max_query_seconds, dt);
+  if (r == z3::unsat) {
+    o.kind = Outcome::Kind::Proved;
+  } else if (r == z3::sat) {
+    o.kind = Outcome::Kind::Refuted;
+    z3::model m = impl_->solver.get_model();
+    for (const auto& d : dims_) {
+      z3::expr v = m.eval(impl_->var(d), true);
+      int64_t x = 0;
+      if (v.is_numeral_i64(x)) o.counterexample.push_back({d, x});
+    }
+  } else {
+    o.kind = Outcome::Kind::Unknown;
+    o.reason = impl_->solver.reason_unknown();
+  }
+  impl_->solver.pop();
+  return o;
+}
+
+std::string smt_term(const Poly& p) {
+  std::vector<std::string> terms;
+  for (const auto& [k, t] : p.terms()) {
+    std::vector<std::string> f;
+    if (t.coeff != 1 || t.atoms.empty()) f.push_back(t.coeff < 0 ? "(- " + std::to_string(-t.coeff) + ")" : std::to_string(t.coeff));
+    for (const Atom& a : t.atoms) {
+      if (a.kind == Atom::Kind::Var) f.push_back("|" + a.var + "|");
+      else f.push_back(std::string(a.kind == Atom::Kind::FloorDiv ? "(div " : "(mod ") + smt_term(*a.arg) + " " + std::to_string(a.divisor) + ")");
+    }
+    terms.push_back(f.size() == 1 ? f[0] : [&] {
+      std::string s = "(*";
+      for (auto& x : f) s += " " + x;
+      return s + ")";
+    }());
+  }
+  if (terms.empty()) return "0";
+  if (terms.size() == 1) return terms[0];
+  std::string s = "(+";
+  for (auto& x : terms) s += " " + x;
+  return s + ")";
+}
+
+std::string smt_formula(const ShapeConstraint& c) {
+  std::string a = smt_term(c.lhs), b = smt_term(c.rhs);
+  switch (c.kind) {
+    case ShapeConstraint::Kind::Eq: return "(= " + a + " " + b + ")";
+    case ShapeConstraint::Kind::Ne: return "(not (= " + a + " " + b + "))";
+    case ShapeConstraint::Kind::Lt: return "(< " + a + " " + b + ")";
+    case ShapeConstraint::Kind::Le: return "(<= " + a + " " + b + ")";
+    case ShapeConstraint::Kind::Gt: return "(> " + a + " " + b + ")";
+    case ShapeConstraint::Kind::Ge: return "(>= " + a + " " + b + ")";
+    case ShapeConstraint::Kind::Divides: return "(and (>= " + a + " 1) (= (mod " + b + " " + a + ") 0))";
+  }
+  return "true";
+}
+
+std::string ShapeSolver::smtlib(const ShapeConstraint& goal) const {
+  std::set<std::string> vars(dims_.begin(), dims_.end());
+  goal.lhs.free_vars(vars);
+  goal.rhs.free_vars(vars);
+  std::string s = "(set-logic ALL)\n";
+  for (const auto& v : vars) s += "(declare-const |" + v + "| Int)\n";
+  for (const auto& v : vars) s += "(assert (>= |" + v + "| 1))\n";
+  int k = 0;
+  for (const auto& c : where_) {
+    if (c.kind == ShapeConstraint::Kind::Divides) {
+      std::string w = "|__k" + std::to_string(k++) + "|";
+      s += "(declare-const " + w + " Int)\n";
+      s += "(assert (and (>= " + smt_term(c.lhs) + " 1) (= " + smt_term(c.rhs) + " (* " + smt_term(c.lhs) + " " + w + "))))\n";
+    } else {
+      s += "(assert " + smt_formula(c) + ")\n";
+    }
+  }
+  s += "(assert (not " + smt_formula(goal) + "))\n(check-sat)\n";
+  if (!dims_.empty()) {
+    s += "(get-value (";
+    for (size_t i = 0; i < dims_.size(); ++i) s += (i ? " |" : "|") + dims_[i] + "|";
+    s += "))\n";
+  }
+  return s;
+}
+
+}  // namespace shapeml::smt

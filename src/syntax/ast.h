@@ -1,0 +1,93 @@
+// The abstract syntax tree: what the parser makes of the S-expressions
+// (spec §2). Names are still strings; types are still unchecked.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syntax/ops.h"
+#include "syntax/source.h"
+#include "types/dtype.h"
+#include "types/tensor_type.h"
+
+namespace shapeml::syntax {
+
+struct DimAst {
+  enum class Kind { Int, Var, Add, Sub, Mul, FloorDiv, Mod } kind = Kind::Int;
+  int64_t value = 0;
+  std::string name;
+  std::vector<DimAst> args;
+  Span span;
+};
+
+struct TypeAst {
+  types::DType dtype = types::DType::F32;
+  std::vector<DimAst> dims;
+  types::Device device;
+  Span span;
+};
+
+struct ConstraintAst {
+  types::ShapeConstraint::Kind kind = types::ShapeConstraint::Kind::Eq;
+  DimAst lhs, rhs;
+  Span span;
+};
+
+struct ExprAst {
+  enum class Kind { Var, Number, Op } kind = Kind::Var;
+  Span span;
+  std::string name;  // Var: the name; Op with OpKind::Call: the callee
+  // Number
+  bool is_int = false;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string literal;
+  // Op
+  OpKind op = OpKind::Neg;
+  std::vector<ExprAst> operands;  // tensor-valued operands, in order
+  std::optional<TypeAst> type;    // fill, iota
+  std::vector<DimAst> shape;      // reshape, broadcast_to
+  std::vector<int64_t> ints;      // permute's permutation, reductions' :axes
+  bool has_axes = false;
+  std::optional<types::DType> dtype;    // cast, const
+  std::optional<types::Device> device;  // const, copy_to_device
+  std::optional<int64_t> axis;          // concat, slice, iota
+  bool keepdims = false;
+  std::optional<DimAst> start, size;    // slice
+};
+
+struct LetAst {
+  std::vector<std::string> names;
+  std::vector<Span> name_spans;
+  std::optional<TypeAst> ascription;
+  ExprAst value;
+  Span span;
+};
+
+struct ParamAst {
+  std::string name;
+  TypeAst type;
+  Span span;
+};
+
+struct FuncAst {
+  std::string name;
+  Span span, name_span;
+  std::vector<std::pair<std::string, Span>> dims;
+  std::vector<ConstraintAst> where;
+  std::vector<ParamAst> params;
+  std::vector<TypeAst> returns;
+  Span returns_span;
+  std::vector<LetAst> lets;
+  std::vector<ExprAst> results;  // atoms of `(return ...)`
+  Span return_span;
+};
+
+struct ModuleAst {
+  std::string name;
+  Span span;
+  std::vector<FuncAst> funcs;
+};
+
+}  // namespace shapeml::syntax

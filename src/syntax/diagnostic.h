@@ -1,0 +1,48 @@
+// Diagnostics: stable code, span, message, notes, and an optional
+// counterexample. Every stage reports through these; docs/errors.md indexes
+// the codes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "syntax/source.h"
+
+namespace shapeml::syntax {
+
+enum class Severity : int32_t { Error = 0, Warning = 1, Note = 2 };
+
+struct Diagnostic {
+  std::string code;  // "E0301"
+  Severity severity = Severity::Error;
+  std::string message;
+  Span span;
+  std::string expected, actual;  // types or shapes in the user's own names
+  /// Concrete values of shape variables that break the obligation.
+  std::vector<std::pair<std::string, int64_t>> counterexample;
+  std::vector<std::string> notes;
+};
+
+class DiagnosticSink {
+ public:
+  Diagnostic& report(std::string code, Span span, std::string message) {
+    diags_.push_back(Diagnostic{std::move(code), Severity::Error, std::move(message), span, {}, {}, {}, {}});
+    return diags_.back();
+  }
+  const std::vector<Diagnostic>& all() const { return diags_; }
+  std::vector<Diagnostic>& all() { return diags_; }
+  size_t error_count() const;
+
+ private:
+  std::vector<Diagnostic> diags_;
+};
+
+/// Human form: `error[E0301]: ...`, `--> file:line:col`, the line with a
+/// caret under the span, then expected/actual/counterexample/notes.
+std::string render_text(const Diagnostic& d, const SourceFile& src);
+/// One JSON object (no trailing newline).
+std::string render_json(const Diagnostic& d, const SourceFile& src);
+std::string json_escape(const std::string& s);
+
+}  // namespace shapeml::syntax

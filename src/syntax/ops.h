@@ -1,0 +1,36 @@
+// The operations of the language (spec §4): one enum shared by the parser,
+// the checker's rules and every later stage.
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace shapeml::syntax {
+
+enum class OpKind {
+  // §4.4 elementwise unary
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Silu,
+  // §4.6 elementwise binary
+  Add, Sub, Mul, Div, Max, Min, Pow,
+  // §4.7 comparisons and select
+  Eq, Ne, Lt, Le, Gt, Ge, Select,
+  // §4.8-4.9
+  Cast, Const, Fill, Iota,
+  // §4.10-4.16
+  Matmul, Transpose, Permute, Reshape, BroadcastTo, Concat, Slice,
+  ReduceSum, ReduceMax, ReduceMean,
+  // §4.17
+  CopyToDevice, CopyToHost,
+  // §4.18
+  Call,
+};
+
+enum class OpFamily { Unary, Binary, Compare, Select, Cast, Const, Fill, Iota, Matmul, Transpose, Permute,
+                      Reshape, BroadcastTo, Concat, Slice, Reduce, CopyToDevice, CopyToHost, Call };
+
+std::optional<OpKind> parse_op(std::string_view name);
+std::string_view op_name(OpKind k);
+OpFamily op_family(OpKind k);
+/// Unary ops that need a floating dtype (exp, log, ...), binary `pow`, `reduce_mean`.
+bool op_needs_floating(OpKind k);
+
+}  // namespace shapeml::syntax

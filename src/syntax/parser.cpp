@@ -1,0 +1,443 @@
+#include "syntax/parser.h"
+
+namespace shapeml::syntax {
+namespace {
+
+using types::ShapeConstraint;
+
+class Parser {
+ public:
+  explicit Parser(DiagnosticSink& d) : diags_(d) {}
+
+  std::optional<ModuleAst> module(const SExprFile& file) {
+    if (file.items.empty()) {
+      if (diags_.error_count() == 0) diags_.report("E0003", {0, 0}, "empty program: expected `(module NAME (func ...) ...)`");
+      return std::nullopt;
+    }
+    const SExpr& m = file.items[0];
+    for (size_t i = 1; i < file.items.size(); ++i)
+      err(file.items[i], "a file holds one `module`; this form follows it");
+    if (!m.is_list() || m.items.empty() || !m.items[0].is_symbol("module")) {
+      err(m, "expected `(module NAME (func ...) ...)`");
+      return std::nullopt;
+    }
+    ModuleAst mod;
+    mod.span = m.span;
+    if (m.items.size() < 2 || !m.items[1].is_symbol()) {
+      err(m, "`module` needs a name: `(module NAME ...)`");
+      return std::nullopt;
+    }
+    mod.name = m.items[1].text;
+    for (size_t i = 2; i < m.items.size(); ++i)
+      if (auto f = func(m.items[i])) mod.funcs.push_back(std::move(*f));
+    return mod;
+  }
+
+ private:
+  void err(const SExpr& at, std::string msg) { diags_.report("E0003", at.span, std::move(msg)); }
+
+  static bool head_is(const SExpr& e, const char* h) { return e.is_list() && !e.items.empty() && e.items[0].is_symbol(h); }
+
+  std::optional<FuncAst> func(const SExpr& e) {
+    if (!head_is(e, "func")) {
+      err(e, "expected `(func NAME ...)` inside a module");
+      return std::nullopt;
+    }
+    FuncAst f;
+    f.span = e.span;
+    if (e.items.size() < 2 || !e.items[1].is_symbol()) {
+      err(e, "`func` needs a name: `(func NAME (params ...) (returns ...) ... (return ...))`");
+      return std::nullopt;
+    }
+    f.name = e.items[1].text;
+    f.name_span = e.items[1].span;
+    bool ok = true, seen_params = false, seen_returns = false, seen_return = false;
+    for (size_t i = 2; i < e.items.size(); ++i) {
+      const SExpr& s = e.items[i];
+      if (seen_return) {
+        err(s, "nothing may follow `(return ...)` in a function");
+        ok = false;
+        break;
+      }
+      if (head_is(s, "dims")) {
+        for (size_t k = 1; k < s.items.size(); ++k) {
+          if (!s.items[k].is_symbol()) { err(s.items[k], "a shape variable must be a name"); ok = false; continue; }
+          f.dims.push_back({s.items[k].text, s.items[k].span});
+        }
+      } else if (head_is(s, "where")) {
+        for (size_t k = 1; k < s.items.size(); ++k)
+          if (auto c = constraint(s.items[k])) f.where.push_back(std::move(*c));
+          else ok = false;
+      } else if (head_is(s, "params")) {
+        seen_params = true;
+        for (size_t k = 1; k < s.items.size(); ++k) {
+          const SExpr& p = s.items[k];
+          if (!p.is_list() || p.items.size() != 2 || !p.items[0].is_symbol()) {
+            err(p, "a parameter is `(NAME (tensor DTYPE (DIMS...) DEVICE))`");
+            ok = false;
+            continue;
+          }
+          auto t = type(p.items[1]);
+          if (!t) { ok = false; continue; }
+          f.params.push_back({p.items[0].text, *t, p.span});
+        }
+      } else if (head_is(s, "returns")) {
+        seen_returns = true;
+        f.returns_span = s.span;
+        if (s.items.size() < 2) { err(s, "`returns` lists at least one type"); ok = false; }
+        for (size_t k = 1; k < s.items.size(); ++k)
+          if (auto t = type(s.items[k])) f.returns.push_back(*t);
+          else ok = false;
+      } else if (head_is(s, "let")) {
+        if (auto l = let(s)) f.lets.push_back(std::move(*l));
+        else ok = false;
+      } else if (head_is(s, "return")) {
+        seen_return = true;
+        f.return_span = s.span;
+        if (s.items.size() < 2) { err(s, "`return` names at least one value"); ok = false; }
+        for (size_t k = 1; k < s.items.size(); ++k)
+          if (auto x = expr(s.items[k])) f.results.push_back(std::move(*x));
+          else ok = false;
+      } else {
+        err(s, "expected one of `dims`, `where`, `params`, `returns`, `let`, `return` in a function");
+        ok = false;
+      }
+    }
+    if (!seen_params) { err(e, "function `" + f.name + "` has no `(params ...)` (write `(params)` for none)"); ok = false; }
+    if (!seen_returns) { err(e, "function `" + f.name + "` has no `(returns TYPE...)`"); ok = false; }
+    if (!seen_return) { err(e, "function `" + f.name + "` does not end with `(return ...)`"); ok = false; }
+    if (!ok) return std::nullopt;
+    return f;
+  }
+
+  std::optional<LetAst> let(const SExpr& s) {
+    LetAst l;
+    l.span = s.span;
+    if (s.items.size() != 3 && s.items.size() != 4) {
+      err(s, "`let` is `(let NAME EXPR)`, `(let NAME TYPE EXPR)` or `(let (NAME...) (call ...))`");
+      return std::nullopt;
+    }
+    const SExpr& n = s.items[1];
+    if (n.is_symbol()) {
+      l.names.push_back(n.text);
+      l.name_spans.push_back(n.span);
+    } else if (n.is_list() && !n.items.empty()) {
+      for (const SExpr& x : n.items) {
+        if (!x.is_symbol()) { err(x, "expected a name to bind"); return std::nullopt; }
+        l.names.push_back(x.text);
+        l.name_spans.push_back(x.span);
+      }
+    } else {
+      err(n, "`let` binds a name or a list of names");
+      return std::nullopt;
+    }
+    if (s.items.size() == 4) {
+      auto t = type(s.items[2]);
+      if (!t) return std::nullopt;
+      l.ascription = *t;
+    }
+    auto v = expr(s.items.back());
+    if (!v) return std::nullopt;
+    l.value = std::move(*v);
+    return l;
+  }
+
+  std::optional<DimAst> dim(const SExpr& s) {
+    DimAst d;
+    d.span = s.span;
+    if (s.kind == SExpr::Kind::Int) {
+      d.kind = DimAst::Kind::Int;
+      d.value = s.int_value;
+      return d;
+    }
+    if (s.is_symbol()) {
+      d.kind = DimAst::Kind::Var;
+      d.name = s.text;
+      return d;
+    }
+    if (!s.is_list() || s.items.empty() || !s.items[0].is_symbol()) {
+      err(s, "expected a dimension: an integer, a shape variable, or `(+|-|*|floordiv|mod ...)`");
+      return std::nullopt;
+    }
+    const std::string& h = s.items[0].text;
+    size_t n = s.items.size() - 1;
+    if (h == "+" || h == "*") {
+      d.kind = h == "+" ? DimAst::Kind::Add : DimAst::Kind::Mul;
+      if (n < 2) { err(s, "`" + h + "` takes at least two dimensions"); return std::nullopt; }
+    } else if (h == "-" || h == "floordiv" || h == "mod") {
+      d.kind = h == "-" ? DimAst::Kind::Sub : h == "floordiv" ? DimAst::Kind::FloorDiv : DimAst::Kind::Mod;
+      if (n != 2) { err(s, "`" + h + "` takes exactly two dimensions"); return std::nullopt; }
+      if (h != "-" && (s.items[2].kind != SExpr::Kind::Int || s.items[2].int_value < 1)) {
+        err(s.items[2], "`" + h + "` divides by a positive integer constant only");
+        return std::nullopt;
+      }
+    } else {
+      err(s, "unknown dimension operator `" + h + "` (expected +, -, *, floordiv, mod)");
+      return std::nullopt;
+    }
+    for (size_t i = 1; i < s.items.size(); ++i) {
+      auto a = dim(s.items[i]);
+      if (!a) return std::nullopt;
+      d.args.push_back(std::move(*a));
+    }
+    return d;
+  }
+
+  std::optional<std::vector<DimAst>> dim_list(const SExpr& s) {
+    if (!s.is_list()) {
+      err(s, "expected a list of dimensions `(D1 D2 ...)`");
+      return std::nullopt;
+    }
+    std::vector<DimAst> out;
+    for (const SExpr& x : s.items) {
+      auto d = dim(x);
+      if (!d) return std::nullopt;
+      out.push_back(std::move(*d));
+    }
+    return out;
+  }
+
+  std::optional<types::Device> device(const SExpr& s) {
+    if (s.is_symbol("host")) return types::Device::host();
+    if (head_is(s, "cuda") && s.items.size() == 2 && s.items[1].kind == SExpr::Kind::Int && s.items[1].int_value >= 0 &&
+        s.items[1].int_value < (1 << 16))
+      return types::Device::cuda(static_cast<int32_t>(s.items[1].int_value));
+    err(s, "expected a device: `host` or `(cuda N)`");
+    return std::nullopt;
+  }
+
+  std::optional<types::DType> dtype(const SExpr& s) {
+    if (s.is_symbol())
+      if (auto d = types::parse_dtype(s.text)) return d;
+    err(s, "expected a dtype: f32, f64, bf16, i32, i64 or bool");
+    return std::nullopt;
+  }
+
+  std::optional<TypeAst> type(const SExpr& s) {
+    if (!head_is(s, "tensor") || s.items.size() != 4) {
+      err(s, "expected a tensor type `(tensor DTYPE (DIMS...) DEVICE)`");
+      return std::nullopt;
+    }
+    TypeAst t;
+    t.span = s.span;
+    auto dt = dtype(s.items[1]);
+    auto ds = dim_list(s.items[2]);
+    auto dv = device(s.items[3]);
+    if (!dt || !ds || !dv) return std::nullopt;
+    t.dtype = *dt;
+    t.dims = std::move(*ds);
+    t.device = *dv;
+    return t;
+  }
+
+  std::optional<ConstraintAst> constraint(const SExpr& s) {
+    static const std::pair<const char*, ShapeConstraint::Kind> kinds[] = {
+        {"=", ShapeConstraint::Kind::Eq}, {"!=", ShapeConstraint::Kind::Ne}, {"<", ShapeConstraint::Kind::Lt},
+        {"<=", ShapeConstraint::Kind::Le}, {">", ShapeConstraint::Kind::Gt}, {">=", ShapeConstraint::Kind::Ge},
+        {"divides", ShapeConstraint::Kind::Divides}};
+    if (s.is_list() && s.items.size() == 3 && s.items[0].is_symbol())
+      for (const auto& [name, kind] : kinds)
+        if (s.items[0].text == name) {
+          auto a = dim(s.items[1]), b = dim(s.items[2]);
+          if (!a || !b) return std::nullopt;
+          return ConstraintAst{kind, std::move(*a), std::move(*b), s.span};
+        }
+    err(s, "expected a constraint `(= a b)`, `(!= a b)`, `(< a b)`, `(<= a b)`, `(> a b)`, `(>= a b)` or `(divides a b)`");
+    return std::nullopt;
+  }
+
+  // Attributes `:name value` at the end of an op form.
+  bool attrs(const SExpr& s, size_t from, ExprAst& x, std::initializer_list<const char*> allowed) {
+    for (size_t i = from; i < s.items.size(); i += 2) {
+      const SExpr& k = s.items[i];
+      if (k.kind != SExpr::Kind::Keyword) { err(k, "expected a `:keyword` attribute here"); return false; }
+      bool ok = false;
+      for (const char* a : allowed) ok |= k.text == a;
+      if (!ok) {
+        std::string list;
+        for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + ":" + a;
+        err(k, "`" + std::string(op_name(x.op)) + "` has no attribute `:" + k.text + "`" + (list.empty() ? "" : " (it takes " + list + ")"));
+        return false;
+      }
+      if (i + 1 >= s.items.size()) { err(k, "attribute `:" + k.text + "` needs a value"); return false; }
+      const SExpr& v = s.items[i + 1];
+      if (k.text == "axes") {
+        if (!v.is_list()) { err(v, "`:axes` takes a list of integers `(0 1)`"); return false; }
+        x.has_axes = true;
+        for (const SExpr& a : v.items) {
+          if (a.kind != SExpr::Kind::Int) { err(a, "an axis is an integer"); return false; }
+          x.ints.push_back(a.int_value);
+        }
+      } else if (k.text == "axis") {
+        if (v.kind != SExpr::Kind::Int) { err(v, "`:axis` takes an integer"); return false; }
+        x.axis = v.int_value;
+      } else if (k.text == "keepdims") {
+        if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:keepdims` is `true` or `false`"); return false; }
+        x.keepdims = v.text == "true";
+      } else if (k.text == "start" || k.text == "size") {
+        auto d = dim(v);
+        if (!d) return false;
+        (k.text == "start" ? x.start : x.size) = std::move(*d);
+      }
+    }
+    return true;
+  }
+
+  static size_t positional_count(const SExpr& s) {
+    size_t n = 0;
+    for (size_t i = 1; i < s.items.size() && s.items[i].kind != SExpr::Kind::Keyword; ++i) ++n;
+    return n;
+  }
+
+  bool operands(const SExpr& s, size_t from, size_t to, ExprAst& x) {
+    for (size_t i = from; i < to; ++i) {
+      auto o = expr(s.items[i]);
+      if (!o) return false;
+      x.operands.push_back(std::move(*o));
+    }
+    return true;
+  }
+
+  std::optional<ExprAst> expr(const SExpr& s) {
+    ExprAst x;
+    x.span = s.span;
+    if (s.is_number()) {
+      x.kind = ExprAst::Kind::Number;
+      x.is_int = s.kind == SExpr::Kind::Int;
+      x.int_value = s.int_value;
+      x.float_value = x.is_int ? static_cast<double>(s.int_value) : s.float_value;
+      x.literal = s.text;
+      return x;
+    }
+    if (s.is_symbol()) {
+      x.kind = ExprAst::Kind::Var;
+      x.name = s.text;
+      return x;
+    }
+    if (!s.is_list() || s.items.empty() || !s.items[0].is_symbol()) {
+      err(s, "expected an expression: a name, a number, or `(OP ARGS...)`");
+      return std::nullopt;
+    }
+    const std::string& head = s.items[0].text;
+    auto op = parse_op(head);
+    if (!op) {
+      diags_.report("E0103", s.items[0].span, "unknown operation `" + head + "`");
+      return std::nullopt;
+    }
+    x.kind = ExprAst::Kind::Op;
+    x.op = *op;
+    size_t n = positional_count(s);
+    size_t end = 1 + n;
+    auto arity = [&](size_t want, const char* form) {
+      if (n == want) return true;
+      err(s, "`" + head + "` takes " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") + ": `" + form + "`");
+      return false;
+    };
+    switch (op_family(*op)) {
+      case OpFamily::Unary: case OpFamily::Transpose: case OpFamily::CopyToHost:
+        if (!arity(1, ("(" + head + " X)").c_str()) || !operands(s, 1, end, x) || !attrs(s, end, x, {})) return std::nullopt;
+        break;
+      case OpFamily::Binary: case OpFamily::Compare: case OpFamily::Matmul:
+        if (!arity(2, ("(" + head + " X Y)").c_str()) || !operands(s, 1, end, x) || !attrs(s, end, x, {})) return std::nullopt;
+        break;
+      case OpFamily::Select:
+        if (!arity(3, "(select COND X Y)") || !operands(s, 1, end, x) || !attrs(s, end, x, {})) return std::nullopt;
+        break;
+      case OpFamily::Cast: {
+        if (!arity(2, "(cast X DTYPE)") || !operands(s, 1, 2, x)) return std::nullopt;
+        auto d = dtype(s.items[2]);
+        if (!d || !attrs(s, end, x, {})) return std::nullopt;
+        x.dtype = d;
+        break;
+      }
+      case OpFamily::Const: {
+        if (n != 2 && n != 3) { err(s, "`const` is `(const NUMBER DTYPE)` or `(const NUMBER DTYPE DEVICE)`"); return std::nullopt; }
+        if (!operands(s, 1, 2, x)) return std::nullopt;
+        if (x.operands[0].kind != ExprAst::Kind::Number) { err(s.items[1], "`const` takes a number literal"); return std::nullopt; }
+        auto d = dtype(s.items[2]);
+        if (!d) return std::nullopt;
+        x.dtype = d;
+        if (n == 3) {
+          auto dv = device(s.items[3]);
+          if (!dv) return std::nullopt;
+          x.device = dv;
+        }
+        if (!attrs(s, end, x, {})) return std::nullopt;
+        break;
+      }
+      case OpFamily::Fill: {
+        if (n != 1 && n != 2) { err(s, "`fill` is `(fill NUMBER TYPE)`, or `(fill NUMBER)` where a type is expected"); return std::nullopt; }
+        if (!operands(s, 1, 2, x)) return std::nullopt;
+        if (x.operands[0].kind != ExprAst::Kind::Number) { err(s.items[1], "`fill` takes a number literal"); return std::nullopt; }
+        if (n == 2) {
+          auto t = type(s.items[2]);
+          if (!t) return std::nullopt;
+          x.type = t;
+        }
+        if (!attrs(s, end, x, {})) return std::nullopt;
+        break;
+      }
+      case OpFamily::Iota: {
+        if (!arity(1, "(iota TYPE :axis K)")) return std::nullopt;
+        auto t = type(s.items[1]);
+        if (!t || !attrs(s, end, x, {"axis"})) return std::nullopt;
+        x.type = t;
+        break;
+      }
+      case OpFamily::Permute: {
+        if (!arity(2, "(permute X (P0 P1 ...))") || !operands(s, 1, 2, x)) return std::nullopt;
+        const SExpr& p = s.items[2];
+        if (!p.is_list()) { err(p, "a permutation is a list of integers `(0 2 1 3)`"); return std::nullopt; }
+        for (const SExpr& a : p.items) {
+          if (a.kind != SExpr::Kind::Int) { err(a, "a permutation entry is an integer"); return std::nullopt; }
+          x.ints.push_back(a.int_value);
+        }
+        if (!attrs(s, end, x, {})) return std::nullopt;
+        break;
+      }
+      case OpFamily::Reshape: case OpFamily::BroadcastTo: {
+        if (!arity(2, ("(" + head + " X (D1 D2 ...))").c_str()) || !operands(s, 1, 2, x)) return std::nullopt;
+        auto ds = dim_list(s.items[2]);
+        if (!ds || !attrs(s, end, x, {})) return std::nullopt;
+        x.shape = std::move(*ds);
+        break;
+      }
+      case OpFamily::Concat:
+        if (n < 1) { err(s, "`concat` is `(concat X1 X2 ... :axis K)`"); return std::nullopt; }
+        if (!operands(s, 1, end, x) || !attrs(s, end, x, {"axis"})) return std::nullopt;
+        if (!x.axis) { err(s, "`concat` needs `:axis K`"); return std::nullopt; }
+        break;
+      case OpFamily::Slice:
+        if (!arity(1, "(slice X :axis K :start S :size N)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis", "start", "size"}))
+          return std::nullopt;
+        if (!x.axis || !x.start || !x.size) { err(s, "`slice` needs `:axis`, `:start` and `:size`"); return std::nullopt; }
+        break;
+      case OpFamily::Reduce:
+        if (!arity(1, ("(" + head + " X :axes (A...) :keepdims BOOL)").c_str()) || !operands(s, 1, end, x) ||
+            !attrs(s, end, x, {"axes", "keepdims"}))
+          return std::nullopt;
+        break;
+      case OpFamily::CopyToDevice: {
+        if (!arity(2, "(copy_to_device X (cuda N))") || !operands(s, 1, 2, x)) return std::nullopt;
+        auto d = device(s.items[2]);
+        if (!d || !attrs(s, end, x, {})) return std::nullopt;
+        x.device = d;
+        break;
+      }
+      case OpFamily::Call:
+        if (n < 1 || !s.items[1].is_symbol()) { err(s, "`call` is `(call FUNCTION ARGS...)`"); return std::nullopt; }
+        x.name = s.items[1].text;
+        if (!operands(s, 2, end, x) || !attrs(s, end, x, {})) return std::nullopt;
+        break;
+    }
+    return x;
+  }
+
+  DiagnosticSink& diags_;
+};
+
+}  // namespace
+
+std::optional<ModuleAst> parse_module(const SExprFile& file, DiagnosticSink& diags) { return Parser(diags).module(file); }
+
+}  // namespace shapeml::syntax
