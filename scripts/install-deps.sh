@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build g++ pkg-config
-  libz3-dev z3                       # shape obligations (library) + independent re-check (CLI)
+  libz3-dev z3 python3-z3            # shape obligations (library), independent re-check (CLI), program generator
   clang-19 llvm-19-dev llvm-19-tools # libFuzzer + sanitizers, lit/FileCheck
   libmlir-19-dev mlir-19-tools       # CPU code generation
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev

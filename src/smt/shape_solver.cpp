@@ -125,12 +125,64 @@ std::optional<bool> decide_syntactically(const ShapeConstraint& g) {
       if (c) return *c < 0;
       if (nonneg(Poly::constant(-1) - diff)) return true;
       return std::nullopt;
-    case ShapeConstraint::Kind::Divides:
-      if (g.lhs.is_one()) return true;
-      if (g.lhs == g.rhs) return true;
-      return std::nullopt;
+    case ShapeConstraint::Kind::Divides: {
+      if (g.lhs.is_one() || g.lhs == g.rhs) return true;
+      // a = c·m (one term): a divides b when every term of b is a multiple of c·m.
+      if (g.lhs.terms().size() != 1) return std::nullopt;
+      const types::Term& a = g.lhs.terms().begin()->second;
+      if (a.coeff <= 0) return std::nullopt;
+      for (const auto& [k, t] : g.rhs.terms()) {
+        if (t.coeff % a.coeff != 0) return std::nullopt;
+        std::multiset<std::string> have;
+        for (const auto& x : t.atoms) have.insert(x.key);
+        for (const auto& x : a.atoms) {
+          auto it = have.find(x.key);
+          if (it == have.end()) return std::nullopt;
+          have.erase(it);
+        }
+      }
+      return true;
+    }
   }
   return std::nullopt;
+}
+
+// Hypotheses that define a variable (`D = H*Dh`, `(divides H D)` read as
+// D = H*k) rewrite goals before the syntactic test, so that most reshape and
+// divisibility obligations never reach Z3. Sound: each rewrite is an
+// equivalence under the hypothesis.
+std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstraint>& where) {
+  std::map<std::string, Poly> sub;
+  int k = 0;
+  for (const auto& c : where) {
+    std::set<std::string> lv;
+    c.lhs.free_vars(lv);
+    std::set<std::string> rv;
+    c.rhs.free_vars(rv);
+    if (c.kind == ShapeConstraint::Kind::Eq && lv.size() == 1 && c.lhs == Poly::var(*lv.begin()) && !rv.count(*lv.begin()) &&
+        !sub.count(*lv.begin()))
+      sub[*lv.begin()] = c.rhs;
+    else if (c.kind == ShapeConstraint::Kind::Eq && rv.size() == 1 && c.rhs == Poly::var(*rv.begin()) && !lv.count(*rv.begin()) &&
+             !sub.count(*rv.begin()))
+      sub[*rv.begin()] = c.lhs;
+    else if (c.kind == ShapeConstraint::Kind::Divides && rv.size() == 1 && c.rhs == Poly::var(*rv.begin()) && !lv.count(*rv.begin()) &&
+             !sub.count(*rv.begin()))
+      sub[*rv.begin()] = c.lhs * Poly::var("__w" + std::to_string(k++));
+  }
+  // Apply the substitution to itself until no defined variable remains on a
+  // right-hand side (bounded: cycles are left alone).
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (auto& [v, p] : sub) {
+      std::set<std::string> fv;
+      p.free_vars(fv);
+      for (const auto& x : fv)
+        if (sub.count(x) && x != v) changed = true;
+      if (changed) p = p.subst(sub);
+    }
+    if (!changed) break;
+  }
+  return sub;
 }
 }  // namespace
 
@@ -153,6 +205,10 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
   std::optional<bool> quick;
   try {
     quick = decide_syntactically(goal);
+    if (!(quick && *quick) && !where_.empty()) {
+      auto sub = defining_substitution(where_);
+      if (!sub.empty() && decide_syntactically(goal.subst(sub)) == true) quick = true;
+    }
   } catch (const types::DimOverflow&) {
   }
   if (quick && *quick) {

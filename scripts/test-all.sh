@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The README's second command: install what is missing, build, run every test.
+#   1. default build (RelWithDebInfo, -g): every test, incl. ABI, proofs, obligations
+#   2. ASan+UBSan build: the front-end tests (unit, C ABI, lit, generated)
+#   3. libFuzzer build (clang-19): the parser+checker fuzzer for a bounded time
+# GPU tests (label "gpu") skip on machines without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+bash scripts/install-deps.sh
+
+declare -A results
+run_stage() {  # name, command...
+  local name=$1; shift
+  echo "=== $name ==="
+  if "$@"; then results[$name]=passed; else results[$name]=failed; fi
+}
+
+cmake --preset default >/dev/null
+cmake --build --preset default
+run_stage default ctest --preset default -j2
+
+cmake --preset asan >/dev/null
+cmake --build --preset asan --target shapeml_unit_tests shapeml_capi_tests shapemlc
+run_stage asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --preset asan -L frontend -j2
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target fuzz_check
+run_stage fuzz ctest --test-dir build/fuzz -R fuzz_check --output-on-failure
+
+passed=0; failed=0
+for k in "${!results[@]}"; do
+  echo "stage $k: ${results[$k]}"
+  [[ ${results[$k]} == passed ]] && passed=$((passed + 1)) || failed=$((failed + 1))
+done
+echo "all stages took $((SECONDS - start)) s"
+echo "stages: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

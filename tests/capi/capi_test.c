@@ -1,0 +1,267 @@
+/* The C ABI as a C user sees it: cmocka, plain C11, only <shapeml.h>. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define SHAPEML_UNSTABLE_API
+#include "shapeml.h"
+
+static const char* kGood =
+    "(module m (func f (dims B D F)\n"
+    "  (params (x (tensor f32 (B D) host)) (w (tensor f32 (D F) host)))\n"
+    "  (returns (tensor f32 (B F) host))\n"
+    "  (return (matmul x w))))\n";
+
+static const char* kBad =
+    "(module m (func f (dims B D F)\n"
+    "  (params (x (tensor f32 (B D) host)) (w (tensor f32 (F D) host)))\n"
+    "  (returns (tensor f32 (B D) host))\n"
+    "  (return (matmul x w))))\n";
+
+static shapeml_context* new_context(void) {
+  shapeml_context* ctx = NULL;
+  shapeml_status* st = shapeml_context_create(NULL, &ctx);
+  assert_null(st);
+  assert_non_null(ctx);
+  return ctx;
+}
+
+static void test_version(void** state) {
+  (void)state;
+  char expect[32];
+  snprintf(expect, sizeof expect, "%d.%d.%d", SHAPEML_VERSION_MAJOR, SHAPEML_VERSION_MINOR, SHAPEML_VERSION_PATCH);
+  assert_string_equal(shapeml_version(), expect);
+  assert_int_equal(shapeml_version_number(), SHAPEML_VERSION_MAJOR * 10000 + SHAPEML_VERSION_MINOR * 100 + SHAPEML_VERSION_PATCH);
+}
+
+static void test_status_null_is_ok(void** state) {
+  (void)state;
+  assert_int_equal(shapeml_status_get_code(NULL), SHAPEML_STATUS_OK);
+  assert_string_equal(shapeml_status_get_message(NULL), "");
+  shapeml_status_free(NULL);
+  assert_string_equal(shapeml_status_code_name(SHAPEML_STATUS_INVALID_ARGUMENT), "INVALID_ARGUMENT");
+  assert_string_equal(shapeml_status_code_name(12345), "UNKNOWN");
+}
+
+static void test_context_lifecycle(void** state) {
+  (void)state;
+  shapeml_context_options opts = SHAPEML_CONTEXT_OPTIONS_INIT;
+  opts.obligation_timeout_ms = 500;
+  shapeml_context* ctx = NULL;
+  assert_null(shapeml_context_create(&opts, &ctx));
+  shapeml_context_retain(ctx);
+  shapeml_context_release(ctx);
+  shapeml_context_release(ctx);
+  shapeml_context_release(NULL);
+  shapeml_context_retain(NULL);
+}
+
+static void test_context_null_out(void** state) {
+  (void)state;
+  shapeml_status* st = shapeml_context_create(NULL, NULL);
+  assert_non_null(st);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "out"));
+  shapeml_status_free(st);
+}
+
+static void test_context_bad_struct_size(void** state) {
+  (void)state;
+  shapeml_context_options opts = SHAPEML_CONTEXT_OPTIONS_INIT;
+  opts.struct_size = 1;
+  shapeml_context* ctx = (shapeml_context*)0x1;
+  shapeml_status* st = shapeml_context_create(&opts, &ctx);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_null(ctx);
+  shapeml_status_free(st);
+}
+
+static void test_context_old_struct_size(void** state) {
+  /* A caller compiled against an older header passes a shorter struct: the
+     library reads only what it was given and defaults the rest. */
+  (void)state;
+  shapeml_context_options opts = SHAPEML_CONTEXT_OPTIONS_INIT;
+  opts.struct_size = sizeof(size_t);
+  shapeml_context* ctx = NULL;
+  assert_null(shapeml_context_create(&opts, &ctx));
+  shapeml_context_release(ctx);
+}
+
+static void test_check_good_program(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "good.sml", kGood, strlen(kGood), &r));
+  assert_int_equal(shapeml_check_result_passed(r), 1);
+  assert_int_equal(shapeml_check_result_diagnostic_count(r), 0);
+  const char* json = NULL;
+  assert_null(shapeml_check_result_render(r, SHAPEML_FORMAT_JSON, &json));
+  assert_string_equal(json, "[]");
+  shapeml_unstable_check_stats stats = {sizeof stats, 0, 0, 0, 0, 0};
+  assert_null(shapeml_unstable_check_result_stats(r, &stats));
+  assert_true(stats.obligations >= 1);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+}
+
+static void test_check_bad_program_diagnostics(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "bad.sml", kBad, strlen(kBad), &r));
+  assert_int_equal(shapeml_check_result_passed(r), 0);
+  assert_int_equal(shapeml_check_result_diagnostic_count(r), 1);
+  shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+  assert_null(shapeml_check_result_get_diagnostic(r, 0, &d));
+  assert_string_equal(d.code, "E0301");
+  assert_int_equal(d.severity, SHAPEML_SEVERITY_ERROR);
+  assert_string_equal(d.file, "bad.sml");
+  assert_int_equal(d.line, 4);
+  assert_int_equal(d.column, 11);
+  assert_true(d.length > 0);
+  assert_non_null(strstr(d.actual, "(tensor f32 (F D) host)"));
+  /* The counterexample assigns D and F different values. */
+  assert_true(d.counterexample_count == 3);
+  int64_t dv = -1, fv = -1;
+  for (size_t k = 0; k < d.counterexample_count; ++k) {
+    const char* name = NULL;
+    int64_t value = 0;
+    assert_null(shapeml_check_result_get_counterexample(r, 0, k, &name, &value));
+    assert_true(value >= 1);
+    if (strcmp(name, "D") == 0) dv = value;
+    if (strcmp(name, "F") == 0) fv = value;
+  }
+  assert_true(dv >= 1 && fv >= 1 && dv != fv);
+  const char* text = NULL;
+  assert_null(shapeml_check_result_render(r, SHAPEML_FORMAT_TEXT, &text));
+  assert_non_null(strstr(text, "error[E0301]"));
+  assert_non_null(strstr(text, "--> bad.sml:4:11"));
+  assert_non_null(strstr(text, "^"));
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+}
+
+static void test_diagnostic_struct_size_is_respected(void** state) {
+  /* An older caller's shorter struct is filled only up to its size. */
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "bad.sml", kBad, strlen(kBad), &r));
+  struct {
+    shapeml_diagnostic d;
+    char canary[16];
+  } buf;
+  memset(&buf, 0xab, sizeof buf);
+  buf.d.struct_size = offsetof(shapeml_diagnostic, severity);
+  assert_null(shapeml_check_result_get_diagnostic(r, 0, &buf.d));
+  assert_string_equal(buf.d.code, "E0301");
+  const unsigned char* after = (const unsigned char*)&buf.d + offsetof(shapeml_diagnostic, severity);
+  assert_int_equal(after[0], 0xab);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+}
+
+static void test_check_null_arguments(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_check_result* r = (shapeml_check_result*)0x1;
+  shapeml_status* st = shapeml_check_source(NULL, "x", kGood, strlen(kGood), &r);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "context"));
+  assert_null(r);
+  shapeml_status_free(st);
+  st = shapeml_check_source(ctx, "x", NULL, 10, &r);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+  st = shapeml_check_source(ctx, "x", kGood, strlen(kGood), NULL);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+  /* Getters on NULL results are harmless. */
+  assert_int_equal(shapeml_check_result_passed(NULL), 0);
+  assert_int_equal(shapeml_check_result_diagnostic_count(NULL), 0);
+  shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+  st = shapeml_check_result_get_diagnostic(NULL, 0, &d);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+  shapeml_check_result_release(NULL);
+  shapeml_context_release(ctx);
+}
+
+static void test_out_of_range_indices(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "good.sml", kGood, strlen(kGood), &r));
+  shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+  shapeml_status* st = shapeml_check_result_get_diagnostic(r, 0, &d);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "out of range"));
+  shapeml_status_free(st);
+  const char* s = NULL;
+  st = shapeml_check_result_render(r, 99, &s);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+}
+
+static void test_malformed_inputs_give_diagnostics(void** state) {
+  (void)state;
+  static const char* inputs[] = {"", "(", ")", "(module", "\xff\xfe", "(module m (func", "(module m (func f (params) (returns (tensor f32 () host)) (return 99999999999999999999999)))"};
+  shapeml_context* ctx = new_context();
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i) {
+    shapeml_check_result* r = NULL;
+    assert_null(shapeml_check_source(ctx, "in.sml", inputs[i], strlen(inputs[i]), &r));
+    assert_int_equal(shapeml_check_result_passed(r), 0);
+    assert_true(shapeml_check_result_diagnostic_count(r) >= 1);
+    shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+    assert_null(shapeml_check_result_get_diagnostic(r, 0, &d));
+    assert_true(d.code[0] == 'E');
+    shapeml_check_result_release(r);
+  }
+  /* Embedded NUL bytes are input like any other, not a terminator. */
+  const char nul[] = "(module m\0)";
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "nul.sml", nul, sizeof nul - 1, &r));
+  assert_int_equal(shapeml_check_result_passed(r), 0);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+}
+
+static void test_result_outlives_context(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "bad.sml", kBad, strlen(kBad), &r));
+  shapeml_context_release(ctx);
+  shapeml_check_result_retain(r);
+  shapeml_check_result_release(r);
+  const char* note = NULL;
+  assert_null(shapeml_check_result_get_note(r, 0, 0, &note));
+  assert_true(strlen(note) > 0);
+  shapeml_check_result_release(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_version),
+      cmocka_unit_test(test_status_null_is_ok),
+      cmocka_unit_test(test_context_lifecycle),
+      cmocka_unit_test(test_context_null_out),
+      cmocka_unit_test(test_context_bad_struct_size),
+      cmocka_unit_test(test_context_old_struct_size),
+      cmocka_unit_test(test_check_good_program),
+      cmocka_unit_test(test_check_bad_program_diagnostics),
+      cmocka_unit_test(test_diagnostic_struct_size_is_respected),
+      cmocka_unit_test(test_check_null_arguments),
+      cmocka_unit_test(test_out_of_range_indices),
+      cmocka_unit_test(test_malformed_inputs_give_diagnostics),
+      cmocka_unit_test(test_result_outlives_context),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+
+#include "smt/shape_solver.h"
+
+using shapeml::smt::Outcome;
+using shapeml::smt::ShapeSolver;
+using shapeml::types::Poly;
+using K = shapeml::types::ShapeConstraint::Kind;
+
+namespace {
+Poly v(const char* n) { return Poly::var(n); }
+Poly c(int64_t x) { return Poly::constant(x); }
+}  // namespace
+
+TEST(Solver, SyntacticEqualityNeedsNoZ3) {
+  ShapeSolver s;
+  s.begin_function({"H", "Dh"}, {});
+  auto o = s.prove({K::Eq, v("H") * v("Dh"), v("Dh") * v("H")});
+  EXPECT_EQ(o.kind, Outcome::Kind::Proved);
+  EXPECT_TRUE(o.decided_syntactically);
+  EXPECT_EQ(s.stats().z3_queries, 0u);
+}
+
+TEST(Solver, ProvesUnderHypotheses) {
+  ShapeSolver s;
+  s.begin_function({"B", "S", "D", "H", "Dh"}, {{K::Eq, v("D"), v("H") * v("Dh")}});
+  auto o = s.prove({K::Eq, v("B") * v("S") * v("D"), v("B") * v("S") * v("H") * v("Dh")});
+  EXPECT_EQ(o.kind, Outcome::Kind::Proved);
+  EXPECT_TRUE(o.decided_syntactically);  // D is rewritten to H*Dh first
+}
+
+TEST(Solver, InequalitiesGoToZ3) {
+  ShapeSolver s;
+  s.begin_function({"S"}, {{K::Ge, v("S"), c(4)}});
+  auto o = s.prove({K::Le, c(4), v("S")});
+  EXPECT_EQ(o.kind, Outcome::Kind::Proved);
+  EXPECT_FALSE(o.decided_syntactically);
+  EXPECT_EQ(s.prove({K::Ge, v("S") * v("S"), c(16)}).kind, Outcome::Kind::Proved);  // non-linear
+}
+
+TEST(Solver, RefutesWithAValidCounterexample) {
+  ShapeSolver s;
+  s.begin_function({"S"}, {{K::Ge, v("S"), c(2)}});
+  auto o = s.prove({K::Le, v("S") + c(3), c(4)});
+  ASSERT_EQ(o.kind, Outcome::Kind::Refuted);
+  ASSERT_EQ(o.counterexample.size(), 1u);
+  EXPECT_GE(o.counterexample[0].second, 2);          // satisfies the hypothesis
+  EXPECT_GT(o.counterexample[0].second + 3, 4);      // and breaks the goal
+}
+
+TEST(Solver, DividesHypothesis) {
+  ShapeSolver s;
+  s.begin_function({"H", "D"}, {{K::Divides, v("H"), v("D")}});
+  EXPECT_EQ(s.prove({K::Eq, v("D").mod(1), c(0)}).kind, Outcome::Kind::Proved);
+  EXPECT_EQ(s.prove({K::Divides, v("H"), v("D") * c(3)}).kind, Outcome::Kind::Proved);
+  EXPECT_EQ(s.prove({K::Divides, v("D"), v("H")}).kind, Outcome::Kind::Refuted);
+}
+
+TEST(Solver, FloorDivAndMod) {
+  ShapeSolver s;
+  s.begin_function({"S"}, {{K::Eq, v("S").mod(8), c(0)}});
+  EXPECT_EQ(s.prove({K::Eq, v("S").floordiv(8) * c(8), v("S")}).kind, Outcome::Kind::Proved);
+  EXPECT_EQ(s.prove({K::Eq, v("S").floordiv(16) * c(16), v("S")}).kind, Outcome::Kind::Refuted);
+}
+
+TEST(Solver, UnsatisfiableHypotheses) {
+  ShapeSolver s;
+  s.begin_function({"N"}, {{K::Lt, v("N"), c(1)}});
+  EXPECT_EQ(s.hypotheses_satisfiable().kind, Outcome::Kind::Refuted);
+  s.begin_function({"N"}, {{K::Ge, v("N"), c(5)}});  // replaces the previous scope
+  EXPECT_EQ(s.hypotheses_satisfiable().kind, Outcome::Kind::Proved);
+}
+
+TEST(Solver, SmtLibIsSelfContained) {
+  ShapeSolver s;
+  s.begin_function({"D", "H"}, {{K::Divides, v("H"), v("D")}});
+  std::string t = s.smtlib({K::Eq, v("D"), v("H")});
+  EXPECT_NE(t.find("(declare-const |D| Int)"), std::string::npos);
+  EXPECT_NE(t.find("(assert (>= |H| 1))"), std::string::npos);
+  EXPECT_NE(t.find("(assert (not (= |D| |H|)))"), std::string::npos);
+  EXPECT_NE(t.find("(check-sat)"), std::string::npos);
+}
