@@ -1,0 +1,43 @@
+// The contract between generated code (JIT or AOT) and the runtime.
+//
+// A *specialization* is one entry point compiled for concrete values of its
+// shape variables, so every tensor it touches has a static shape. Its machine
+// code has the C signature
+//
+//     void SYMBOL(void** buffers);
+//
+// where buffers[0 .. n_in-1] are the inputs' data pointers and
+// buffers[n_in .. n_in+n_out-1] the outputs' data pointers, in parameter /
+// result order. Every buffer is dense, row-major, at least 64-byte aligned,
+// allocated by the runtime (outputs too: destination-passing style), and
+// holds exactly the specialized shape. Generated code never allocates the
+// buffers it returns and never frees any buffer it is given.
+//
+// An AOT shared object exports, besides the SYMBOLs:
+//
+//     const char* shapeml_module_manifest(void);   // static NUL-terminated text
+//     uint32_t    shapeml_module_abi_version(void); // == kCompiledEntryAbiVersion
+//
+// The manifest is an S-expression (read with src/syntax's reader):
+//
+//   (shapeml-module (abi 1) (name NAME) (target "x86-64-v3")
+//     (entry FN (dims B S D) (where CONSTRAINT...)
+//       (params (x (tensor f32 (B S D) host)) ...)
+//       (returns (tensor f32 (B S D) host) ...)
+//       (specialization (bind (B 4) (S 128) (D 256)) (symbol shapeml_FN_0))
+//       ...)
+//     ...)
+//
+// Types and constraints use the language's own syntax (docs/spec), so the
+// runtime re-derives shapes by evaluating dimension polynomials with the
+// bound values, without any compiler component.
+#pragma once
+#include <cstdint>
+
+namespace shapeml::runtime {
+
+inline constexpr uint32_t kCompiledEntryAbiVersion = 1;
+
+using CompiledEntryFn = void (*)(void** buffers);
+
+}  // namespace shapeml::runtime
