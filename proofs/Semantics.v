@@ -4,9 +4,11 @@
     type [V] and the scalar operations are parameters (a [prims] record),
     so the development says nothing about floating-point arithmetic; it is
     about shapes, dtypes and devices.  The evaluation relation covers the
-    whole core; the elementwise fragment (variables, let, unary, binary,
-    compare, select, cast, with broadcasting) and reshape are the part whose
-    soundness is proven (Soundness.v, Reshape.v). *)
+    whole core; the fragment of variables, let, the elementwise operations
+    (unary, binary, compare, select, with broadcasting), cast, device
+    copies and reshape is the part whose soundness is proven (Soundness.v,
+    Reshape.v); matmul, transpose and reductions are only stated
+    (Stated.v). *)
 
 From Coq Require Import String List ZArith Lia.
 From ShapeML Require Import Syntax Broadcast.
@@ -234,7 +236,13 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     NoDup axs ->
     eval rho E (EReduce op axes kd e)
          (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t)
-              (reduce_data op axs kd (t_shape t) (t_data t))).
+              (reduce_data op axs kd (t_shape t) (t_data t)))
+| E_CopyToDevice : forall E e n t,
+    eval rho E e t ->
+    eval rho E (ECopyToDevice e n) (mkT (t_dtype t) (t_shape t) (Cuda n) (t_data t))
+| E_CopyToHost : forall E e t,
+    eval rho E e t ->
+    eval rho E (ECopyToHost e) (mkT (t_dtype t) (t_shape t) Host (t_data t)).
 
 End Prims.
 
@@ -255,13 +263,15 @@ Definition env_ok {V : Type} (rho : valuation) (G : ctx) (E : list (var * tensor
   forall x ty, lookup x G = Some ty ->
     exists t, lookup x E = Some t /\ val_has_type rho t ty.
 
-(** The fragment whose soundness is proven in Soundness.v: the
-    elementwise operations, let, variables, cast, and reshape. *)
+(** The fragment whose soundness is proven in Soundness.v: variables,
+    let, the elementwise operations (unary, binary, compare, select, with
+    broadcasting), cast, device copies, and reshape. *)
 Fixpoint fragment (e : expr) : Prop :=
   match e with
   | EVar _ => True
   | ELet _ e1 e2 | ELetAsc _ _ e1 e2 => fragment e1 /\ fragment e2
   | EUnary _ e | ECast e _ | EReshape e _ => fragment e
+  | ECopyToDevice e _ | ECopyToHost e => fragment e
   | EBinary _ e1 e2 | ECompare _ e1 e2 => fragment e1 /\ fragment e2
   | ESelect c a b => fragment c /\ fragment a /\ fragment b
   | EMatmul _ _ | ETranspose _ | EReduce _ _ _ _ => False

@@ -2,7 +2,7 @@
 
     For the fragment of Semantics.v ([fragment]: variables, let, let with
     ascription, elementwise unary/binary/compare/select with broadcasting,
-    cast, reshape):
+    cast, device copies, reshape):
     - [type_soundness]: a well-typed expression, evaluated under a valuation
       satisfying Φ in an environment that matches Γ, evaluates, and its
       value has the evaluated type;
@@ -144,6 +144,12 @@ Proof.
         as [t' [Hr [Ht' _]]].
       exists t'. split; [eapply E_Reshape; eassumption | exact Ht'].
     - (* T-Reduce: not in the fragment *) contradiction.
+    - (* T-CopyToDevice *)
+      destruct (H0 H1 E H2) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      eexists. split; [apply E_CopyToDevice; exact Ev|]. simpl. auto.
+    - (* T-CopyToHost *)
+      destruct (H0 H1 E H2) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      eexists. split; [apply E_CopyToHost; exact Ev|]. simpl. auto.
     - (* T-Sub *)
       destruct (H0 H2 E H3) as [t [Ev Ht]].
       exists t. split; [exact Ev | eapply sub_sound; eassumption]. }

@@ -197,7 +197,9 @@ Inductive expr : Type :=
 | EMatmul (e1 e2 : expr)
 | ETranspose (e : expr)
 | EReshape (e : expr) (ds : shape)
-| EReduce (op : redop) (axes : option (list Z)) (keepdims : bool) (e : expr).
+| EReduce (op : redop) (axes : option (list Z)) (keepdims : bool) (e : expr)
+| ECopyToDevice (e : expr) (n : nat)   (* (copy_to_device e (cuda n)) *)
+| ECopyToHost (e : expr).
 
 (** Association lists: typing contexts Γ and run-time environments. *)
 Fixpoint lookup {A : Type} (x : var) (l : list (var * A)) : option A :=

@@ -95,6 +95,14 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
     NoDup axs ->
     synth Delta Phi G (EReduce op axes kd e)
           (TTensor dt (reduce_dims (DLit 1) axs kd 0 ds) dev)
+(* §4.17 T-CopyToDevice *)
+| T_CopyToDevice : forall G e dt ds dev n,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    synth Delta Phi G (ECopyToDevice e n) (TTensor dt ds (Cuda n))
+(* §4.17 T-CopyToHost *)
+| T_CopyToHost : forall G e dt ds dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    synth Delta Phi G (ECopyToHost e) (TTensor dt ds Host)
 with check (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
 (* §4.3 T-Sub *)
 | T_Sub : forall G e dt ds ds' dev,
