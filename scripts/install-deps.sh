@@ -7,7 +7,8 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ pkg-config
   libz3-dev z3 python3-z3            # shape obligations (library), independent re-check (CLI), program generator
-  clang-19 llvm-19-dev llvm-19-tools # libFuzzer + sanitizers, lit/FileCheck
+  clang-19 libclang-rt-19-dev        # libFuzzer + sanitizer runtimes
+  llvm-19-dev llvm-19-tools          # LLVM, lit, FileCheck
   libmlir-19-dev mlir-19-tools       # CPU code generation
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
   libdlpack-dev                      # DLPack 0.6 header (legacy DLManagedTensor)

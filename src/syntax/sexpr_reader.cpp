@@ -32,7 +32,7 @@ bool looks_numeric(const std::string& t) {
 
 class Reader {
  public:
-  Reader(const SourceFile& src, DiagnosticSink& diags) : src_(src), s_(src.text()), diags_(diags) {}
+  Reader(const SourceFile& src, DiagnosticSink& diags) : s_(src.text()), diags_(diags) {}
 
   SExprFile run() {
     SExprFile file;
@@ -151,7 +151,6 @@ class Reader {
     diags_.report(code, {static_cast<uint32_t>(b), static_cast<uint32_t>(e)}, std::move(msg));
   }
 
-  const SourceFile& src_;
   const std::string& s_;
   DiagnosticSink& diags_;
   size_t pos_ = 0;

@@ -116,7 +116,7 @@ Poly Poly::operator*(const Poly& o) const {
       t.coeff = checked_mul(a.coeff, b.coeff);
       t.atoms = a.atoms;
       t.atoms.insert(t.atoms.end(), b.atoms.begin(), b.atoms.end());
-      std::stable_sort(t.atoms.begin(), t.atoms.end(), [](const Atom& x, const Atom& y) { return x.key < y.key; });
+      std::sort(t.atoms.begin(), t.atoms.end(), [](const Atom& x, const Atom& y) { return x.key < y.key; });
       r.add_term(t);
     }
   r.finish();
