@@ -54,6 +54,9 @@ class ShapeSolver {
 
  private:
   struct Impl;
+  Impl& z3();
+  unsigned timeout_ms_;
+  bool in_function_ = false;
   std::unique_ptr<Impl> impl_;
   SolverStats stats_;
   std::vector<std::string> dims_;
