@@ -12,6 +12,7 @@ PACKAGES=(
   libmlir-19-dev mlir-19-tools       # CPU code generation
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
   libdlpack-dev                      # DLPack 0.6 header (legacy DLManagedTensor)
+  zlib1g-dev                         # deflate entries of .npz checkpoints
   abigail-tools                      # ABI snapshot check (abidw/abidiff)
   coq                                # mechanized metatheory in proofs/
   python3-numpy python3-torch libopenblas0-pthread  # golden values (independent reference)

@@ -26,18 +26,25 @@ namespace {
 
 class Elaborator final : public RuleEnv {
  public:
-  Elaborator(CheckResult& r, const CheckOptions& o) : res_(r), opts_(o), solver_(o.obligation_timeout_ms) {}
+  Elaborator(CheckResult& r, const CheckOptions& o, std::vector<uint32_t> lexical_error_offsets)
+      : res_(r), opts_(o), solver_(o.obligation_timeout_ms), lexical_errors_(std::move(lexical_error_offsets)) {}
 
   void run(const syntax::ModuleAst& m) {
     ir::Module out;
     out.name = m.name;
     std::set<std::string> seen;
+    poisoned_functions_.insert(m.malformed_funcs.begin(), m.malformed_funcs.end());
     for (const auto& f : m.funcs) {
       if (!seen.insert(f.name).second) {
         res_.diags.report("E0102", f.name_span, "function `" + f.name + "` is defined twice in module `" + m.name + "`");
         continue;
       }
       module_ = &out;
+      bool lexical = std::any_of(lexical_errors_.begin(), lexical_errors_.end(), [&](uint32_t o) { return o >= f.span.begin && o < f.span.end; });
+      if (lexical) {
+        poisoned_functions_.insert(f.name);
+        continue;
+      }
       if (auto fn = function(f)) out.functions.push_back(std::move(*fn));
       else poisoned_functions_.insert(f.name);
     }
@@ -223,6 +230,13 @@ class Elaborator final : public RuleEnv {
 
   void let(const syntax::LetAst& l) {
     for (size_t i = 0; i < l.names.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (l.names[i] == l.names[j]) {
+          res_.diags.report("E0102", l.name_spans[i], "`" + l.names[i] + "` is bound twice in this `let`");
+          for (const auto& n : l.names) scope_[n] = std::nullopt;
+          return;
+        }
+    for (size_t i = 0; i < l.names.size(); ++i)
       if (scope_.count(l.names[i])) {
         res_.diags.report("E0102", l.name_spans[i], "`" + l.names[i] + "` is already defined in this function");
         return;
@@ -263,9 +277,11 @@ class Elaborator final : public RuleEnv {
     }
     if (l.value.kind == ExprAst::Kind::Var) {
       // `(let y x)`: an alias gets its own binding so that names stay unique.
-      v = bind(OpKind::BroadcastTo, {}, {}, fn_->values[*v].type, l.span, l.names[0], *v);
+      v = bind(OpKind::BroadcastTo, {}, {}, want ? *want : fn_->values[*v].type, l.span, l.names[0], *v);
     } else {
       fn_->values[*v].name = l.names[0];
+      // §4.2 T-LetAsc: the name has the ascribed type (proved equal above).
+      if (want) fn_->values[*v].type = *want;
     }
     scope_[l.names[0]] = *v;
   }
@@ -369,7 +385,13 @@ class Elaborator final : public RuleEnv {
                 {"write one side as `(const V DTYPE)`"}});
           return std::nullopt;
         }
-        const TensorType& rt = ref ? fn_->values[*ref].type : fn_->values[*vals[1]].type;
+        if (!ref) {
+          span_ = x.span;
+          fail({"E0206", "cannot infer the dtype of the literals of `select`: neither branch is a tensor", "", "",
+                {"write one branch as `(const V DTYPE)`"}});
+          return std::nullopt;
+        }
+        const TensorType& rt = fn_->values[*ref].type;
         types::DType dt = (fam == OpFamily::Select && i == 0) ? types::DType::Bool : rt.dtype;
         vals[i] = literal(x.operands[i], dt, rt.device, {}, OpKind::Const, "");
         if (!vals[i]) return std::nullopt;
@@ -414,7 +436,12 @@ class Elaborator final : public RuleEnv {
         a.shape = *s;
         break;
       }
-      case OpFamily::Concat: a.axis = *x.axis; break;
+      case OpFamily::Concat: {
+        a.axis = *x.axis;
+        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
+        if (a.axis < 0 && a.axis >= -r) a.axis += r;
+        break;
+      }
       case OpFamily::Slice: {
         auto st = dim(*x.start), sz = dim(*x.size);
         if (!st || !sz) return std::nullopt;
@@ -441,7 +468,13 @@ class Elaborator final : public RuleEnv {
     std::vector<TensorType> in;
     for (auto v : ops) in.push_back(fn_->values[v].type);
     span_ = x.span;
-    auto t = type_op(x.op, in, a, *this);
+    std::optional<TensorType> t;
+    try {
+      t = type_op(x.op, in, a, *this);
+    } catch (const types::DimOverflow& e) {
+      fail({"E0004", std::string(e.what()) + " in `" + std::string(syntax::op_name(x.op)) + "`", "", "", {}});
+      return std::nullopt;
+    }
     if (!t) return std::nullopt;
     if (fam == OpFamily::Reduce) std::sort(a.axes.begin(), a.axes.end());
     return bind(x.op, ops, a, *t, x.span, name);
@@ -476,6 +509,16 @@ class Elaborator final : public RuleEnv {
                          " name(s) are bound",
             "", "", {l ? "bind them all: `(let (a b ...) (call ...))`" : "bind the results with `(let (a b ...) (call ...))`"}});
       return std::nullopt;
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const TensorType& pt = callee->values[callee->params[i]].type;
+      const TensorType& at = fn_->values[args[i]].type;
+      if (pt.rank() != at.rank()) {
+        fail({"E0203", "argument " + std::to_string(i + 1) + " of `" + x.name + "` has rank " + std::to_string(at.rank()) + " where rank " +
+                           std::to_string(pt.rank()) + " is expected",
+              pt.str(), at.str(), {}});
+        return std::nullopt;
+      }
     }
     // Infer the callee's shape variables from lone-variable parameter dims.
     std::map<std::string, Poly> sub;
@@ -529,6 +572,7 @@ class Elaborator final : public RuleEnv {
   std::set<std::string> poisoned_functions_;
   Span span_;
   int temp_ = 0;
+  std::vector<uint32_t> lexical_errors_;
 };
 
 }  // namespace
@@ -540,10 +584,17 @@ CheckResult check_source(std::string name, std::string text, const CheckOptions&
   try {
     auto t0 = std::chrono::steady_clock::now();
     syntax::SExprFile sx = syntax::read_sexprs(*src, r.diags);
-    if (r.diags.error_count() == 0 || !sx.items.empty()) r.ast = syntax::parse_module(sx, r.diags);
+    bool lexical_errors = r.diags.error_count() != 0;
+    if (!lexical_errors || !sx.items.empty()) r.ast = syntax::parse_module(sx, r.diags);
     auto t1 = std::chrono::steady_clock::now();
     r.stats.parse_seconds = std::chrono::duration<double>(t1 - t0).count();
-    if (r.ast) Elaborator(r, opts).run(*r.ast);
+    // A function that holds a lexical error (a literal that did not read) is
+    // not checked: that would only add noise about the stand-in value. The
+    // other functions are.
+    std::vector<uint32_t> lexical_offsets;
+    if (lexical_errors)
+      for (const auto& d : r.diags.all()) lexical_offsets.push_back(d.span.begin);
+    if (r.ast) Elaborator(r, opts, std::move(lexical_offsets)).run(*r.ast);
     r.stats.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     if (r.module) {
       // The typed IR must re-check on its own (spec §7).

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace shapeml::smt {
 
@@ -56,7 +59,7 @@ struct ShapeSolver::Impl {
       case ShapeConstraint::Kind::Ge: return a >= b;
       case ShapeConstraint::Kind::Divides:
         if (hypothesis) {
-          z3::expr k = ctx.int_const(("__k" + std::to_string(fresh++)).c_str());
+          z3::expr k = ctx.int_const(("#k" + std::to_string(fresh++)).c_str());
           return a >= 1 && b == a * k;
         }
         return a >= 1 && z3::mod(b, a) == 0;
@@ -103,6 +106,32 @@ void ShapeSolver::end_function() {
 }
 
 namespace {
+// Z3 4.8's `timeout` is not always honoured on non-linear problems (a query
+// was seen spinning past it). A watchdog interrupts the context at twice the
+// budget, so a check always returns (as unknown) instead of hanging.
+z3::check_result check_with_watchdog(z3::context& ctx, z3::solver& solver, unsigned timeout_ms) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread dog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, std::chrono::milliseconds(2ull * timeout_ms + 50), [&] { return done; })) ctx.interrupt();
+  });
+  z3::check_result r = z3::unknown;
+  try {
+    r = solver.check();
+  } catch (const z3::exception&) {
+    r = z3::unknown;  // interrupted or resource-limited: not proved
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_one();
+  dog.join();
+  return r;
+}
+
 // Decides a goal from normal forms alone, when it can.
 std::optional<bool> decide_syntactically(const ShapeConstraint& g) {
   Poly diff = g.lhs - g.rhs;
@@ -161,7 +190,7 @@ std::optional<bool> decide_syntactically(const ShapeConstraint& g) {
 }
 
 // Hypotheses that define a variable (`D = H*Dh`, `(divides H D)` read as
-// D = H*k) rewrite goals before the syntactic test, so that most reshape and
+// D = H*#wN; `#` cannot appear in a user identifier) rewrite goals before the syntactic test, so that most reshape and
 // divisibility obligations never reach Z3. Sound: each rewrite is an
 // equivalence under the hypothesis.
 std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstraint>& where) {
@@ -180,7 +209,7 @@ std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstra
       sub[*rv.begin()] = c.lhs;
     else if (c.kind == ShapeConstraint::Kind::Divides && rv.size() == 1 && c.rhs == Poly::var(*rv.begin()) && !lv.count(*rv.begin()) &&
              !sub.count(*rv.begin()))
-      sub[*rv.begin()] = c.lhs * Poly::var("__w" + std::to_string(k++));
+      sub[*rv.begin()] = c.lhs * Poly::var("#w" + std::to_string(k++));
   }
   // Apply the substitution to itself until no defined variable remains on a
   // right-hand side (bounded: cycles are left alone).
@@ -229,7 +258,7 @@ Outcome ShapeSolver::hypotheses_satisfiable() {
   }
   Impl& z = z3();
   auto t0 = std::chrono::steady_clock::now();
-  z3::check_result r = z.solver.check();
+  z3::check_result r = check_with_watchdog(z.ctx, z.solver, timeout_ms_);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.z3_queries++;
   stats_.z3_seconds += dt;
@@ -262,7 +291,7 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
   auto t0 = std::chrono::steady_clock::now();
   z.solver.push();
   z.solver.add(!z.formula(goal, false));
-  z3::check_result r = z.solver.check();
+  z3::check_result r = check_with_watchdog(z.ctx, z.solver, timeout_ms_);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.z3_queries++;
   stats_.z3_seconds += dt;
@@ -331,7 +360,7 @@ std::string ShapeSolver::smtlib(const ShapeConstraint& goal) const {
   int k = 0;
   for (const auto& c : where_) {
     if (c.kind == ShapeConstraint::Kind::Divides) {
-      std::string w = "|__k" + std::to_string(k++) + "|";
+      std::string w = "|#k" + std::to_string(k++) + "|";
       s += "(declare-const " + w + " Int)\n";
       s += "(assert (and (>= " + smt_term(c.lhs) + " 1) (= " + smt_term(c.rhs) + " (* " + smt_term(c.lhs) + " " + w + "))))\n";
     } else {

@@ -88,6 +88,9 @@ struct ModuleAst {
   std::string name;
   Span span;
   std::vector<FuncAst> funcs;
+  /// Functions that did not parse (already reported); calls to them are not
+  /// reported again.
+  std::vector<std::string> malformed_funcs;
 };
 
 }  // namespace shapeml::syntax

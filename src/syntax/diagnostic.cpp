@@ -37,7 +37,7 @@ static std::string counterexample_text(const Diagnostic& d) {
 std::string render_text(const Diagnostic& d, const SourceFile& src) {
   LineCol b = src.line_col(d.span.begin);
   LineCol e = src.line_col(d.span.end > d.span.begin ? d.span.end - 1 : d.span.begin);
-  std::string out = std::string(severity_name(d.severity)) + "[" + d.code + "]: " + d.message + "\n";
+  std::string out = std::string(severity_name(d.severity)) + "[" + d.code + "]: " + printable(d.message) + "\n";
   out += "  --> " + src.name() + ":" + std::to_string(b.line) + ":" + std::to_string(b.col) + "\n";
   std::string line = printable(src.line_text(b.line));
   if (line.size() > 200) line = line.substr(0, 200);
@@ -58,7 +58,21 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
 
 std::string json_escape(const std::string& s) {
   std::string r;
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Copy a well-formed UTF-8 sequence as is; anything else is U+FFFD.
+      size_t n = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+      bool ok = n && c >= 0xc2 && i + n <= s.size();
+      for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+      if (ok) {
+        r.append(s, i, n);
+        i += n - 1;
+      } else {
+        r += "\\ufffd";
+      }
+      continue;
+    }
     switch (c) {
       case '"': r += "\\\""; break;
       case '\\': r += "\\\\"; break;
@@ -66,7 +80,7 @@ std::string json_escape(const std::string& s) {
       case '\t': r += "\\t"; break;
       case '\r': r += "\\r"; break;
       default:
-        if (c < 0x20 || c >= 0x7f) {
+        if (c < 0x20 || c == 0x7f) {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           r += buf;

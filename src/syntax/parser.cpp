@@ -28,8 +28,11 @@ class Parser {
       return std::nullopt;
     }
     mod.name = m.items[1].text;
-    for (size_t i = 2; i < m.items.size(); ++i)
+    for (size_t i = 2; i < m.items.size(); ++i) {
       if (auto f = func(m.items[i])) mod.funcs.push_back(std::move(*f));
+      else if (m.items[i].is_list() && m.items[i].items.size() >= 2 && m.items[i].items[1].is_symbol())
+        mod.malformed_funcs.push_back(m.items[i].items[1].text);
+    }
     return mod;
   }
 

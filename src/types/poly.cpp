@@ -91,6 +91,7 @@ void Poly::finish() {
   auto c = terms_.find("");
   if (c != terms_.end()) (c->second.coeff > 0 ? pos : neg).push_back(std::to_string(c->second.coeff > 0 ? c->second.coeff : -c->second.coeff));
   if (neg.empty()) key_ = sum_text(pos);
+  else if (pos.empty() && terms_.size() == 1 && c != terms_.end()) key_ = std::to_string(c->second.coeff);
   else key_ = "(- " + sum_text(pos) + " " + sum_text(neg) + ")";
 }
 

@@ -159,17 +159,23 @@ int cmd_emit(const std::string& stage, const std::string& f, unsigned timeout) {
     std::cerr << "shapemlc: cannot read " << f << ": " << err << "\n";
     return 2;
   }
+  if (stage == "ast") {
+    // Parse only: the AST of a program with type errors is still printable,
+    // but not one with syntax errors.
+    shapeml::syntax::SourceFile src(f, text);
+    shapeml::syntax::DiagnosticSink diags;
+    auto sx = shapeml::syntax::read_sexprs(src, diags);
+    auto ast = shapeml::syntax::parse_module(sx, diags);
+    if (diags.error_count() || !ast) {
+      for (const auto& d : diags.all()) std::cerr << shapeml::syntax::render_text(d, src) << "\n";
+      return 1;
+    }
+    std::cout << shapeml::syntax::print_module(*ast);
+    return 0;
+  }
   shapeml::check::CheckOptions o;
   o.obligation_timeout_ms = timeout;
   auto r = shapeml::check::check_source(f, std::move(text), o);
-  if (stage == "ast") {
-    if (!r.ast) {
-      print_diags(r, false);
-      return 1;
-    }
-    std::cout << shapeml::syntax::print_module(*r.ast);
-    return 0;
-  }
   if (!r.ok()) {
     print_diags(r, false);
     return 1;

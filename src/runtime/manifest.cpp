@@ -1,0 +1,317 @@
+#include "runtime/manifest.h"
+
+#include <set>
+
+#include "runtime/compiled_entry.h"
+#include "syntax/sexpr.h"
+
+namespace shapeml::runtime {
+namespace {
+
+using syntax::SExpr;
+using types::Poly;
+
+// Internal only: parse_manifest turns it into a Status.
+struct ManifestError {
+  Status status;
+};
+
+// The reader has no string literals but the manifest's (target "...") is
+// one: each "..." becomes the symbol %N (padded with spaces to the same
+// length where it fits, so that positions stay right) and is looked up here.
+struct Strings {
+  std::vector<std::string> values;
+  std::string text;  // the rewritten manifest
+};
+
+Result<Strings> lift_strings(const std::string& in, const std::string& origin) {
+  Strings out;
+  out.text.reserve(in.size());
+  size_t line = 1;
+  for (size_t i = 0; i < in.size();) {
+    char c = in[i];
+    if (c == ';') {
+      while (i < in.size() && in[i] != '\n') out.text += in[i++];
+    } else if (c == '"') {
+      size_t b = i++;
+      std::string v;
+      while (i < in.size() && in[i] != '"') {
+        if (in[i] == '\\' && i + 1 < in.size()) ++i;
+        v += in[i++];
+      }
+      if (i >= in.size()) return invalid_argument(origin + ":" + std::to_string(line) + ": manifest: unterminated string literal");
+      ++i;
+      std::string sym = "%" + std::to_string(out.values.size());
+      out.values.push_back(v);
+      out.text += sym;
+      for (size_t k = b + sym.size(); k < i; ++k) out.text += in[k] == '\n' ? '\n' : ' ';
+    } else {
+      if (c == '\n') ++line;
+      out.text += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+class Parser {
+ public:
+  Parser(const syntax::SourceFile& src, const std::string& origin, const Strings& strings)
+      : src_(src), origin_(origin), strings_(strings) {}
+
+  Manifest module(const syntax::SExprFile& file) {
+    if (file.items.size() != 1) fail(file.items.empty() ? nullptr : &file.items[1], "expected exactly one (shapeml-module ...) form");
+    const SExpr& m = file.items[0];
+    if (!head_is(m, "shapeml-module")) fail(&m, "expected (shapeml-module ...)");
+    Manifest out;
+    bool have_abi = false, have_name = false;
+    std::set<std::string> entry_names;
+    for (size_t i = 1; i < m.items.size(); ++i) {
+      const SExpr& c = m.items[i];
+      if (head_is(c, "abi")) {
+        if (c.items.size() != 2 || c.items[1].kind != SExpr::Kind::Int || c.items[1].int_value < 0)
+          fail(&c, "expected (abi N)");
+        out.abi = static_cast<uint32_t>(c.items[1].int_value);
+        if (out.abi != kCompiledEntryAbiVersion)
+          throw ManifestError{unimplemented(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
+                                            "); this runtime reads abi " + std::to_string(kCompiledEntryAbiVersion))};
+        have_abi = true;
+      } else if (head_is(c, "name")) {
+        if (c.items.size() != 2) fail(&c, "expected (name NAME)");
+        out.name = atom(c.items[1], "a module name");
+        have_name = true;
+      } else if (head_is(c, "target")) {
+        if (c.items.size() != 2) fail(&c, "expected (target \"...\")");
+        out.target = atom(c.items[1], "a target");
+      } else if (head_is(c, "entry")) {
+        EntrySig e = entry(c);
+        if (!entry_names.insert(e.name).second) fail(&c, "entry `" + e.name + "` is declared twice");
+        out.entries.push_back(std::move(e));
+      } else {
+        fail(&c, "unknown clause in shapeml-module (expected abi, name, target or entry)");
+      }
+    }
+    if (!have_abi) fail(&m, "missing (abi N)");
+    if (!have_name) fail(&m, "missing (name NAME)");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const SExpr* at, const std::string& msg) const {
+    throw ManifestError{invalid_argument(where(at) + "manifest: " + msg)};
+  }
+  std::string where(const SExpr* at) const {
+    if (!at) return origin_ + ": ";
+    auto lc = src_.line_col(at->span.begin);
+    return origin_ + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) + ": ";
+  }
+  static bool head_is(const SExpr& e, const char* h) { return e.is_list() && !e.items.empty() && e.items[0].is_symbol(h); }
+  std::string text_of(const SExpr& e) const { return src_.text().substr(e.span.begin, e.span.end - e.span.begin); }
+
+  // A symbol, or a lifted string literal.
+  std::string atom(const SExpr& e, const char* what) const {
+    if (!e.is_symbol()) fail(&e, std::string("expected ") + what);
+    if (e.text.size() > 1 && e.text[0] == '%' && e.text.find_first_not_of("0123456789", 1) == std::string::npos &&
+        e.text.size() < 10) {
+      size_t k = std::stoul(e.text.substr(1));
+      if (k < strings_.values.size()) return strings_.values[k];
+    }
+    return e.text;
+  }
+  std::string name(const SExpr& e, const char* what) const {
+    if (!e.is_symbol() || e.text.empty() || e.text[0] == '%') fail(&e, std::string("expected ") + what);
+    return e.text;
+  }
+
+  Poly dim(const SExpr& e, const std::set<std::string>& vars) const {
+    if (e.kind == SExpr::Kind::Int) return Poly::constant(e.int_value);
+    if (e.is_symbol()) {
+      if (!vars.count(e.text)) fail(&e, "`" + e.text + "` is not a shape variable of this entry (declare it in (dims ...))");
+      return Poly::var(e.text);
+    }
+    if (!e.is_list() || e.items.empty() || !e.items[0].is_symbol())
+      fail(&e, "expected a dimension: INT, VAR, (+ ...), (- a b), (* ...), (floordiv a INT) or (mod a INT)");
+    const std::string& op = e.items[0].text;
+    size_t n = e.items.size() - 1;
+    if ((op == "+" || op == "*") && n >= 2) {
+      Poly p = dim(e.items[1], vars);
+      for (size_t i = 2; i <= n; ++i) p = op == "+" ? p + dim(e.items[i], vars) : p * dim(e.items[i], vars);
+      return p;
+    }
+    if (op == "-" && n == 2) return dim(e.items[1], vars) - dim(e.items[2], vars);
+    if ((op == "floordiv" || op == "mod") && n == 2) {
+      const SExpr& d = e.items[2];
+      if (d.kind != SExpr::Kind::Int || d.int_value < 1) fail(&d, "`" + op + "` divides by a positive integer constant only");
+      Poly a = dim(e.items[1], vars);
+      return op == "floordiv" ? a.floordiv(d.int_value) : a.mod(d.int_value);
+    }
+    fail(&e, "malformed dimension `" + text_of(e) + "`");
+  }
+
+  types::TensorType type(const SExpr& e, const std::set<std::string>& vars) const {
+    if (!head_is(e, "tensor") || e.items.size() != 4) fail(&e, "expected a type (tensor DTYPE (DIM...) DEVICE)");
+    types::TensorType t;
+    auto dt = e.items[1].is_symbol() ? types::parse_dtype(e.items[1].text) : std::nullopt;
+    if (!dt) fail(&e.items[1], "expected a dtype: f32 f64 bf16 i32 i64 bool");
+    t.dtype = *dt;
+    if (!e.items[2].is_list()) fail(&e.items[2], "expected a list of dimensions");
+    for (const SExpr& d : e.items[2].items) t.shape.push_back(dim(d, vars));
+    const SExpr& dev = e.items[3];
+    if (dev.is_symbol("host")) {
+      t.device = types::Device::host();
+    } else if (head_is(dev, "cuda") && dev.items.size() == 2 && dev.items[1].kind == SExpr::Kind::Int &&
+               dev.items[1].int_value >= 0 && dev.items[1].int_value <= INT32_MAX) {
+      t.device = types::Device::cuda(static_cast<int32_t>(dev.items[1].int_value));
+    } else {
+      fail(&dev, "expected a device: host or (cuda N)");
+    }
+    return t;
+  }
+
+  WhereSig constraint(const SExpr& e, const std::set<std::string>& vars) const {
+    static const std::pair<const char*, types::ShapeConstraint::Kind> ops[] = {
+        {"=", types::ShapeConstraint::Kind::Eq},  {"!=", types::ShapeConstraint::Kind::Ne},
+        {"<", types::ShapeConstraint::Kind::Lt},  {"<=", types::ShapeConstraint::Kind::Le},
+        {">", types::ShapeConstraint::Kind::Gt},  {">=", types::ShapeConstraint::Kind::Ge},
+        {"divides", types::ShapeConstraint::Kind::Divides}};
+    if (e.is_list() && e.items.size() == 3 && e.items[0].is_symbol())
+      for (auto& [op, kind] : ops)
+        if (e.items[0].text == op) return {{kind, dim(e.items[1], vars), dim(e.items[2], vars)}, text_of(e)};
+    fail(&e, "expected a constraint (= a b), (!= a b), (< a b), (<= a b), (> a b), (>= a b) or (divides a b)");
+  }
+
+  EntrySig entry(const SExpr& c) {
+    EntrySig e;
+    if (c.items.size() < 2) fail(&c, "expected (entry NAME ...)");
+    e.name = name(c.items[1], "an entry name");
+    std::set<std::string> vars;
+    bool have_params = false, have_returns = false;
+    std::vector<const SExpr*> specs;
+    for (size_t i = 2; i < c.items.size(); ++i) {
+      const SExpr& k = c.items[i];
+      if (head_is(k, "dims")) {
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          std::string v = name(k.items[j], "a shape variable");
+          if (!vars.insert(v).second) fail(&k.items[j], "shape variable `" + v + "` is declared twice");
+          e.dims.push_back(v);
+        }
+      } else if (head_is(k, "where")) {
+        for (size_t j = 1; j < k.items.size(); ++j) e.where.push_back(constraint(k.items[j], vars));
+      } else if (head_is(k, "params")) {
+        have_params = true;
+        std::set<std::string> names;
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          const SExpr& p = k.items[j];
+          if (!p.is_list() || p.items.size() != 2) fail(&p, "expected a parameter (NAME TYPE)");
+          ParamSig ps{name(p.items[0], "a parameter name"), type(p.items[1], vars)};
+          if (!names.insert(ps.name).second) fail(&p, "parameter `" + ps.name + "` is declared twice");
+          e.params.push_back(std::move(ps));
+        }
+      } else if (head_is(k, "returns")) {
+        have_returns = true;
+        for (size_t j = 1; j < k.items.size(); ++j) e.returns.push_back(type(k.items[j], vars));
+      } else if (head_is(k, "specialization")) {
+        specs.push_back(&k);  // after all clauses: needs dims and where
+      } else {
+        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, where, params, returns or specialization)");
+      }
+    }
+    if (!have_params) fail(&c, "entry `" + e.name + "` has no (params ...)");
+    if (!have_returns || e.returns.empty()) fail(&c, "entry `" + e.name + "` has no (returns TYPE...)");
+    // Every shape variable must be recoverable from the inputs.
+    std::set<std::string> seen;
+    for (const ParamSig& p : e.params)
+      for (const Poly& d : p.type.shape) d.free_vars(seen);
+    for (const std::string& v : e.dims)
+      if (!seen.count(v))
+        fail(&c, "shape variable `" + v + "` of entry `" + e.name + "` appears in no parameter type, so no call could bind it");
+    std::set<Binding> bound;
+    for (const SExpr* s : specs) {
+      SpecializationSig sp = specialization(*s, e, vars);
+      if (!bound.insert(sp.bind).second) fail(s, "two specializations of `" + e.name + "` bind " + binding_str(e, sp.bind));
+      e.specializations.push_back(std::move(sp));
+    }
+    return e;
+  }
+
+  SpecializationSig specialization(const SExpr& s, const EntrySig& e, const std::set<std::string>& vars) const {
+    SpecializationSig sp;
+    bool have_bind = false, have_symbol = false;
+    for (size_t i = 1; i < s.items.size(); ++i) {
+      const SExpr& k = s.items[i];
+      if (head_is(k, "bind")) {
+        have_bind = true;
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          const SExpr& b = k.items[j];
+          if (!b.is_list() || b.items.size() != 2 || !b.items[0].is_symbol() || b.items[1].kind != SExpr::Kind::Int)
+            fail(&b, "expected a binding (VAR INT)");
+          const std::string& v = b.items[0].text;
+          if (!vars.count(v)) fail(&b, "`" + v + "` is not a shape variable of entry `" + e.name + "`");
+          if (b.items[1].int_value < 1) fail(&b, "shape variable `" + v + "` must be bound to a value >= 1");
+          if (!sp.bind.emplace(v, b.items[1].int_value).second) fail(&b, "`" + v + "` is bound twice");
+        }
+      } else if (head_is(k, "symbol")) {
+        if (k.items.size() != 2) fail(&k, "expected (symbol NAME)");
+        sp.symbol = atom(k.items[1], "a symbol name");
+        have_symbol = true;
+      } else {
+        fail(&k, "unknown clause in specialization (expected bind or symbol)");
+      }
+    }
+    if (!have_bind && !e.dims.empty()) fail(&s, "specialization has no (bind ...)");
+    if (!have_symbol) fail(&s, "specialization has no (symbol NAME)");
+    for (const std::string& v : e.dims)
+      if (!sp.bind.count(v)) fail(&s, "specialization does not bind shape variable `" + v + "`");
+    for (const WhereSig& w : e.where)
+      if (w.constraint.eval(sp.bind) != true)
+        fail(&s, "specialization " + binding_str(e, sp.bind) + " violates where constraint " + w.text);
+    return sp;
+  }
+
+  const syntax::SourceFile& src_;
+  const std::string& origin_;
+  const Strings& strings_;
+};
+
+}  // namespace
+
+const EntrySig* Manifest::find(const std::string& entry) const {
+  for (const EntrySig& e : entries)
+    if (e.name == entry) return &e;
+  return nullptr;
+}
+
+std::string binding_str(const EntrySig& e, const Binding& b) {
+  std::string s;
+  for (const std::string& v : e.dims) {
+    auto it = b.find(v);
+    if (it == b.end()) continue;
+    s += (s.empty() ? "" : " ") + v + "=" + std::to_string(it->second);
+  }
+  return s.empty() ? "(no shape variables)" : s;
+}
+
+Result<Manifest> parse_manifest(const std::string& text, const std::string& origin) {
+  return guarded("parse_manifest", [&]() -> Result<Manifest> {
+    auto strings = lift_strings(text, origin);
+    if (!strings) return strings.status();
+    syntax::SourceFile src(origin, strings->text);
+    syntax::DiagnosticSink diags;
+    syntax::SExprFile file = syntax::read_sexprs(src, diags);
+    if (diags.error_count() > 0) {
+      const syntax::Diagnostic& d = diags.all().front();
+      auto lc = src.line_col(d.span.begin);
+      return invalid_argument(origin + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
+                              ": manifest: " + d.message + " [" + d.code + "]");
+    }
+    try {
+      return Parser(src, origin, *strings).module(file);
+    } catch (const ManifestError& e) {
+      return e.status;
+    } catch (const types::DimOverflow&) {
+      return invalid_argument(origin + ": manifest: dimension arithmetic overflows 64-bit integers");
+    }
+  });
+}
+
+}  // namespace shapeml::runtime

@@ -1,0 +1,66 @@
+// The module manifest (format in runtime/compiled_entry.h): the entry points
+// of a compiled module, their shape-polymorphic signatures, and the
+// specializations that exist, parsed without any compiler component (the
+// S-expression reader and dimension polynomials only).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+#include "types/tensor_type.h"
+
+namespace shapeml::runtime {
+
+struct ParamSig {
+  std::string name;
+  types::TensorType type;
+};
+
+struct WhereSig {
+  types::ShapeConstraint constraint;
+  std::string text;  // as written in the manifest, for messages
+};
+
+/// Values of an entry's shape variables, by name.
+using Binding = std::map<std::string, int64_t>;
+
+struct SpecializationSig {
+  Binding bind;
+  std::string symbol;
+};
+
+struct EntrySig {
+  std::string name;
+  std::vector<std::string> dims;  // shape variables, in declaration order
+  std::vector<WhereSig> where;
+  std::vector<ParamSig> params;
+  std::vector<types::TensorType> returns;
+  std::vector<SpecializationSig> specializations;
+};
+
+struct Manifest {
+  uint32_t abi = 0;
+  std::string name;
+  std::string target;  // "" when absent
+  std::vector<EntrySig> entries;
+  const EntrySig* find(const std::string& entry) const;
+};
+
+/// Parses and validates manifest text. `origin` names it in messages (the
+/// .so path). Errors are INVALID_ARGUMENT with "origin:line:col: ..." except
+/// an (abi N) other than kCompiledEntryAbiVersion, which is UNIMPLEMENTED.
+///
+/// Validation: one (shapeml-module ...) form; (abi N) and (name X) present;
+/// entry names unique; every dimension names only declared shape variables;
+/// every shape variable appears in some parameter type (else no call could
+/// bind it); each specialization binds every shape variable exactly once to a
+/// value >= 1 that satisfies the `where` constraints, and no two bind the
+/// same values.
+Result<Manifest> parse_manifest(const std::string& text, const std::string& origin);
+
+/// "B=4 S=128" in the entry's declaration order.
+std::string binding_str(const EntrySig& e, const Binding& b);
+
+}  // namespace shapeml::runtime

@@ -1,0 +1,218 @@
+#include "runtime/memory_resource.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace shapeml::runtime {
+namespace {
+
+bool is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+size_t effective_alignment(size_t a) { return a < kMinAlignment ? kMinAlignment : a; }
+
+// ---------------------------------------------------------------------------
+// A user's C vtable.
+class VtableResource final : public MemoryResource {
+ public:
+  VtableResource(const shapeml_memory_resource& vt, std::string name) : vt_(vt), name_(std::move(name)) {}
+  ~VtableResource() override {
+    if (vt_.destroy) vt_.destroy(vt_.user);
+  }
+  std::string name() const override { return name_; }
+
+ protected:
+  void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
+    return vt_.allocate(vt_.user, bytes, alignment, stream);
+  }
+  void do_deallocate(void* p, size_t bytes, size_t alignment, void* stream) noexcept override {
+    vt_.deallocate(vt_.user, p, bytes, alignment, stream);
+  }
+  bool do_statistics(shapeml_memory_statistics* out) const noexcept override {
+    return vt_.statistics && vt_.statistics(vt_.user, out) != 0;
+  }
+
+ private:
+  shapeml_memory_resource vt_;
+  std::string name_;
+};
+
+// ---------------------------------------------------------------------------
+class HostResource final : public MemoryResource {
+ public:
+  std::string name() const override { return "host"; }
+
+ protected:
+  void* do_allocate(size_t bytes, size_t alignment, void*) noexcept override {
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
+    if (rounded < bytes) return nullptr;  // overflow
+    return std::aligned_alloc(alignment, rounded);
+  }
+  void do_deallocate(void* p, size_t, size_t, void*) noexcept override { std::free(p); }
+};
+
+// ---------------------------------------------------------------------------
+class StatisticsAdaptor final : public MemoryResource {
+ public:
+  explicit StatisticsAdaptor(MemoryResourcePtr up) : up_(std::move(up)) {}
+  std::string name() const override { return "statistics(" + up_->name() + ")"; }
+
+ protected:
+  void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
+    void* p = up_->allocate(bytes, alignment, stream);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!p) {
+      ++s_.failed_allocation_count;
+      return nullptr;
+    }
+    s_.bytes_in_use += bytes;
+    if (s_.bytes_in_use > s_.peak_bytes_in_use) s_.peak_bytes_in_use = s_.bytes_in_use;
+    ++s_.allocation_count;
+    s_.bytes_allocated_total += bytes;
+    return p;
+  }
+  void do_deallocate(void* p, size_t bytes, size_t alignment, void* stream) noexcept override {
+    up_->deallocate(p, bytes, alignment, stream);
+    std::lock_guard<std::mutex> lock(mu_);
+    s_.bytes_in_use -= bytes;
+    ++s_.deallocation_count;
+  }
+  bool do_statistics(shapeml_memory_statistics* out) const noexcept override {
+    shapeml_memory_statistics copy;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      copy = s_;
+    }
+    // A pool underneath knows how much it holds from its own upstream.
+    shapeml_memory_statistics up = SHAPEML_MEMORY_STATISTICS_INIT;
+    if (up_->statistics(&up)) copy.bytes_reserved = up.bytes_reserved;
+    write_statistics(copy, out);
+    return true;
+  }
+
+ private:
+  MemoryResourcePtr up_;
+  mutable std::mutex mu_;
+  shapeml_memory_statistics s_ = SHAPEML_MEMORY_STATISTICS_INIT;
+};
+
+// ---------------------------------------------------------------------------
+class LoggingAdaptor final : public MemoryResource {
+ public:
+  LoggingAdaptor(MemoryResourcePtr up, shapeml_log_callback cb, void* user, void (*user_destroy)(void*))
+      : up_(std::move(up)), cb_(cb), user_(user), user_destroy_(user_destroy) {}
+  ~LoggingAdaptor() override {
+    if (user_destroy_) user_destroy_(user_);
+  }
+  std::string name() const override { return "logging(" + up_->name() + ")"; }
+
+ protected:
+  void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
+    void* p = up_->allocate(bytes, alignment, stream);
+    char line[160];
+    std::snprintf(line, sizeof line, "allocate bytes=%zu alignment=%zu stream=%p -> %p%s", bytes, alignment, stream, p,
+                  p ? "" : " (failed)");
+    if (cb_) cb_(user_, line);
+    return p;
+  }
+  void do_deallocate(void* p, size_t bytes, size_t alignment, void* stream) noexcept override {
+    char line[160];
+    std::snprintf(line, sizeof line, "deallocate %p bytes=%zu alignment=%zu stream=%p", p, bytes, alignment, stream);
+    if (cb_) cb_(user_, line);
+    up_->deallocate(p, bytes, alignment, stream);
+  }
+  bool do_statistics(shapeml_memory_statistics* out) const noexcept override { return up_->statistics(out); }
+
+ private:
+  MemoryResourcePtr up_;
+  shapeml_log_callback cb_;
+  void* user_;
+  void (*user_destroy_)(void*);
+};
+
+// ---------------------------------------------------------------------------
+// The vtable view of a C++ resource: `user` is a heap-allocated strong ref.
+struct VtableHandle {
+  MemoryResourcePtr r;
+};
+void* handle_allocate(void* u, size_t bytes, size_t alignment, void* stream) {
+  return static_cast<VtableHandle*>(u)->r->allocate(bytes, alignment, stream);
+}
+void handle_deallocate(void* u, void* p, size_t bytes, size_t alignment, void* stream) {
+  static_cast<VtableHandle*>(u)->r->deallocate(p, bytes, alignment, stream);
+}
+int32_t handle_statistics(void* u, shapeml_memory_statistics* out) {
+  return static_cast<VtableHandle*>(u)->r->statistics(out) ? 1 : 0;
+}
+void handle_destroy(void* u) { delete static_cast<VtableHandle*>(u); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+void* MemoryResource::allocate(size_t bytes, size_t alignment, void* stream) noexcept {
+  if (bytes == 0 || !is_power_of_two(alignment)) return nullptr;
+  return do_allocate(bytes, effective_alignment(alignment), stream);
+}
+
+void MemoryResource::deallocate(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept {
+  if (!ptr) return;
+  do_deallocate(ptr, bytes, effective_alignment(alignment), stream);
+}
+
+bool MemoryResource::statistics(shapeml_memory_statistics* out) const noexcept {
+  if (!out || out->struct_size < sizeof(size_t)) return false;
+  return do_statistics(out);
+}
+
+Result<MemoryResourcePtr> MemoryResource::from_vtable(const shapeml_memory_resource& vtable, std::string name) {
+  return guarded("MemoryResource::from_vtable", [&]() -> Result<MemoryResourcePtr> {
+    shapeml_memory_resource vt{};
+    size_t n = vtable.struct_size < sizeof vt ? vtable.struct_size : sizeof vt;
+    if (n < offsetof(shapeml_memory_resource, deallocate) + sizeof(vt.deallocate))
+      return invalid_argument("memory resource: struct_size " + std::to_string(vtable.struct_size) +
+                              " is too small to hold `allocate` and `deallocate`");
+    std::memcpy(&vt, &vtable, n);
+    vt.struct_size = sizeof vt;
+    if (!vt.allocate) return invalid_argument("memory resource: `allocate` is NULL");
+    if (!vt.deallocate) return invalid_argument("memory resource: `deallocate` is NULL");
+    return MemoryResourcePtr(std::make_shared<VtableResource>(vt, std::move(name)));
+  });
+}
+
+shapeml_memory_resource MemoryResource::to_vtable() {
+  shapeml_memory_resource vt{};
+  vt.struct_size = sizeof vt;
+  vt.user = new VtableHandle{shared_from_this()};
+  vt.allocate = handle_allocate;
+  vt.deallocate = handle_deallocate;
+  vt.statistics = handle_statistics;
+  vt.destroy = handle_destroy;
+  return vt;
+}
+
+MemoryResourcePtr host_memory_resource() {
+  static const MemoryResourcePtr host = std::make_shared<HostResource>();
+  return host;
+}
+
+MemoryResourcePtr make_statistics_adaptor(MemoryResourcePtr upstream) {
+  if (!upstream) upstream = host_memory_resource();
+  return std::make_shared<StatisticsAdaptor>(std::move(upstream));
+}
+
+MemoryResourcePtr make_logging_adaptor(MemoryResourcePtr upstream, shapeml_log_callback callback, void* user,
+                                       void (*user_destroy)(void*)) {
+  if (!upstream) upstream = host_memory_resource();
+  return std::make_shared<LoggingAdaptor>(std::move(upstream), callback, user, user_destroy);
+}
+
+void write_statistics(const shapeml_memory_statistics& in, shapeml_memory_statistics* out) noexcept {
+  if (!out) return;
+  size_t n = out->struct_size < sizeof in ? out->struct_size : sizeof in;
+  if (n <= sizeof(size_t)) return;
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t), reinterpret_cast<const char*>(&in) + sizeof(size_t),
+              n - sizeof(size_t));
+}
+
+}  // namespace shapeml::runtime

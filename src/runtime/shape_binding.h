@@ -1,0 +1,29 @@
+// Binding an entry's shape variables from the shapes of actual inputs, and
+// evaluating its result shapes under that binding.
+//
+// A parameter dimension that is a lone variable binds it. A dimension that
+// is linear in exactly one still-unbound variable (c·V + rest, with rest
+// known) solves for it, e.g. (* 2 N) or (+ N 1). Every other dimension is
+// evaluated under the binding and compared with the actual size; then the
+// `where` constraints are checked. Every error names the input, the
+// dimension, the expected expression, and the variables with their values
+// and where each was bound.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/manifest.h"
+#include "runtime/status.h"
+
+namespace shapeml::runtime {
+
+/// `shapes[i]` is the shape of input i; its length must already equal
+/// e.params[i]'s rank (Module::call checks counts and ranks first).
+/// Failures are INVALID_ARGUMENT.
+Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::span<const int64_t>> shapes);
+
+/// The concrete shape of `shape` under `b` (every variable bound).
+Result<std::vector<int64_t>> evaluate_shape(const types::Shape& shape, const Binding& b);
+
+}  // namespace shapeml::runtime

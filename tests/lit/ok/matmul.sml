@@ -1,0 +1,35 @@
+; T-Matmul (spec §4.10): 2-D, batched with equal ranks, shared rank-2 weight,
+; batch and contraction dimensions equal only under `where`.
+; RUN: %shapemlc check %s
+; RUN: %shapemlc --emit=typed %s | FileCheck %s
+(module mm
+  (func plain (dims M K N)
+    (params (a (tensor f32 (M K) host)) (b (tensor f32 (K N) host)))
+    (returns (tensor f32 (M N) host))
+    ; CHECK: c = matmul(a, b) : (tensor f32 (M N) host)
+    (let c (matmul a b))
+    (return c))
+  (func batched (dims B H S T Dh)
+    (params (q (tensor bf16 (B H S Dh) (cuda 0))) (k (tensor bf16 (B H T Dh) (cuda 0))))
+    (returns (tensor bf16 (B H S T) (cuda 0)))
+    ; CHECK: s = matmul(q, %{{[0-9]+}}) : (tensor bf16 (B H S T) (cuda 0))
+    (let s (matmul q (transpose k)))
+    (return s))
+  (func shared_weight (dims B S D F)
+    (params (x (tensor i32 (B S D) host)) (w (tensor i32 (D F) host)))
+    (returns (tensor i32 (B S F) host))
+    ; CHECK: y = matmul(x, w) : (tensor i32 (B S F) host)
+    (let y (matmul x w))
+    (return y))
+  (func under_where (dims B1 B2 M K1 K2 N)
+    (where (= B1 B2) (= K2 (* 1 K1)))
+    (params (a (tensor f64 (B1 M K1) host)) (b (tensor f64 (B2 K2 N) host)))
+    (returns (tensor f64 (B2 M N) host))
+    ; The result takes the left operand's batch dimensions.
+    ; CHECK: c = matmul(a, b) : (tensor f64 (B1 M N) host)
+    (let c (matmul a b))
+    (return c))
+  (func polynomial_dims (dims N)
+    (params (a (tensor f32 ((* 2 N) (+ N 1)) host)) (b (tensor f32 ((+ 1 N) (* N N)) host)))
+    (returns (tensor f32 ((+ N N) (* N N)) host))
+    (return (matmul a b))))

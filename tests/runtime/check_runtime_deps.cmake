@@ -1,0 +1,17 @@
+# Fails when LIB (a shared library made of the whole runtime core) needs a
+# compiler library, or references a Z3/LLVM/MLIR symbol.
+execute_process(COMMAND readelf -d ${LIB} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -d ${LIB} failed")
+endif()
+string(REGEX MATCHALL "\\(NEEDED\\)[^\n]*" needed "${dyn}")
+message(STATUS "runtime needs: ${needed}")
+foreach(bad z3 LLVM MLIR clang)
+  if(needed MATCHES "lib${bad}")
+    message(FATAL_ERROR "the runtime links lib${bad}: ${needed}")
+  endif()
+endforeach()
+execute_process(COMMAND nm -D --undefined-only ${LIB} OUTPUT_VARIABLE undef)
+if(undef MATCHES "Z3_|_ZN2z3|_ZN4llvm|_ZN4mlir")
+  message(FATAL_ERROR "the runtime references compiler symbols")
+endif()

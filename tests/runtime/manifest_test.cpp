@@ -1,0 +1,167 @@
+#include <gtest/gtest.h>
+
+#include "runtime/manifest.h"
+#include "runtime/shape_binding.h"
+
+using namespace shapeml::runtime;
+
+namespace {
+
+const char* kGood = R"((shapeml-module (abi 1) (name mlp) (target "x86-64-v3")
+  ; a comment with a "quote
+  (entry mlp (dims B S D F) (where (= (mod D 64) 0) (<= F (* 4 D)))
+    (params (x (tensor f32 (B S D) host))
+            (w1 (tensor f32 (D F) host))
+            (w2 (tensor f32 (F D) host)))
+    (returns (tensor f32 (B S D) host))
+    (specialization (bind (B 4) (S 128) (D 256) (F 1024)) (symbol shapeml_mlp_0)))
+  (entry pad (dims N) (params (x (tensor i64 ((+ (* 2 N) 1) 3) host))) (returns (tensor i64 ((floordiv N 2)) (cuda 1)))))
+)";
+
+Result<Manifest> parse(const std::string& body) {
+  return parse_manifest("(shapeml-module (abi 1) (name m)\n" + body + ")", "test.so");
+}
+
+void expect_error(const std::string& body, const std::string& text) {
+  auto r = parse(body);
+  ASSERT_FALSE(r.ok()) << body;
+  EXPECT_EQ(r.status().code(), StatusCode::InvalidArgument);
+  EXPECT_NE(r.status().message().find(text), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message().rfind("test.so:", 0), 0u) << r.status().message();
+}
+
+}  // namespace
+
+TEST(Manifest, ParsesTheDocumentedFormat) {
+  auto r = parse_manifest(kGood, "libmlp.so");
+  ASSERT_TRUE(r.ok()) << r.status().str();
+  const Manifest& m = *r;
+  EXPECT_EQ(m.abi, 1u);
+  EXPECT_EQ(m.name, "mlp");
+  EXPECT_EQ(m.target, "x86-64-v3");
+  ASSERT_EQ(m.entries.size(), 2u);
+  const EntrySig* e = m.find("mlp");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->dims, (std::vector<std::string>{"B", "S", "D", "F"}));
+  ASSERT_EQ(e->where.size(), 2u);
+  EXPECT_EQ(e->where[0].text, "(= (mod D 64) 0)");
+  ASSERT_EQ(e->params.size(), 3u);
+  EXPECT_EQ(e->params[1].name, "w1");
+  EXPECT_EQ(e->params[1].type.str(), "(tensor f32 (D F) host)");
+  ASSERT_EQ(e->specializations.size(), 1u);
+  EXPECT_EQ(e->specializations[0].symbol, "shapeml_mlp_0");
+  EXPECT_EQ(binding_str(*e, e->specializations[0].bind), "B=4 S=128 D=256 F=1024");
+  const EntrySig* pad = m.find("pad");
+  ASSERT_NE(pad, nullptr);
+  EXPECT_EQ(pad->params[0].type.str(), "(tensor i64 ((+ (* 2 N) 1) 3) host)");
+  EXPECT_EQ(pad->returns[0].device, shapeml::types::Device::cuda(1));
+  EXPECT_EQ(m.find("nope"), nullptr);
+}
+
+TEST(Manifest, RejectsMalformedManifestsWithPositions) {
+  expect_error("(entry f (dims N) (params (x (tensor f32 (M) host))) (returns (tensor f32 (N) host)))",
+               "`M` is not a shape variable");
+  expect_error("(entry f (dims N) (params (x (tensor f33 (N) host))) (returns (tensor f32 (N) host)))", "expected a dtype");
+  expect_error("(entry f (dims N) (params (x (tensor f32 (N) gpu))) (returns (tensor f32 (N) host)))", "expected a device");
+  expect_error("(entry f (dims N M) (params (x (tensor f32 (N) host))) (returns (tensor f32 (M) host)))",
+               "shape variable `M` of entry `f` appears in no parameter type");
+  expect_error("(entry f (dims N) (params (x (tensor f32 (N) host))))", "has no (returns");
+  expect_error("(entry f (dims N) (returns (tensor f32 (N) host)))", "has no (params");
+  expect_error("(entry f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)))\n"
+               "(entry f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)))",
+               "entry `f` is declared twice");
+  expect_error("(entry f (dims N) (where (= (mod N 4) 0)) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host))\n"
+               "  (specialization (bind (N 6)) (symbol f6)))",
+               "specialization N=6 violates where constraint (= (mod N 4) 0)");
+  expect_error("(entry f (dims N M) (params (x (tensor f32 (N M) host))) (returns (tensor f32 (N) host))\n"
+               "  (specialization (bind (N 6)) (symbol f6)))",
+               "does not bind shape variable `M`");
+  expect_error("(entry f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host))\n"
+               "  (specialization (bind (N 2)) (symbol a)) (specialization (bind (N 2)) (symbol b)))",
+               "two specializations of `f` bind N=2");
+  expect_error("(entry f (dims N) (params (x (tensor f32 ((floordiv N 0)) host))) (returns (tensor f32 (N) host)))",
+               "positive integer constant");
+  expect_error("(frobnicate)", "unknown clause in shapeml-module");
+  expect_error("(entry f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host))", "unclosed `(`");
+  // Positions are line:column of the offending form.
+  auto r = parse("(entry f (dims N)\n  (params (x (tensor f32 (Q) host))) (returns (tensor f32 (N) host)))");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("test.so:3:", 0), 0u) << r.status().message();
+}
+
+TEST(Manifest, RejectsOtherAbiVersionsAndMissingHeaders) {
+  auto r = parse_manifest("(shapeml-module (abi 2) (name m))", "new.so");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::Unimplemented);
+  EXPECT_NE(r.status().message().find("(abi 2)"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(parse_manifest("(shapeml-module (name m))", "x").ok());
+  EXPECT_FALSE(parse_manifest("(shapeml-module (abi 1))", "x").ok());
+  EXPECT_FALSE(parse_manifest("", "x").ok());
+  EXPECT_FALSE(parse_manifest("(module m)", "x").ok());
+  EXPECT_FALSE(parse_manifest("(shapeml-module (abi 1) (name m) (target \"unterminated)", "x").ok());
+}
+
+namespace {
+Result<Binding> bind(const EntrySig& e, std::vector<std::vector<int64_t>> shapes) {
+  std::vector<std::span<const int64_t>> spans(shapes.begin(), shapes.end());
+  return bind_shape_variables(e, spans);
+}
+}  // namespace
+
+TEST(ShapeBinding, BindsLoneVariablesAndChecksTheRest) {
+  auto m = parse_manifest(kGood, "libmlp.so");
+  ASSERT_TRUE(m.ok());
+  const EntrySig& e = *m->find("mlp");
+  auto b = bind(e, {{2, 3, 64}, {64, 10}, {10, 64}});
+  ASSERT_TRUE(b.ok()) << b.status().str();
+  EXPECT_EQ(binding_str(e, *b), "B=2 S=3 D=64 F=10");
+
+  auto mismatch = bind(e, {{2, 3, 64}, {64, 10}, {11, 64}});
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.status().message(),
+            "entry `mlp`: input `w2` dimension 0 is 11, expected 10 for type (tensor f32 (F D) host): F = 10 (from input `w1` "
+            "dimension 1); input shapes: x (2 3 64), w1 (64 10), w2 (11 64)");
+
+  auto where = bind(e, {{2, 3, 65}, {65, 10}, {10, 65}});
+  ASSERT_FALSE(where.ok());
+  EXPECT_EQ(where.status().message(),
+            "entry `mlp`: where constraint (= (mod D 64) 0) does not hold for D = 65 (from input `x` dimension 2)");
+  auto where2 = bind(e, {{1, 1, 64}, {64, 300}, {300, 64}});
+  ASSERT_FALSE(where2.ok());
+  EXPECT_NE(where2.status().message().find("(<= F (* 4 D)) does not hold for F = 300 (from input `w1` dimension 1), D = 64"),
+            std::string::npos)
+      << where2.status().message();
+  auto zero = bind(e, {{0, 3, 64}, {64, 10}, {10, 64}});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("shape variables are >= 1"), std::string::npos) << zero.status().message();
+}
+
+TEST(ShapeBinding, SolvesLinearDimensions) {
+  auto m = parse_manifest(kGood, "libmlp.so");
+  ASSERT_TRUE(m.ok());
+  const EntrySig& e = *m->find("pad");
+  auto b = bind(e, {{9, 3}});
+  ASSERT_TRUE(b.ok()) << b.status().str();
+  EXPECT_EQ(b->at("N"), 4);
+  auto out = evaluate_shape(e.returns[0].shape, *b);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, std::vector<int64_t>{2});
+  auto even = bind(e, {{8, 3}});
+  ASSERT_FALSE(even.ok());
+  EXPECT_NE(even.status().message().find("requires (+ (* 2 N) 1), which is 8 for no integer N"), std::string::npos)
+      << even.status().message();
+  auto one = bind(e, {{1, 3}});
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.status().message().find("would make shape variable N = 0"), std::string::npos) << one.status().message();
+  auto fixed = bind(e, {{9, 4}});
+  ASSERT_FALSE(fixed.ok());
+  EXPECT_NE(fixed.status().message().find("dimension 1 is 4, expected 3"), std::string::npos) << fixed.status().message();
+}
+
+TEST(ShapeBinding, ReportsVariablesThatCannotBeInferred) {
+  auto m = parse("(entry sq (dims N) (params (x (tensor f32 ((* N N)) host))) (returns (tensor f32 (N) host)))");
+  ASSERT_TRUE(m.ok()) << m.status().str();
+  auto b = bind(m->entries[0], {{16}});
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("cannot infer shape variable N"), std::string::npos) << b.status().message();
+}
