@@ -9,14 +9,14 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 lib=${1:?usage: abi-check.sh libshapeml.so}
-snapshot="$here/abi/snapshots/libshapeml.so.0.abi"
+snapshot="$here/abi/snapshots/$(basename "$lib" | sed -E 's/\.so\.[0-9.]+$/.so/; s/\.so$/.so.0.abi/')"
 suppr="$here/abi/unstable.suppr"
 command -v abidw >/dev/null || { echo "abi-check: abidw not found (apt-get install abigail-tools)"; exit 1; }
 [[ -f $snapshot ]] || { echo "abi-check: no snapshot at $snapshot; run scripts/abi-snapshot.sh"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 abidw --no-corpus-path --no-show-locs --exported-interfaces-only --drop-private-types --drop-undefined-syms --headers-dir "$here/include" --out-file "$tmp/current.abi" "$lib" || { echo "abi-check: abidw failed"; exit 1; }
-if ! grep -q "shapeml_diagnostic" "$tmp/current.abi"; then
+if ! grep -q "shapeml_memory_statistics" "$tmp/current.abi"; then
   echo "abi-check: the library carries no type information for the public structs: build it with -g"
   exit 1
 fi
@@ -28,4 +28,4 @@ if [[ $rc -ne 0 ]]; then
   echo "If this change is deliberate and documented, regenerate: scripts/abi-snapshot.sh $lib"
   exit 1
 fi
-echo "abi-check: libshapeml.so matches abi/snapshots/libshapeml.so.0.abi"
+echo "abi-check: $(basename "$lib") matches abi/snapshots/$(basename "$snapshot")"

@@ -3,7 +3,11 @@
 # snapshot is a reviewed act: commit it together with the documented change.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-lib=${1:-$here/build/default/libshapeml.so}
 mkdir -p "$here/abi/snapshots"
-abidw --no-corpus-path --no-show-locs --exported-interfaces-only --drop-private-types --drop-undefined-syms --headers-dir "$here/include" --out-file "$here/abi/snapshots/libshapeml.so.0.abi" "$lib"
-echo "wrote abi/snapshots/libshapeml.so.0.abi from $lib"
+libs=("$@")
+[[ ${#libs[@]} -gt 0 ]] || libs=("$here/build/default/libshapeml.so" "$here/build/default/libshapeml_runtime.so")
+for lib in "${libs[@]}"; do
+  name=$(basename "$lib" | sed -E 's/\.so\.[0-9.]+$/.so/; s/\.so$/.so.0.abi/')
+  abidw --no-corpus-path --no-show-locs --exported-interfaces-only --drop-private-types --drop-undefined-syms --headers-dir "$here/include" --out-file "$here/abi/snapshots/$name" "$lib"
+  echo "wrote abi/snapshots/$name from $lib"
+done

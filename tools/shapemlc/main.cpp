@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     } else if (a == "--version") {
-      std::cout << "shapemlc 0.1.0\n";
+      std::cout << "shapemlc 0.2.0\n";
       return 0;
     } else if (a.rfind("--emit=", 0) == 0) {
       emit = a.substr(7);
