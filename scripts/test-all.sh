@@ -21,7 +21,7 @@ cmake --build --preset default
 run_stage default ctest --preset default -j2
 
 cmake --preset asan >/dev/null
-cmake --build --preset asan --target shapeml_unit_tests shapeml_capi_tests shapemlc
+cmake --build --preset asan
 run_stage asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --preset asan -L frontend -j2
 

@@ -24,6 +24,10 @@ struct shapeml_check_result {
   std::string text, json;
 };
 
+namespace shapeml::capi {
+const check::CheckOptions& context_check_options(const shapeml_context* c) { return c->options; }
+}  // namespace shapeml::capi
+
 namespace {
 // Reads min(struct_size, known) bytes of a caller's struct into a zeroed copy.
 template <class T>

@@ -1,23 +1,93 @@
 // The compiler half of the module ABI: JIT compilation and AOT builds.
+#include <algorithm>
+#include <cstring>
+
 #include "capi/handles.h"
+#include "check/checker.h"
+#include "jit/bindings_spec.h"
+#include "jit/jit_code_provider.h"
 
 using shapeml::capi::guarded;
 using shapeml::capi::make_status;
+using shapeml::capi::memory_of;
+using shapeml::capi::null_arg;
+using shapeml::capi::to_status;
+
+struct shapeml_context;  // defined in capi.cpp
+namespace shapeml::capi {
+const check::CheckOptions& context_check_options(const shapeml_context* c);
+}
+
+namespace {
+
+shapeml::lower::cpu::CpuTarget cpu_target(shapeml_target t) {
+  shapeml::lower::cpu::CpuTarget c;
+  c.native = t != SHAPEML_TARGET_X86_64;
+  return c;
+}
+
+// Checks `source`; on errors returns CHECK_FAILED carrying every diagnostic.
+shapeml_status* checked(const char* fn, shapeml_context* ctx, const char* name, const char* source, size_t length,
+                        shapeml::check::CheckResult& r) {
+  r = shapeml::check::check_source(name ? name : "<source>", std::string(source ? source : "", length),
+                                   shapeml::capi::context_check_options(ctx));
+  if (r.ok()) return nullptr;
+  std::string text;
+  for (const auto& d : r.diags.all()) text += shapeml::syntax::render_text(d, *r.source);
+  return make_status(SHAPEML_STATUS_CHECK_FAILED, std::string(fn) + ": the program does not check:\n" + text);
+}
+
+}  // namespace
 
 extern "C" {
 
 SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, const char* name, const char* source, size_t length,
                                                    const shapeml_module_options* options, shapeml_module** out) {
   return guarded("shapeml_module_compile", [&]() -> shapeml_status* {
-    if (out) *out = nullptr;
-    return make_status(SHAPEML_STATUS_UNIMPLEMENTED, "shapeml_module_compile: the CPU back end is not linked into this build");
+    const char* fn = "shapeml_module_compile";
+    if (!out) return null_arg(fn, "out");
+    *out = nullptr;
+    if (!context) return null_arg(fn, "context");
+    if (!source && length) return null_arg(fn, "source");
+    shapeml_module_options o = SHAPEML_MODULE_OPTIONS_INIT;
+    if (options) {
+      if (options->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->struct_size is not set");
+      std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
+    }
+    shapeml::check::CheckResult r;
+    if (auto* st = checked(fn, context, name, source, length, r)) return st;
+    auto provider = std::make_unique<shapeml::jit::JitCodeProvider>(std::move(*r.module), cpu_target(o.target));
+    std::string manifest = provider->manifest();
+    auto m = shapeml::runtime::Module::create(manifest, std::move(provider), name ? name : "<source>", memory_of(o.memory));
+    if (!m.ok()) return to_status(m.status());
+    auto* h = new shapeml_module;
+    h->module = m.value();
+    *out = h;
+    return nullptr;
   });
 }
 
 SHAPEML_API shapeml_status* shapeml_module_build_shared_object(shapeml_context* context, const char* name, const char* source, size_t length,
                                                                const char* bindings, shapeml_target target, const char* out_path) {
   return guarded("shapeml_module_build_shared_object", [&]() -> shapeml_status* {
-    return make_status(SHAPEML_STATUS_UNIMPLEMENTED, "shapeml_module_build_shared_object: the CPU back end is not linked into this build");
+    const char* fn = "shapeml_module_build_shared_object";
+    if (!context) return null_arg(fn, "context");
+    if (!source && length) return null_arg(fn, "source");
+    if (!bindings) return null_arg(fn, "bindings");
+    if (!out_path) return null_arg(fn, "out_path");
+    if (target != SHAPEML_TARGET_NATIVE && target != SHAPEML_TARGET_X86_64)
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(target));
+    std::vector<shapeml::lower::cpu::Specialization> specs;
+    std::string error;
+    if (!shapeml::jit::parse_specializations(bindings, "", specs, error))
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": bindings: " + error);
+    shapeml::check::CheckResult r;
+    if (auto* st = checked(fn, context, name, source, length, r)) return st;
+    for (const auto& s : specs)
+      if (!r.module->find(s.entry)) return make_status(SHAPEML_STATUS_NOT_FOUND, std::string(fn) + ": no function `" + s.entry + "` in the program");
+    if (!shapeml::lower::cpu::build_shared_object(*r.module, specs, cpu_target(target), out_path, error))
+      return make_status(SHAPEML_STATUS_INTERNAL, std::string(fn) + ": " + error);
+    return nullptr;
   });
 }
 

@@ -1,0 +1,151 @@
+"""A ctypes binding of the shapeml C ABI (include/shapeml.h): check, JIT
+compile, build and load AOT modules, call entry points with NumPy arrays.
+
+    import shapeml
+    lib = shapeml.Library("build/default/libshapeml.so")
+    mod = lib.compile(open("examples/mlp.sml").read(), name="mlp.sml")
+    (y,) = mod.call("mlp", x, w1, b1, w2, b2)      # NumPy in, NumPy out
+
+Errors raise shapeml.Error with the library's status code and message.
+Tensors cross the boundary by copy here (create_copy / data); DLPack is the
+zero-copy path for frameworks that speak it.
+"""
+import ctypes as C
+
+import numpy as np
+
+_DTYPES = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("int32"): 3, np.dtype("int64"): 4, np.dtype("bool"): 5}
+_NP = {v: k for k, v in _DTYPES.items()}
+TARGET_NATIVE, TARGET_X86_64 = 0, 1
+
+
+class Error(RuntimeError):
+    def __init__(self, code, name, message):
+        super().__init__(f"{name}: {message}")
+        self.code, self.name, self.message = code, name, message
+
+
+class ModuleOptions(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("target", C.c_int32)]
+
+
+class Library:
+    """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
+
+    def __init__(self, path):
+        self.lib = C.CDLL(path)
+        L = self.lib
+        vp, sz, i32, cp = C.c_void_p, C.c_size_t, C.c_int32, C.c_char_p
+        L.shapeml_version.restype = cp
+        L.shapeml_status_get_code.restype, L.shapeml_status_get_code.argtypes = i32, [vp]
+        L.shapeml_status_get_message.restype, L.shapeml_status_get_message.argtypes = cp, [vp]
+        L.shapeml_status_code_name.restype, L.shapeml_status_code_name.argtypes = cp, [i32]
+        L.shapeml_status_free.argtypes = [vp]
+        sigs = {
+            "shapeml_tensor_create_copy": [vp, i32, sz, C.POINTER(C.c_int64), vp, sz, C.POINTER(vp)],
+            "shapeml_module_load": [cp, vp, C.POINTER(vp)],
+            "shapeml_module_call": [vp, cp, C.POINTER(vp), sz, C.POINTER(vp), sz],
+            "shapeml_module_lookup": [vp, cp, C.POINTER(sz), C.POINTER(sz)],
+        }
+        if hasattr(L, "shapeml_context_create"):
+            sigs.update({
+                "shapeml_context_create": [vp, C.POINTER(vp)],
+                "shapeml_module_compile": [vp, cp, cp, sz, vp, C.POINTER(vp)],
+                "shapeml_module_build_shared_object": [vp, cp, cp, sz, cp, i32, cp],
+            })
+        for name, args in sigs.items():
+            f = getattr(L, name)
+            f.restype, f.argtypes = vp, args
+        for name in ("shapeml_tensor_release", "shapeml_module_release", "shapeml_context_release"):
+            if hasattr(L, name):
+                getattr(L, name).argtypes = [vp]
+        L.shapeml_tensor_dtype.restype, L.shapeml_tensor_dtype.argtypes = i32, [vp]
+        L.shapeml_tensor_rank.restype, L.shapeml_tensor_rank.argtypes = sz, [vp]
+        L.shapeml_tensor_shape.restype, L.shapeml_tensor_shape.argtypes = C.POINTER(C.c_int64), [vp]
+        L.shapeml_tensor_data.restype, L.shapeml_tensor_data.argtypes = vp, [vp]
+        L.shapeml_tensor_byte_size.restype, L.shapeml_tensor_byte_size.argtypes = sz, [vp]
+        self.version = L.shapeml_version().decode()
+        self._ctx = None
+
+    def _check(self, status):
+        if status:
+            code = self.lib.shapeml_status_get_code(status)
+            name = self.lib.shapeml_status_code_name(code).decode()
+            msg = self.lib.shapeml_status_get_message(status).decode()
+            self.lib.shapeml_status_free(status)
+            raise Error(code, name, msg)
+
+    def _context(self):
+        if self._ctx is None:
+            ctx = C.c_void_p()
+            self._check(self.lib.shapeml_context_create(None, C.byref(ctx)))
+            self._ctx = ctx
+        return self._ctx
+
+    def _options(self, target):
+        return ModuleOptions(C.sizeof(ModuleOptions), None, target)
+
+    def compile(self, source, name="<source>", target=TARGET_NATIVE):
+        """JIT: every function becomes an entry, specialized on first call."""
+        src = source.encode()
+        out = C.c_void_p()
+        opts = self._options(target)
+        self._check(self.lib.shapeml_module_compile(self._context(), name.encode(), src, len(src), C.byref(opts), C.byref(out)))
+        return Module(self, out)
+
+    def build(self, source, bindings, out_path, name="<source>", target=TARGET_NATIVE):
+        """AOT: a shared object with one specialization per `ENTRY:VAR=VALUE,...` in `bindings`."""
+        src = source.encode()
+        self._check(self.lib.shapeml_module_build_shared_object(self._context(), name.encode(), src, len(src), ";".join(bindings).encode(),
+                                                                target, out_path.encode()))
+
+    def load(self, path):
+        out = C.c_void_p()
+        self._check(self.lib.shapeml_module_load(path.encode(), None, C.byref(out)))
+        return Module(self, out)
+
+    def tensor(self, array):
+        a = np.ascontiguousarray(array)
+        if a.dtype not in _DTYPES:
+            raise TypeError(f"shapeml has no dtype for {a.dtype}")
+        shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+        out = C.c_void_p()
+        self._check(self.lib.shapeml_tensor_create_copy(None, _DTYPES[a.dtype], a.ndim, shape, a.ctypes.data_as(C.c_void_p), a.nbytes,
+                                                        C.byref(out)))
+        return out
+
+    def to_numpy(self, t):
+        L = self.lib
+        rank = L.shapeml_tensor_rank(t)
+        shape = tuple(L.shapeml_tensor_shape(t)[i] for i in range(rank))
+        dtype = _NP[L.shapeml_tensor_dtype(t)]
+        n = L.shapeml_tensor_byte_size(t)
+        buf = (C.c_char * n).from_address(L.shapeml_tensor_data(t)) if n else b""
+        return np.frombuffer(bytes(buf), dtype=dtype).reshape(shape)
+
+
+class Module:
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+
+    def __del__(self):
+        if self.handle:
+            self.lib.lib.shapeml_module_release(self.handle)
+            self.handle = None
+
+    def call(self, entry, *arrays):
+        L = self.lib.lib
+        n_in, n_out = C.c_size_t(), C.c_size_t()
+        self.lib._check(L.shapeml_module_lookup(self.handle, entry.encode(), C.byref(n_in), C.byref(n_out)))
+        ins = [self.lib.tensor(a) for a in arrays]
+        in_arr = (C.c_void_p * max(len(ins), 1))(*[t.value for t in ins])
+        out_arr = (C.c_void_p * max(n_out.value, 1))()
+        try:
+            self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(ins), out_arr, n_out.value))
+            return tuple(self.lib.to_numpy(out_arr[i]) for i in range(n_out.value))
+        finally:
+            for t in ins:
+                L.shapeml_tensor_release(t)
+            for i in range(n_out.value):
+                if out_arr[i]:
+                    L.shapeml_tensor_release(out_arr[i])

@@ -1,0 +1,521 @@
+// LLVM side of the CPU back end: the `void SYMBOL(void**)` wrapper, LLVM
+// optimization, the ORC JIT, object emission, the manifest and the link into
+// a shared object. Includes LLVM headers only; MLIR stays in pipeline.cpp.
+#include "lower/cpu/cpu_backend.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "lower/cpu/pipeline.h"
+
+extern char** environ;
+
+namespace shapeml::lower::cpu {
+
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+struct TargetDesc {
+  std::string triple, cpu, features, name;
+  int vector_bits = 128;
+};
+
+TargetDesc describe(const CpuTarget& t) {
+  TargetDesc d;
+  d.triple = llvm::sys::getProcessTriple();
+  llvm::Triple tr(d.triple);
+  if (t.native) {
+    d.cpu = llvm::sys::getHostCPUName().str();
+    auto feats = llvm::sys::getHostCPUFeatures();
+    {
+      std::vector<std::string> fs;
+      for (auto& f : feats) fs.push_back((f.second ? "+" : "-") + f.first().str());
+      std::sort(fs.begin(), fs.end());
+      for (size_t i = 0; i < fs.size(); ++i) d.features += (i ? "," : "") + fs[i];
+    }
+    if (!t.features.empty()) d.features += (d.features.empty() ? "" : ",") + t.features;
+  } else {
+    d.cpu = !t.cpu.empty() ? t.cpu : (tr.getArch() == llvm::Triple::x86_64 ? "x86-64" : "generic");
+    d.features = t.features;
+  }
+  d.name = d.cpu;
+  // The SIMD width the matmul micro-tiles are chosen for.
+  auto has = [&](const std::string& f) { return ("," + d.features + ",").find(",+" + f + ",") != std::string::npos; };
+  if (tr.isX86()) {
+    std::string cpu = d.cpu;
+    bool v4 = cpu == "x86-64-v4" || has("avx512f");
+    bool v3 = v4 || cpu == "x86-64-v3" || has("avx2") || has("avx");
+    if (t.native) {
+      v4 = has("avx512f");
+      v3 = v4 || has("avx2");
+    }
+    d.vector_bits = v4 ? 512 : v3 ? 256 : 128;
+  }
+  return d;
+}
+
+std::unique_ptr<llvm::TargetMachine> make_tm(const TargetDesc& d, unsigned opt, std::string& error) {
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(d.triple, err);
+  if (!target) {
+    error = "no LLVM target for " + d.triple + ": " + err;
+    return nullptr;
+  }
+  llvm::TargetOptions to;
+  llvm::CodeGenOptLevel level = opt >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                                : opt == 2 ? llvm::CodeGenOptLevel::Default
+                                : opt == 1 ? llvm::CodeGenOptLevel::Less
+                                           : llvm::CodeGenOptLevel::None;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(d.triple, d.cpu, d.features, to, llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm) error = "cannot create a target machine for " + d.triple + " cpu " + d.cpu;
+  return tm;
+}
+
+std::string sanitize(const std::string& s) {
+  std::string r;
+  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return r;
+}
+
+// emit_mlir -> MLIR pipeline -> LLVM IR, plus the `void symbol(void**)`
+// wrapper around the lowered `symbol_body` (bare pointers, inputs then outputs).
+std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Specialization& s, const std::string& symbol, const TargetDesc& td,
+                                                const CompileOptions& co, llvm::LLVMContext& ctx, std::string& error,
+                                                std::vector<std::string>& notes) {
+  EmitOptions eo;
+  eo.func_name = symbol + "_body";
+  eo.matmul = co.matmul;
+  eo.vector_bits = td.vector_bits;
+  eo.matmul_tile_outer = co.matmul_tile_outer;
+  eo.matmul_tile_inner = co.matmul_tile_inner;
+  std::string text = emit_mlir(m, s.entry, s.bindings, eo, &error);
+  if (text.empty()) return nullptr;
+  detail::PipelineOptions po;
+  po.apply_matmul_strategy = co.matmul == MatmulStrategy::Auto;
+  detail::PipelineResult pr = detail::mlir_to_llvm(text, ctx, po);
+  for (auto& n : pr.notes) notes.push_back(n);
+  if (!pr.module) {
+    error = pr.error;
+    return nullptr;
+  }
+  llvm::Module& mod = *pr.module;
+  llvm::Function* body = mod.getFunction(eo.func_name);
+  const ir::Function* f = m.find(s.entry);
+  size_t nbuf = f->params.size() + f->results.size();
+  if (!body || body->arg_size() != nbuf) {
+    error = "internal: the lowered function has an unexpected signature";
+    return nullptr;
+  }
+  body->setLinkage(llvm::GlobalValue::InternalLinkage);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto* w = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, symbol, mod);
+  w->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  w->addFnAttr(llvm::Attribute::NoUnwind);
+  w->addParamAttr(0, llvm::Attribute::NoCapture);
+  w->addParamAttr(0, llvm::Attribute::ReadOnly);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", w));
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < nbuf; ++i) {
+    llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptr, w->getArg(0), i);
+    args.push_back(b.CreateAlignedLoad(ptr, slot, llvm::MaybeAlign(8), "buf" + std::to_string(i)));
+  }
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
+  return std::move(pr.module);
+}
+
+void set_target(llvm::Module& m, llvm::TargetMachine& tm, const TargetDesc& td) {
+  m.setDataLayout(tm.createDataLayout());
+  m.setTargetTriple(td.triple);
+  for (auto& f : m)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", td.cpu);
+      if (!td.features.empty()) f.addFnAttr("target-features", td.features);
+    }
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, unsigned level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = level >= 2;
+  pto.SLPVectorization = level >= 2;
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel ol = level >= 3 ? llvm::OptimizationLevel::O3
+                               : level == 2 ? llvm::OptimizationLevel::O2
+                               : level == 1 ? llvm::OptimizationLevel::O1
+                                            : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
+  mpm.run(m, mam);
+}
+
+bool verify(llvm::Module& m, std::string& error) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (llvm::verifyModule(m, &os)) {
+    os.flush();
+    error = "internal: invalid LLVM IR: " + s;
+    return false;
+  }
+  return true;
+}
+
+std::string print_module(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  os.flush();
+  return s;
+}
+
+}  // namespace
+
+EmitOptions emit_options_for(const CpuTarget& target, const CompileOptions& options) {
+  init_llvm();
+  EmitOptions eo;
+  eo.matmul = options.matmul;
+  eo.vector_bits = describe(target).vector_bits;
+  eo.matmul_tile_outer = options.matmul_tile_outer;
+  eo.matmul_tile_inner = options.matmul_tile_inner;
+  return eo;
+}
+
+std::string target_name(const CpuTarget& t) {
+  init_llvm();
+  return describe(t).name;
+}
+
+// ---- JIT ---------------------------------------------------------------------
+
+struct CpuJit::Impl {
+  CpuTarget target;
+  CompileOptions options;
+  TargetDesc td;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::string init_error;
+  mutable std::mutex mu;
+  uint64_t counter = 0;
+  std::vector<std::string> notes;
+};
+
+CpuJit::CpuJit(CpuTarget target, CompileOptions options) : impl_(std::make_unique<Impl>()) {
+  init_llvm();
+  impl_->target = target;
+  impl_->options = options;
+  impl_->td = describe(target);
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl_->td.triple)};
+  jtmb.setCPU(impl_->td.cpu);
+  if (!impl_->td.features.empty()) {
+    std::vector<std::string> fs;
+    std::stringstream ss(impl_->td.features);
+    for (std::string f; std::getline(ss, f, ',');) fs.push_back(f);
+    jtmb.addFeatures(fs);
+  }
+  jtmb.setCodeGenOptLevel(options.opt_level >= 3 ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::Default);
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!j) {
+    impl_->init_error = "cannot create the JIT: " + llvm::toString(j.takeError());
+    return;
+  }
+  impl_->jit = std::move(*j);
+  // Generated code calls malloc/free/memcpy and libm: resolve them in this process.
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(impl_->jit->getDataLayout().getGlobalPrefix());
+  if (!gen) {
+    impl_->init_error = "cannot resolve process symbols for the JIT: " + llvm::toString(gen.takeError());
+    impl_->jit.reset();
+    return;
+  }
+  impl_->jit->getMainJITDylib().addGenerator(std::move(*gen));
+}
+
+CpuJit::~CpuJit() = default;
+
+std::vector<std::string> CpuJit::last_notes() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->notes;
+}
+
+runtime::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                         std::string& error) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  impl_->notes.clear();
+  if (!impl_->jit) {
+    error = impl_->init_error;
+    return nullptr;
+  }
+  std::string symbol = "shapeml_jit" + std::to_string(impl_->counter++) + "_" + sanitize(entry);
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = build_spec_module(m, {entry, bindings}, symbol, impl_->td, impl_->options, *ctx, error, impl_->notes);
+  if (!mod) return nullptr;
+  auto tm = make_tm(impl_->td, impl_->options.opt_level, error);
+  if (!tm) return nullptr;
+  set_target(*mod, *tm, impl_->td);
+  if (!verify(*mod, error)) return nullptr;
+  optimize(*mod, *tm, impl_->options.opt_level);
+  mod->setDataLayout(impl_->jit->getDataLayout());
+  if (auto err = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
+    error = "JIT: " + llvm::toString(std::move(err));
+    return nullptr;
+  }
+  auto sym = impl_->jit->lookup(symbol);
+  if (!sym) {
+    error = "JIT: " + llvm::toString(sym.takeError());
+    return nullptr;
+  }
+  return sym->toPtr<runtime::CompiledEntryFn>();
+}
+
+// ---- AOT -----------------------------------------------------------------------
+
+std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,
+                          std::vector<std::string>* symbols) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> by_entry;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!by_entry.count(specs[i].entry)) order.push_back(specs[i].entry);
+    by_entry[specs[i].entry].push_back(i);
+  }
+  std::vector<std::string> syms(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) syms[i] = "shapeml_" + sanitize(specs[i].entry) + "_" + std::to_string(i);
+  std::string s = "(shapeml-module (abi " + std::to_string(runtime::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")";
+  for (const auto& e : order) {
+    const ir::Function* f = m.find(e);
+    if (!f) continue;
+    s += "\n  (entry " + f->name + " (dims";
+    for (const auto& d : f->dims) s += " " + d;
+    s += ") (where";
+    for (const auto& c : f->where) s += " " + c.str();
+    s += ")\n    (params";
+    for (ir::ValueId p : f->params) s += " (" + f->values[p].name + " " + f->values[p].type.str() + ")";
+    s += ")\n    (returns";
+    for (const auto& t : f->result_types) s += " " + t.str();
+    s += ")";
+    for (size_t i : by_entry[e]) {
+      s += "\n    (specialization (bind";
+      for (const auto& d : f->dims) {
+        auto it = specs[i].bindings.find(d);
+        s += " (" + d + " " + (it == specs[i].bindings.end() ? std::string("?") : std::to_string(it->second)) + ")";
+      }
+      s += ") (symbol " + syms[i] + "))";
+    }
+    s += ")";
+  }
+  s += ")\n";
+  if (symbols) *symbols = syms;
+  return s;
+}
+
+bool build_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_o,
+                  std::string& error, const CompileOptions& options) {
+  init_llvm();
+  if (specs.empty()) {
+    error = "no specializations to compile";
+    return false;
+  }
+  TargetDesc td = describe(target);
+  auto tm = make_tm(td, options.opt_level, error);
+  if (!tm) return false;
+  llvm::LLVMContext ctx;
+  auto merged = std::make_unique<llvm::Module>("shapeml_" + sanitize(m.name), ctx);
+  std::vector<std::string> symbols;
+  std::string manifest = manifest_text(m, specs, td.name, &symbols);
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::string err;
+    auto mod = build_spec_module(m, specs[i], symbols[i], td, options, ctx, err, notes);
+    if (!mod) {
+      error = "specialization " + std::to_string(i) + " (`" + specs[i].entry + "`): " + err;
+      return false;
+    }
+    // Per-specialization internals must not collide when linked together.
+    for (auto& g : mod->global_values())
+      if (!g.isDeclaration() && g.getName() != symbols[i]) g.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (llvm::Linker::linkModules(*merged, std::move(mod))) {
+      error = "internal: cannot link specialization " + std::to_string(i);
+      return false;
+    }
+  }
+  // const char* shapeml_module_manifest(void); uint32_t shapeml_module_abi_version(void);
+  {
+    llvm::IRBuilder<> b(ctx);
+    auto* ptr = llvm::PointerType::get(ctx, 0);
+    auto* mf = llvm::Function::Create(llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage, "shapeml_module_manifest", *merged);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", mf));
+    llvm::GlobalVariable* str = b.CreateGlobalString(manifest, "shapeml_manifest_text", 0, merged.get());
+    str->setLinkage(llvm::GlobalValue::PrivateLinkage);
+    b.CreateRet(str);
+    auto* af = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), false), llvm::GlobalValue::ExternalLinkage,
+                                      "shapeml_module_abi_version", *merged);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", af));
+    b.CreateRet(b.getInt32(runtime::kCompiledEntryAbiVersion));
+  }
+  set_target(*merged, *tm, td);
+  if (!verify(*merged, error)) return false;
+  optimize(*merged, *tm, options.opt_level);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(out_o, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write " + out_o + ": " + ec.message();
+    return false;
+  }
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return false;
+  }
+  pm.run(*merged);
+  out.flush();
+  if (out.has_error()) {
+    error = "cannot write " + out_o;
+    out.clear_error();
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Runs argv (no shell), output captured; true on exit status 0.
+bool run_command(const std::vector<std::string>& argv, std::string& output) {
+  llvm::SmallString<128> log;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("shapeml-cc", "log", fd, log)) {
+    output = "cannot create a temporary file";
+    return false;
+  }
+  ::close(fd);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  bool ok = false;
+  if (rc != 0) {
+    output = "cannot run `" + argv[0] + "`: " + std::strerror(rc);
+  } else {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::ifstream in(log.c_str());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    output = ss.str();
+    ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && output.empty()) output = "`" + argv[0] + "` failed";
+  }
+  llvm::sys::fs::remove(log);
+  return ok;
+}
+
+}  // namespace
+
+bool build_shared_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_so,
+                         std::string& error, const CompileOptions& options, const std::string& cc) {
+  llvm::SmallString<128> obj;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("shapeml", "o", fd, obj)) {
+    error = "cannot create a temporary object file";
+    return false;
+  }
+  ::close(fd);
+  bool ok = build_object(m, specs, target, obj.str().str(), error, options);
+  if (ok) {
+    std::string compiler = !cc.empty() ? cc : (std::getenv("SHAPEML_CC") && *std::getenv("SHAPEML_CC") ? std::getenv("SHAPEML_CC") : "cc");
+    std::string out;
+    ok = run_command({compiler, "-shared", "-o", out_so, obj.str().str(), "-lm"}, out);
+    if (!ok) error = "linking " + out_so + " with `" + compiler + " -shared` failed:\n" + out;
+  }
+  llvm::sys::fs::remove(obj);
+  return ok;
+}
+
+// ---- text outputs --------------------------------------------------------------
+
+std::string emit_llvm(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings, const CpuTarget& target,
+                      std::string& error, const CompileOptions& options, bool optimize_ir) {
+  init_llvm();
+  TargetDesc td = describe(target);
+  auto tm = make_tm(td, options.opt_level, error);
+  if (!tm) return "";
+  llvm::LLVMContext ctx;
+  std::vector<std::string> notes;
+  auto mod = build_spec_module(m, {entry, bindings}, default_func_name(entry), td, options, ctx, error, notes);
+  if (!mod) return "";
+  set_target(*mod, *tm, td);
+  if (!verify(*mod, error)) return "";
+  if (optimize_ir) optimize(*mod, *tm, options.opt_level);
+  std::string s;
+  for (const auto& n : notes) s += "; note: " + n + "\n";
+  return s + print_module(*mod);
+}
+
+std::string emit_lowered_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                              const CpuTarget& target, std::string& error, const CompileOptions& options) {
+  init_llvm();
+  EmitOptions eo = emit_options_for(target, options);
+  std::string text = emit_mlir(m, entry, bindings, eo, &error);
+  if (text.empty()) return "";
+  llvm::LLVMContext ctx;
+  detail::PipelineOptions po;
+  po.apply_matmul_strategy = options.matmul == MatmulStrategy::Auto;
+  detail::PipelineResult pr = detail::mlir_to_llvm(text, ctx, po, /*keep_lowered_mlir=*/true);
+  if (!pr.module) {
+    error = pr.error;
+    return "";
+  }
+  return pr.lowered_mlir;
+}
+
+}  // namespace shapeml::lower::cpu

@@ -1,0 +1,101 @@
+// The CPU back end's public C++ API: typed IR -> MLIR -> LLVM -> machine
+// code, just in time (CpuJit) or ahead of time (an object / a shared object
+// with a manifest). The generated code follows src/runtime/compiled_entry.h:
+// one `void SYMBOL(void** buffers)` per specialization, inputs then outputs,
+// dense row-major, destination-passing style. Design and pipeline:
+// docs/design/cpu-codegen.md.
+//
+// Errors are returned (false / null plus a message); nothing here prints,
+// throws across the API, aborts or exits.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "lower/cpu/emit_mlir.h"
+#include "runtime/compiled_entry.h"
+
+namespace shapeml::lower::cpu {
+
+struct CpuTarget {
+  /// true: the host CPU and all its features. false: a portable baseline,
+  /// `cpu` (default "x86-64" on x86-64 hosts, "generic" elsewhere) with
+  /// `features` (LLVM syntax, e.g. "+avx2,+fma"; default none).
+  bool native = true;
+  std::string cpu;
+  std::string features;
+};
+
+struct CompileOptions {
+  MatmulStrategy matmul = MatmulStrategy::Auto;
+  unsigned opt_level = 3;  // LLVM optimization level, 0..3
+  /// Matmul tile override, see EmitOptions (experiments and tuning).
+  std::vector<int64_t> matmul_tile_outer, matmul_tile_inner;
+};
+
+/// One entry point at concrete values of its shape variables.
+struct Specialization {
+  std::string entry;
+  std::map<std::string, int64_t> bindings;
+};
+
+/// The name the manifest records for a target, e.g. "znver3" (native) or
+/// "x86-64".
+std::string target_name(const CpuTarget& t);
+
+/// JIT compiler (LLVM ORC LLJIT). Compiled functions stay valid for the
+/// lifetime of the CpuJit. compile() is thread-safe (serialized).
+class CpuJit {
+ public:
+  explicit CpuJit(CpuTarget target = {}, CompileOptions options = {});
+  ~CpuJit();
+  CpuJit(const CpuJit&) = delete;
+  CpuJit& operator=(const CpuJit&) = delete;
+
+  /// Compiles `entry` specialized to `bindings`; null with `error` set on
+  /// failure (bad bindings, a non-CPU program, an internal error).
+  runtime::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                   std::string& error);
+  /// Remarks of the last compile(), e.g. a matmul strategy that fell back to
+  /// plain loops.
+  std::vector<std::string> last_notes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The manifest text (src/runtime/compiled_entry.h) for `specs`; `symbols`
+/// receives the symbol of each specialization, in order
+/// (`shapeml_<entry>_<index>`).
+std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,
+                          std::vector<std::string>* symbols = nullptr);
+
+/// Writes a relocatable PIC object with every specialization plus
+/// `shapeml_module_manifest()` and `shapeml_module_abi_version()`.
+bool build_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_o,
+                  std::string& error, const CompileOptions& options = {});
+
+/// build_object, then links it with `CC -shared -o out_so obj.o -lm`, where
+/// CC is `cc` unless `cc` or the environment variable SHAPEML_CC says
+/// otherwise. The .so needs only libc and libm.
+bool build_shared_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_so,
+                         std::string& error, const CompileOptions& options = {}, const std::string& cc = "");
+
+/// `--emit=llvm`: the LLVM IR of one specialization (symbol
+/// `shapeml_<entry>`), optimized for `target` unless `optimize` is false.
+/// "" with `error` set on failure.
+std::string emit_llvm(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings, const CpuTarget& target,
+                      std::string& error, const CompileOptions& options = {}, bool optimize = true);
+
+/// The module after the MLIR pipeline (LLVM dialect), for debugging.
+std::string emit_lowered_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                              const CpuTarget& target, std::string& error, const CompileOptions& options = {});
+
+/// EmitOptions that match `target` (vector width for the matmul tiles).
+EmitOptions emit_options_for(const CpuTarget& target, const CompileOptions& options = {});
+
+}  // namespace shapeml::lower::cpu

@@ -1,0 +1,1138 @@
+// Typed IR -> MLIR text. See emit_mlir.h and docs/design/cpu-codegen.md.
+//
+// Every operation of the language becomes tensor-level MLIR with static
+// shapes: elementwise families are linalg.generic (broadcasting is in the
+// indexing maps: a literal-1 operand dimension reads index 0), matmul is
+// linalg.matmul / linalg.batch_matmul, layout operations are linalg.transpose
+// and tensor.{collapse,expand}_shape / {extract,insert}_slice, reductions are
+// linalg.generic with reduction iterators. Scalar constants (`const`, `fill`
+// and the literals of binary operations) are kept symbolic and become scalar
+// constants inside the consuming generic; they are materialized as
+// linalg.fill only when an operation needs the tensor.
+#include "lower/cpu/emit_mlir.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace shapeml::lower::cpu {
+
+using syntax::OpFamily;
+using syntax::OpKind;
+using types::DType;
+
+namespace {
+
+struct EmitError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string& msg) { throw EmitError(msg); }
+
+// ---- types -------------------------------------------------------------------
+
+struct Ty {
+  DType dt = DType::F32;
+  std::vector<int64_t> shape;
+  size_t rank() const { return shape.size(); }
+};
+
+std::string elem_ty(DType d) {
+  switch (d) {
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::BF16: return "bf16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::Bool: return "i1";
+  }
+  return "?";
+}
+
+// The element type of tensors and buffers: bf16 is stored as its i16 bit
+// pattern and converted with integer arithmetic, so the generated code holds
+// no LLVM `bfloat` value (whose x86 lowering calls __truncsfbf2 from libgcc,
+// which neither the JIT process nor a libc-only .so provides).
+std::string storage_ty(DType d) { return d == DType::BF16 ? "i16" : elem_ty(d); }
+
+// The type scalar computation happens in: bf16 is computed in f32 and
+// rounded once per operation.
+DType compute_dt(DType d) { return d == DType::BF16 ? DType::F32 : d; }
+
+bool is_float(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::BF16; }
+bool is_int(DType d) { return d == DType::I32 || d == DType::I64; }
+
+int int_bits(DType d) { return d == DType::I32 ? 32 : 64; }
+
+std::string dims_prefix(const std::vector<int64_t>& s) {
+  std::string r;
+  for (int64_t d : s) r += std::to_string(d) + "x";
+  return r;
+}
+
+std::string tensor_ty(const Ty& t) { return "tensor<" + dims_prefix(t.shape) + storage_ty(t.dt) + ">"; }
+// Buffers at the function boundary: bool is one byte.
+std::string memref_ty(const Ty& t) { return "memref<" + dims_prefix(t.shape) + (t.dt == DType::Bool ? "i8" : storage_ty(t.dt)) + ">"; }
+
+std::string int_list(const std::vector<int64_t>& v) {
+  std::string r = "[";
+  for (size_t i = 0; i < v.size(); ++i) r += (i ? ", " : "") + std::to_string(v[i]);
+  return r + "]";
+}
+
+// ---- literals ----------------------------------------------------------------
+
+struct Lit {
+  bool is_int = false;
+  int64_t i = 0;
+  double f = 0;
+  double as_double() const { return is_int ? static_cast<double>(i) : f; }
+};
+
+float round_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if (std::isnan(x)) {
+    u = (u & 0xffff0000u) | 0x00400000u;  // stay a (quiet) NaN
+  } else {
+    uint32_t lsb = (u >> 16) & 1u;
+    u += 0x7fffu + lsb;  // round to nearest, ties to even
+    u &= 0xffff0000u;
+  }
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+
+std::string fix_float_text(std::string s) {
+  // MLIR float literals need a '.' before any exponent.
+  if (s.find('.') != std::string::npos) return s;
+  size_t e = s.find_first_of("eE");
+  if (e == std::string::npos) return s + ".0";
+  return s.substr(0, e) + ".0" + s.substr(e);
+}
+
+// A float constant of type `d` (F32 or F64) as MLIR attribute text.
+std::string float_attr(double v, DType d) {
+  char buf[64];
+  if (d == DType::F64) {
+    if (std::isnan(v)) return "0x7FF8000000000000";
+    if (std::isinf(v)) return v > 0 ? "0x7FF0000000000000" : "0xFFF0000000000000";
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return fix_float_text(buf);
+  }
+  float f = static_cast<float>(v);
+  if (std::isnan(f)) return "0x7FC00000";
+  if (std::isinf(f)) return f > 0 ? "0x7F800000" : "0xFF800000";
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+  return fix_float_text(buf);
+}
+
+// The bf16 bit pattern of v as a (signed) i16 literal.
+std::string bf16_bits_attr(float v) {
+  float r = round_bf16(v);
+  uint32_t u;
+  std::memcpy(&u, &r, 4);
+  return std::to_string(static_cast<int16_t>(static_cast<uint16_t>(u >> 16)));
+}
+
+// `VALUE : TYPE` for a scalar of dtype `d` holding literal `l` (the exact
+// value of dtype d; for bf16 the value rounded to bf16).
+std::string scalar_attr(const Lit& l, DType d) {
+  switch (d) {
+    case DType::Bool: return (l.is_int ? l.i != 0 : l.f != 0) ? "true" : "false";
+    case DType::I32:
+    case DType::I64: return std::to_string(l.is_int ? l.i : static_cast<int64_t>(l.f)) + " : " + elem_ty(d);
+    case DType::F32:
+    case DType::F64: return float_attr(l.as_double(), d) + " : " + elem_ty(d);
+    case DType::BF16: return bf16_bits_attr(static_cast<float>(l.as_double())) + " : i16";
+  }
+  return "?";
+}
+
+// The literal's value converted to the compute type of `d` (for bf16: the
+// bf16-rounded value as f32).
+std::string compute_scalar_attr(const Lit& l, DType d) {
+  if (d == DType::BF16) return float_attr(round_bf16(static_cast<float>(l.as_double())), DType::F32) + " : f32";
+  return scalar_attr(l, d);
+}
+
+std::string sanitize(const std::string& s) {
+  std::string r;
+  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (r.empty()) r = "v";
+  return r;
+}
+
+// ---- matmul strategy ------------------------------------------------------------
+
+struct MatmulPlan {
+  bool tiled = false;
+  std::vector<int64_t> outer, inner;  // per loop of the op: [b,] m, n, k
+  std::string text;                   // for the attribute and the comment
+};
+
+// Largest multiple of `unit` that divides `n` and is <= cap (at least `unit`,
+// which must divide n).
+int64_t tile_for(int64_t n, int64_t unit, int64_t cap) {
+  int64_t best = unit;
+  for (int64_t t = unit; t <= std::min(n, cap); t += unit)
+    if (n % t == 0) best = t;
+  return best;
+}
+
+int64_t largest_divisor_from(int64_t n, std::initializer_list<int64_t> cands) {
+  for (int64_t c : cands)
+    if (c <= n && n % c == 0) return c;
+  return 1;
+}
+
+MatmulPlan plan_matmul(bool batched, int64_t M, int64_t N, int64_t K, DType dt, const EmitOptions& o) {
+  MatmulPlan p;
+  std::string dims = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+  if (o.matmul == MatmulStrategy::Naive) {
+    p.text = "naive loops (requested) " + dims;
+    return p;
+  }
+  int acc_bits = (dt == DType::F64 || dt == DType::I64) ? 64 : 32;
+  int64_t lanes = std::max<int64_t>(1, o.vector_bits / acc_bits);
+  // Micro-tile: mr rows x nr columns of accumulators held in vector registers
+  // (16 registers with AVX2: 4 x 2 vectors; 32 with AVX-512: 8 x 2).
+  int64_t mr_cap = o.vector_bits >= 512 ? 8 : 4;
+  int64_t nr = largest_divisor_from(N, {2 * lanes, lanes, lanes / 2 > 0 ? lanes / 2 : 1, 4, 2, 1});
+  int64_t mr = 1;
+  for (int64_t c = mr_cap; c >= 1; --c)
+    if (M % c == 0) {
+      mr = c;
+      break;
+    }
+  int64_t tm = tile_for(M, mr, 64), tn = tile_for(N, nr, 128), tk = tile_for(K, 1, 64);
+  int64_t kr = 1;
+  const auto& oo = o.matmul_tile_outer;
+  const auto& oi = o.matmul_tile_inner;
+  bool valid = oo.size() == 3 && oi.size() == 3;
+  for (size_t i = 0; valid && i < 3; ++i) valid = oo[i] > 0 && oi[i] > 0 && oo[i] % oi[i] == 0;
+  if (valid && M % oo[0] == 0 && N % oo[1] == 0 && K % oo[2] == 0) {
+    tm = oo[0], tn = oo[1], tk = oo[2];
+    mr = oi[0], nr = oi[1], kr = oi[2];
+  }
+  p.tiled = true;
+  if (batched) {
+    p.outer = {1, tm, tn, tk};
+    p.inner = {1, mr, nr, kr};
+  } else {
+    p.outer = {tm, tn, tk};
+    p.inner = {mr, nr, kr};
+  }
+  p.text = "tile " + int_list(p.outer) + " then " + int_list(p.inner) + " + vectorize (" + dims + ")";
+  return p;
+}
+
+// ---- emitter -------------------------------------------------------------------
+
+// A value during emission: an SSA tensor, or a splat constant that is not
+// materialized yet.
+struct Val {
+  Val() = default;
+  Val(std::string s, Ty t, std::optional<Lit> sp) : ssa(std::move(s)), ty(std::move(t)), splat(sp) {}
+  std::string ssa;  // empty while only `splat` is known
+  Ty ty;
+  std::optional<Lit> splat;
+  // Produced by an operation of this function instance (not a parameter, an
+  // alias of one, or a call result): its buffer may be reused.
+  bool owned = false;
+  // Produced by an elementwise linalg.generic: it will be fused into its
+  // consumer, so its buffer is never reused (that would block the fusion).
+  bool elementwise = false;
+  // Set when the value is `tensor.expand_shape flat_ssa flat_groups`: a
+  // returned value is then written through a collapsed view of its output
+  // buffer (empty-tensor elimination does not see through expand_shape).
+  std::string flat_ssa, flat_groups;
+  Ty flat_ty;
+};
+
+class Emitter;
+
+// Builder for the scalar body of a linalg.generic.
+struct Region {
+  Emitter& e;
+  std::string text;
+  std::string op(const std::string& rhs, const std::string& hint = "s");
+  std::string cst(const std::string& attr) { return op("arith.constant " + attr, "c"); }
+};
+
+class Emitter {
+ public:
+  Emitter(const ir::Module& m, const EmitOptions& o) : m_(m), o_(o) {}
+
+  std::string fresh(const std::string& hint) {
+    std::string base = sanitize(hint);
+    if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "t" + base;
+    std::string n = base;
+    for (int k = 1; used_.count(n); ++k) n = base + "_" + std::to_string(k);
+    used_.insert(n);
+    return "%" + n;
+  }
+
+  std::string run(const std::string& entry, const std::map<std::string, int64_t>& bindings) {
+    const ir::Function* f = m_.find(entry);
+    if (!f) fail("no function `" + entry + "` in module `" + m_.name + "`");
+    check_bindings(*f, bindings);
+    std::string fname = o_.func_name.empty() ? default_func_name(entry) : o_.func_name;
+    for (char c : fname)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$')) fail("invalid function name `" + fname + "`");
+
+    // Signature: inputs then outputs, all static memrefs.
+    std::vector<std::string> args;
+    std::vector<Val> params;
+    std::string prologue;
+    for (ir::ValueId p : f->params) {
+      const ir::Value& v = f->values[p];
+      Ty t = eval_type(v.type, bindings, "parameter `" + v.name + "`");
+      std::string buf = fresh(v.name + "_buf");
+      args.push_back(buf + ": " + memref_ty(t) + " {llvm.noalias}");
+      std::string ten = fresh(v.name);
+      if (t.dt == DType::Bool) {
+        std::string raw = fresh(v.name + "_i8");
+        prologue += "    " + raw + " = bufferization.to_tensor " + buf + " restrict : " + memref_ty(t) + "\n";
+        params.push_back({raw, t, std::nullopt});
+        pending_bool_inputs_.push_back({params.size() - 1, ten});
+      } else {
+        prologue += "    " + ten + " = bufferization.to_tensor " + buf + " restrict : " + memref_ty(t) + "\n";
+        params.push_back({ten, t, std::nullopt});
+      }
+    }
+    std::vector<Ty> out_tys;
+    for (size_t i = 0; i < f->results.size(); ++i) {
+      Ty t = eval_type(f->result_types[i], bindings, "result " + std::to_string(i));
+      out_tys.push_back(t);
+      args.push_back(fresh("out" + std::to_string(i)) + ": " + memref_ty(t) + " {llvm.noalias}");
+    }
+    body_ = prologue;
+    // Bool inputs: bytes -> i1 (any non-zero byte is true).
+    for (auto& [idx, name] : pending_bool_inputs_) params[idx] = generic_i8_to_bool(params[idx].ssa, params[idx].ty, name);
+
+    size_t views_at = body_.size();  // output views go here: they must dominate every use
+    std::string views;
+    std::vector<Val> results = emit_function(*f, bindings, params, 0);
+    for (size_t i = 0; i < results.size(); ++i) {
+      Val r = results[i];
+      if (r.ty.shape != out_tys[i].shape || r.ty.dt != out_tys[i].dt) fail("internal: result " + std::to_string(i) + " has an unexpected type");
+      std::string out = args[f->params.size() + i].substr(0, args[f->params.size() + i].find(':'));
+      std::string t = materialize(r);
+      std::string tt = tensor_ty(r.ty), mt = memref_ty(r.ty);
+      if (r.ty.dt == DType::Bool) {
+        t = generic_bool_to_i8(t, r.ty);
+        tt = "tensor<" + dims_prefix(r.ty.shape) + "i8>";
+      } else if (!r.flat_ssa.empty()) {
+        // Write the unexpanded value through a collapsed view of the output.
+        std::string view = fresh(out.substr(1) + "_flat");
+        views += "    " + view + " = memref.collapse_shape " + out + " " + r.flat_groups + " : " + mt + " into " + memref_ty(r.flat_ty) + "\n";
+        t = r.flat_ssa;
+        tt = tensor_ty(r.flat_ty);
+        mt = memref_ty(r.flat_ty);
+        out = view;
+      }
+      line("bufferization.materialize_in_destination " + t + " in restrict writable " + out + " : (" + tt + ", " + mt + ") -> ()");
+    }
+    body_.insert(views_at, views);
+    line("return");
+
+    std::string hdr = "// shapeml: entry `" + entry + "` of module `" + m_.name + "` specialized to";
+    if (bindings.empty()) hdr += " (no shape variables)";
+    for (const auto& [k, v] : bindings) hdr += " " + k + "=" + std::to_string(v);
+    std::string s = hdr + "\n";
+    s += "// inputs then outputs are dense row-major buffers (destination-passing style)\n";
+    s += "module attributes {shapeml.entry = \"" + entry + "\"} {\n";
+    s += "  func.func @" + fname + "(";
+    for (size_t i = 0; i < args.size(); ++i) s += (i ? ",\n      " : "") + args[i];
+    s += ") {\n" + body_ + "  }\n}\n";
+    return s;
+  }
+
+ private:
+  friend struct Region;
+
+  void line(const std::string& s) { body_ += "    " + s + "\n"; }
+
+  // ---- bindings and types ----
+  void check_bindings(const ir::Function& f, const std::map<std::string, int64_t>& b) {
+    for (const auto& d : f.dims) {
+      auto it = b.find(d);
+      if (it == b.end()) fail("shape variable `" + d + "` of `" + f.name + "` is not bound");
+      if (it->second < 1) fail("shape variable `" + d + "` is bound to " + std::to_string(it->second) + "; shape variables are >= 1");
+    }
+    for (const auto& [k, v] : b)
+      if (std::find(f.dims.begin(), f.dims.end(), k) == f.dims.end()) fail("`" + f.name + "` has no shape variable `" + k + "`");
+    for (const auto& c : f.where) {
+      auto ok = c.eval(b);
+      if (!ok || !*ok) fail("the bindings violate the constraint " + c.str() + " of `" + f.name + "`");
+    }
+  }
+
+  Ty eval_type(const types::TensorType& t, const std::map<std::string, int64_t>& env, const std::string& what) {
+    if (t.device.kind != types::Device::Kind::Host)
+      fail(what + " lives on " + types::device_name(t.device) + ": not a CPU program (the CPU back end compiles host code only)");
+    Ty r;
+    r.dt = t.dtype;
+    int64_t n = 1;
+    for (const auto& d : t.shape) {
+      auto v = d.eval(env);
+      if (!v) fail(what + ": dimension " + d.str() + " cannot be evaluated (unbound variable or overflow)");
+      if (*v < 1) fail(what + ": dimension " + d.str() + " evaluates to " + std::to_string(*v));
+      if (__builtin_mul_overflow(n, *v, &n) || n > (int64_t{1} << 56)) fail(what + ": too many elements");
+      r.shape.push_back(*v);
+    }
+    return r;
+  }
+
+  // ---- function bodies (callees are inlined) ----
+  std::vector<Val> emit_function(const ir::Function& f, const std::map<std::string, int64_t>& env, const std::vector<Val>& args, int depth) {
+    if (depth > 64) fail("calls nested too deeply");
+    std::vector<std::optional<Val>> vals(f.values.size());
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      Val a = args[i];
+      a.owned = false;
+      vals[f.params[i]] = a;
+    }
+    auto get = [&](ir::ValueId id) -> const Val& {
+      if (!vals[id]) fail("internal: value " + f.values[id].name + " used before its binding");
+      return *vals[id];
+    };
+    // Last use of every value (binding index; results live forever). An
+    // operation whose result may share its operand's buffer (a view or an
+    // identity) extends the operand's life to the result's last use.
+    const size_t forever = f.body.size();
+    std::vector<size_t> last(f.values.size(), 0);
+    for (ir::ValueId r : f.results) last[r] = forever;
+    for (size_t i = f.body.size(); i-- > 0;) {
+      const ir::Binding& b = f.body[i];
+      OpFamily fam = syntax::op_family(b.op);
+      bool alias = fam == OpFamily::BroadcastTo || fam == OpFamily::Reshape || fam == OpFamily::Transpose || fam == OpFamily::Permute ||
+                   fam == OpFamily::Slice || fam == OpFamily::CopyToHost || fam == OpFamily::Cast || fam == OpFamily::Call;
+      size_t u = i;
+      if (alias)
+        for (ir::ValueId r : b.results) u = std::max(u, last[r]);
+      for (ir::ValueId o : b.operands) last[o] = std::max(last[o], u);
+    }
+    for (size_t bi = 0; bi < f.body.size(); ++bi) {
+      const ir::Binding& b = f.body[bi];
+      std::vector<Val> ins;
+      for (ir::ValueId o : b.operands) ins.push_back(get(o));
+      if (b.op == OpKind::Call) {
+        const ir::Function* callee = m_.find(b.attrs.callee);
+        if (!callee) fail("internal: unknown callee `" + b.attrs.callee + "`");
+        std::map<std::string, int64_t> cenv;
+        for (size_t i = 0; i < callee->params.size() && i < ins.size(); ++i) {
+          const auto& pt = callee->values[callee->params[i]].type;
+          for (size_t k = 0; k < pt.rank() && k < ins[i].ty.rank(); ++k) {
+            std::set<std::string> vs;
+            pt.shape[k].free_vars(vs);
+            if (vs.size() == 1 && pt.shape[k] == types::Poly::var(*vs.begin()) && !cenv.count(*vs.begin())) cenv[*vs.begin()] = ins[i].ty.shape[k];
+          }
+        }
+        check_bindings(*callee, cenv);
+        line("// call @" + callee->name + " inlined with" + [&] {
+          std::string s;
+          for (const auto& [k, v] : cenv) s += " " + k + "=" + std::to_string(v);
+          return s.empty() ? std::string(" no shape variables") : s;
+        }());
+        std::vector<Val> rs = emit_function(*callee, cenv, ins, depth + 1);
+        if (rs.size() != b.results.size()) fail("internal: call result count");
+        for (size_t i = 0; i < rs.size(); ++i) {
+          Ty want = eval_type(f.values[b.results[i]].type, env, "a result of `" + callee->name + "`");
+          if (want.shape != rs[i].ty.shape || want.dt != rs[i].ty.dt) fail("internal: call result shape mismatch");
+          rs[i].owned = false;
+          vals[b.results[i]] = rs[i];
+        }
+        continue;
+      }
+      const ir::Value& rv = f.values[b.results.at(0)];
+      Ty rt = eval_type(rv.type, env, "`" + rv.name + "`");
+      dying_.assign(ins.size(), false);
+      for (size_t k = 0; k < ins.size(); ++k) dying_[k] = ins[k].owned && !ins[k].elementwise && last[b.operands[k]] == bi;
+      Val v = emit_op(b, ins, rt, rv.name, env);
+      dying_.clear();
+      bool same = false;
+      for (const auto& in : ins)
+        if (!v.ssa.empty() && v.ssa == in.ssa) {
+          same = true;
+          v.owned = in.owned;
+          v.elementwise = in.elementwise;
+        }
+      if (!same) v.owned = !v.ssa.empty();
+      vals[b.results[0]] = v;
+    }
+    std::vector<Val> out;
+    for (ir::ValueId r : f.results) out.push_back(get(r));
+    return out;
+  }
+
+  // ---- materialization ----
+  std::string empty(const Ty& t) {
+    std::string n = fresh("empty");
+    line(n + " = tensor.empty() : " + tensor_ty(t));
+    return n;
+  }
+
+  std::string fill(const std::string& scalar_attr_text, const Ty& t, const std::string& hint, std::string dest = "") {
+    std::string c = fresh("cst");
+    line(c + " = arith.constant " + scalar_attr_text);
+    std::string e = dest.empty() ? empty(t) : dest;
+    std::string n = fresh(hint);
+    line(n + " = linalg.fill ins(" + c + " : " + storage_ty(t.dt) + ") outs(" + e + " : " + tensor_ty(t) + ") -> " + tensor_ty(t));
+    return n;
+  }
+
+  std::string materialize(Val& v) {
+    if (!v.ssa.empty()) return v.ssa;
+    v.ssa = fill(scalar_attr(*v.splat, v.ty.dt), v.ty, "splat");
+    return v.ssa;
+  }
+
+  static std::string affine_map_for(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape) {
+    size_t n = out_shape.size(), k = in_shape.size();
+    std::string dims, res;
+    for (size_t i = 0; i < n; ++i) dims += (i ? ", d" : "d") + std::to_string(i);
+    for (size_t j = 0; j < k; ++j) {
+      size_t idx = j + n - k;
+      std::string e = (in_shape[j] == 1 && out_shape[idx] != 1) ? "0" : "d" + std::to_string(idx);
+      res += (j ? ", " : "") + e;
+    }
+    return "affine_map<(" + dims + ") -> (" + res + ")>";
+  }
+
+  static std::string identity_map(size_t n) { return affine_map_for(std::vector<int64_t>(n, 2), std::vector<int64_t>(n, 2)); }
+
+  static std::string iterators(size_t n, const std::set<size_t>& reduced = {}) {
+    std::string r = "[";
+    for (size_t i = 0; i < n; ++i) r += std::string(i ? ", " : "") + (reduced.count(i) ? "\"reduction\"" : "\"parallel\"");
+    return r + "]";
+  }
+
+  using BodyFn = std::function<std::string(Region&, const std::vector<std::string>&)>;
+
+  // out[i...] = fn(ins broadcast to `out`), computed in the compute types:
+  // bf16 inputs arrive as f32 and an f32 result is rounded to a bf16 output.
+  Val elementwise(const std::vector<Val>& ins, const Ty& out, const BodyFn& fn, const std::string& hint, bool reuse = false) {
+    std::vector<std::string> maps, in_names, in_types, args;
+    Region r{*this, ""};
+    std::vector<std::string> scalars(ins.size());
+    std::string bb_args;
+    std::vector<std::pair<size_t, std::string>> tensor_args;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i].splat && ins[i].ssa.empty()) continue;
+      std::string a = fresh("in");
+      tensor_args.push_back({i, a});
+      maps.push_back(affine_map_for(ins[i].ty.shape, out.shape));
+      in_names.push_back(ins[i].ssa);
+      in_types.push_back(tensor_ty(ins[i].ty));
+      bb_args += a + ": " + storage_ty(ins[i].ty.dt) + ", ";
+    }
+    std::string o = fresh("out");
+    bb_args += o + ": " + storage_ty(out.dt);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i].splat && ins[i].ssa.empty()) scalars[i] = r.cst(compute_scalar_attr(*ins[i].splat, ins[i].ty.dt));
+    for (auto& [i, a] : tensor_args) scalars[i] = ins[i].ty.dt == DType::BF16 ? bf16_to_f32(r, a) : a;
+    std::string res = fn(r, scalars);
+    if (out.dt == DType::BF16) res = f32_to_bf16(r, res);
+    maps.push_back(identity_map(out.rank()));
+    // Compute in place into an operand that dies here (same type, produced
+    // by a non-elementwise op of this function): one buffer fewer.
+    std::string e;
+    for (size_t i = 0; i < ins.size() && e.empty(); ++i)
+      if (reuse && i < dying_.size() && dying_[i] && !ins[i].ssa.empty() && tensor_ty(ins[i].ty) == tensor_ty(out)) e = ins[i].ssa;
+    if (e.empty()) e = empty(out);
+    std::string n = fresh(hint);
+    std::string s = n + " = linalg.generic {indexing_maps = [";
+    for (size_t i = 0; i < maps.size(); ++i) s += (i ? ", " : "") + maps[i];
+    s += "], iterator_types = " + iterators(out.rank()) + "}";
+    if (!in_names.empty()) {
+      s += " ins(";
+      for (size_t i = 0; i < in_names.size(); ++i) s += (i ? ", " : "") + in_names[i];
+      s += " : ";
+      for (size_t i = 0; i < in_types.size(); ++i) s += (i ? ", " : "") + in_types[i];
+      s += ")";
+    }
+    s += " outs(" + e + " : " + tensor_ty(out) + ") {\n    ^bb0(" + bb_args + "):\n" + r.text;
+    s += "      linalg.yield " + res + " : " + storage_ty(out.dt) + "\n    } -> " + tensor_ty(out);
+    line(s);
+    Val v{n, out, std::nullopt};
+    v.elementwise = true;
+    return v;
+  }
+
+  Val generic_i8_to_bool(const std::string& raw, const Ty& t, const std::string& name) {
+    // Operates on an i8 tensor: spell it by hand.
+    std::string a = fresh("in"), o = fresh("out");
+    Region r{*this, ""};
+    std::string z = r.cst("0 : i8");
+    std::string b = r.op("arith.cmpi ne, " + a + ", " + z + " : i8", "b");
+    std::string e = empty(t);
+    std::string n = name;  // reserved by the caller
+    std::string m = identity_map(t.rank());
+    line(n + " = linalg.generic {indexing_maps = [" + m + ", " + m + "], iterator_types = " + iterators(t.rank()) + "} ins(" + raw + " : tensor<" +
+         dims_prefix(t.shape) + "i8>) outs(" + e + " : " + tensor_ty(t) + ") {\n    ^bb0(" + a + ": i8, " + o + ": i1):\n" + r.text +
+         "      linalg.yield " + b + " : i1\n    } -> " + tensor_ty(t));
+    return {n, t, std::nullopt};
+  }
+
+  std::string generic_bool_to_i8(const std::string& src, const Ty& t) {
+    std::string a = fresh("in"), o = fresh("out");
+    Region r{*this, ""};
+    std::string x = r.op("arith.extui " + a + " : i1 to i8", "x");
+    std::string et = "tensor<" + dims_prefix(t.shape) + "i8>";
+    std::string e = fresh("empty");
+    line(e + " = tensor.empty() : " + et);
+    std::string n = fresh("bytes");
+    std::string m = identity_map(t.rank());
+    line(n + " = linalg.generic {indexing_maps = [" + m + ", " + m + "], iterator_types = " + iterators(t.rank()) + "} ins(" + src + " : " +
+         tensor_ty(t) + ") outs(" + e + " : " + et + ") {\n    ^bb0(" + a + ": i1, " + o + ": i8):\n" + r.text + "      linalg.yield " + x +
+         " : i8\n    } -> " + et);
+    return n;
+  }
+
+  // ---- scalar semantics ----
+  // bf16 bits (i16) -> f32: the bits are the high half of the f32.
+  static std::string bf16_to_f32(Region& r, const std::string& x) {
+    std::string w = r.op("arith.extui " + x + " : i16 to i32", "w");
+    std::string s = r.op("arith.shli " + w + ", " + r.cst("16 : i32") + " : i32", "w");
+    return r.op("arith.bitcast " + s + " : i32 to f32", "x");
+  }
+  // f32 -> bf16 bits, rounding to nearest even; NaN stays a quiet NaN.
+  static std::string f32_to_bf16(Region& r, const std::string& x) {
+    std::string u = r.op("arith.bitcast " + x + " : f32 to i32", "u");
+    std::string sh = r.op("arith.shrui " + u + ", " + r.cst("16 : i32") + " : i32", "u");
+    std::string lsb = r.op("arith.andi " + sh + ", " + r.cst("1 : i32") + " : i32", "u");
+    std::string bias = r.op("arith.addi " + lsb + ", " + r.cst("32767 : i32") + " : i32", "u");
+    std::string sum = r.op("arith.addi " + u + ", " + bias + " : i32", "u");
+    std::string hi = r.op("arith.shrui " + sum + ", " + r.cst("16 : i32") + " : i32", "u");
+    std::string h16 = r.op("arith.trunci " + hi + " : i32 to i16", "h");
+    std::string nan = r.op("arith.cmpf uno, " + x + ", " + x + " : f32", "nan");
+    return r.op("arith.select " + nan + ", " + r.cst("32704 : i16") + ", " + h16 + " : i16", "bf");
+  }
+
+  static std::string fty(DType cd) { return elem_ty(cd); }
+
+  std::string fconst(Region& r, double v, DType cd) { return r.cst(float_attr(v, cd) + " : " + fty(cd)); }
+
+  std::string sigmoid(Region& r, const std::string& x, DType cd) {
+    std::string t = fty(cd);
+    std::string n = r.op("arith.negf " + x + " : " + t);
+    std::string e = r.op("math.exp " + n + " : " + t);
+    std::string one = fconst(r, 1.0, cd);
+    std::string d = r.op("arith.addf " + one + ", " + e + " : " + t);
+    return r.op("arith.divf " + one + ", " + d + " : " + t);
+  }
+
+  std::string unary(Region& r, OpKind op, const std::string& x, DType cd) {
+    std::string t = elem_ty(cd);
+    if (is_float(cd)) {
+      switch (op) {
+        case OpKind::Neg: return r.op("arith.negf " + x + " : " + t);
+        case OpKind::Abs: return r.op("math.absf " + x + " : " + t);
+        case OpKind::Exp: return r.op("math.exp " + x + " : " + t);
+        case OpKind::Log: return r.op("math.log " + x + " : " + t);
+        case OpKind::Sqrt: return r.op("math.sqrt " + x + " : " + t);
+        case OpKind::Rsqrt: return r.op("math.rsqrt " + x + " : " + t);
+        case OpKind::Tanh: return r.op("math.tanh " + x + " : " + t);
+        case OpKind::Sigmoid: return sigmoid(r, x, cd);
+        case OpKind::Relu: return r.op("arith.maximumf " + x + ", " + fconst(r, 0.0, cd) + " : " + t);
+        case OpKind::Gelu: {  // 0.5 * x * (1 + erf(x / sqrt 2))
+          std::string s = r.op("arith.mulf " + x + ", " + fconst(r, 0.70710678118654752440, cd) + " : " + t);
+          std::string e = r.op("math.erf " + s + " : " + t);
+          std::string p = r.op("arith.addf " + e + ", " + fconst(r, 1.0, cd) + " : " + t);
+          std::string h = r.op("arith.mulf " + x + ", " + fconst(r, 0.5, cd) + " : " + t);
+          return r.op("arith.mulf " + h + ", " + p + " : " + t);
+        }
+        case OpKind::Silu: return r.op("arith.mulf " + x + ", " + sigmoid(r, x, cd) + " : " + t);
+        default: break;
+      }
+    } else if (is_int(cd)) {
+      std::string z = r.cst("0 : " + t);
+      switch (op) {
+        case OpKind::Neg: return r.op("arith.subi " + z + ", " + x + " : " + t);
+        case OpKind::Abs: return r.op("math.absi " + x + " : " + t);
+        case OpKind::Relu: return r.op("arith.maxsi " + x + ", " + z + " : " + t);
+        default: break;
+      }
+    }
+    fail("`" + std::string(syntax::op_name(op)) + "` is not defined on " + elem_ty(cd));
+  }
+
+  std::string binary(Region& r, OpKind op, const std::string& a, const std::string& b, DType cd) {
+    std::string t = elem_ty(cd);
+    if (is_float(cd)) {
+      switch (op) {
+        case OpKind::Add: return r.op("arith.addf " + a + ", " + b + " : " + t);
+        case OpKind::Sub: return r.op("arith.subf " + a + ", " + b + " : " + t);
+        case OpKind::Mul: return r.op("arith.mulf " + a + ", " + b + " : " + t);
+        case OpKind::Div: return r.op("arith.divf " + a + ", " + b + " : " + t);
+        case OpKind::Max: return r.op("arith.maximumf " + a + ", " + b + " : " + t);
+        case OpKind::Min: return r.op("arith.minimumf " + a + ", " + b + " : " + t);
+        case OpKind::Pow: return r.op("math.powf " + a + ", " + b + " : " + t);
+        default: break;
+      }
+    } else if (is_int(cd)) {
+      switch (op) {
+        case OpKind::Add: return r.op("arith.addi " + a + ", " + b + " : " + t);
+        case OpKind::Sub: return r.op("arith.subi " + a + ", " + b + " : " + t);
+        case OpKind::Mul: return r.op("arith.muli " + a + ", " + b + " : " + t);
+        case OpKind::Max: return r.op("arith.maxsi " + a + ", " + b + " : " + t);
+        case OpKind::Min: return r.op("arith.minsi " + a + ", " + b + " : " + t);
+        case OpKind::Div: {
+          // Truncating division made total: x / 0 = 0 and MIN / -1 = MIN
+          // (wrapping), so no input traps (docs/design/cpu-codegen.md).
+          std::string z = r.cst("0 : " + t), one = r.cst("1 : " + t), m1 = r.cst("-1 : " + t);
+          std::string mn = r.cst(std::to_string(int_bits(cd) == 32 ? int64_t{INT32_MIN} : INT64_MIN) + " : " + t);
+          std::string bz = r.op("arith.cmpi eq, " + b + ", " + z + " : " + t, "bz");
+          std::string am = r.op("arith.cmpi eq, " + a + ", " + mn + " : " + t, "am");
+          std::string bm = r.op("arith.cmpi eq, " + b + ", " + m1 + " : " + t, "bm");
+          std::string ov = r.op("arith.andi " + am + ", " + bm + " : i1", "ov");
+          std::string bad = r.op("arith.ori " + bz + ", " + ov + " : i1", "bad");
+          std::string sb = r.op("arith.select " + bad + ", " + one + ", " + b + " : " + t, "sb");
+          std::string q = r.op("arith.divsi " + a + ", " + sb + " : " + t, "q");
+          return r.op("arith.select " + bz + ", " + z + ", " + q + " : " + t);
+        }
+        default: break;
+      }
+    }
+    fail("`" + std::string(syntax::op_name(op)) + "` is not defined on " + elem_ty(cd));
+  }
+
+  std::string compare(Region& r, OpKind op, const std::string& a, const std::string& b, DType cd) {
+    std::string t = elem_ty(cd);
+    const char* fp = "";
+    const char* ip = "";
+    const char* bp = "";
+    switch (op) {
+      case OpKind::Eq: fp = "oeq"; ip = "eq"; bp = "eq"; break;
+      case OpKind::Ne: fp = "une"; ip = "ne"; bp = "ne"; break;
+      case OpKind::Lt: fp = "olt"; ip = "slt"; bp = "ult"; break;
+      case OpKind::Le: fp = "ole"; ip = "sle"; bp = "ule"; break;
+      case OpKind::Gt: fp = "ogt"; ip = "sgt"; bp = "ugt"; break;
+      case OpKind::Ge: fp = "oge"; ip = "sge"; bp = "uge"; break;
+      default: fail("internal: not a comparison");
+    }
+    if (is_float(cd)) return r.op(std::string("arith.cmpf ") + fp + ", " + a + ", " + b + " : " + t, "cmp");
+    return r.op(std::string("arith.cmpi ") + (cd == DType::Bool ? bp : ip) + ", " + a + ", " + b + " : " + t, "cmp");
+  }
+
+  // x (compute type of `from`) -> compute type of `to`.
+  std::string cast(Region& r, const std::string& x, DType from, DType to) {
+    DType cf = compute_dt(from), ct = compute_dt(to);
+    std::string sf = elem_ty(cf), st = elem_ty(ct);
+    if (to == DType::Bool) {
+      if (cf == DType::Bool) return x;
+      if (is_float(cf)) return r.op("arith.cmpf une, " + x + ", " + fconst(r, 0.0, cf) + " : " + sf, "nz");
+      return r.op("arith.cmpi ne, " + x + ", " + r.cst("0 : " + sf) + " : " + sf, "nz");
+    }
+    if (cf == ct) return x;
+    if (is_float(cf) && is_float(ct)) {
+      if (cf == DType::F64) return r.op("arith.truncf " + x + " : f64 to f32", "cv");
+      return r.op("arith.extf " + x + " : f32 to f64", "cv");
+    }
+    if (cf == DType::Bool) {
+      if (is_float(ct)) return r.op("arith.uitofp " + x + " : i1 to " + st, "cv");
+      return r.op("arith.extui " + x + " : i1 to " + st, "cv");
+    }
+    if (is_int(cf) && is_float(ct)) return r.op("arith.sitofp " + x + " : " + sf + " to " + st, "cv");
+    if (is_int(cf) && is_int(ct)) {
+      if (int_bits(cf) < int_bits(ct)) return r.op("arith.extsi " + x + " : " + sf + " to " + st, "cv");
+      return r.op("arith.trunci " + x + " : " + sf + " to " + st, "cv");
+    }
+    // float -> int, saturating; NaN -> 0 (docs/design/cpu-codegen.md).
+    int bits = int_bits(ct);
+    double lim = std::ldexp(1.0, bits - 1);
+    std::string v = r.op("arith.fptosi " + x + " : " + sf + " to " + st, "cv");
+    std::string hi = r.op("arith.cmpf oge, " + x + ", " + fconst(r, lim, cf) + " : " + sf, "hi");
+    std::string lo = r.op("arith.cmpf olt, " + x + ", " + fconst(r, -lim, cf) + " : " + sf, "lo");
+    std::string nan = r.op("arith.cmpf uno, " + x + ", " + x + " : " + sf, "nan");
+    std::string mx = r.cst(std::to_string(bits == 32 ? int64_t{INT32_MAX} : INT64_MAX) + " : " + st);
+    std::string mn = r.cst(std::to_string(bits == 32 ? int64_t{INT32_MIN} : INT64_MIN) + " : " + st);
+    std::string z = r.cst("0 : " + st);
+    v = r.op("arith.select " + hi + ", " + mx + ", " + v + " : " + st, "cv");
+    v = r.op("arith.select " + lo + ", " + mn + ", " + v + " : " + st, "cv");
+    return r.op("arith.select " + nan + ", " + z + ", " + v + " : " + st, "cv");
+  }
+
+  // ---- operations ----
+  Val emit_op(const ir::Binding& b, std::vector<Val>& ins, const Ty& rt, const std::string& name, const std::map<std::string, int64_t>& env) {
+    std::string hint = name.empty() ? "t" : (name[0] == '%' ? "t" + name.substr(1) : name);
+    switch (syntax::op_family(b.op)) {
+      case OpFamily::Unary: {
+        DType cd = compute_dt(ins[0].ty.dt);
+        return elementwise(ins, rt, [&](Region& r, const std::vector<std::string>& x) { return unary(r, b.op, x[0], cd); }, hint, true);
+      }
+      case OpFamily::Binary: {
+        DType cd = compute_dt(ins[0].ty.dt);
+        return elementwise(ins, rt, [&](Region& r, const std::vector<std::string>& x) { return binary(r, b.op, x[0], x[1], cd); }, hint, true);
+      }
+      case OpFamily::Compare: {
+        DType cd = compute_dt(ins[0].ty.dt);
+        return elementwise(ins, rt, [&](Region& r, const std::vector<std::string>& x) { return compare(r, b.op, x[0], x[1], cd); }, hint, true);
+      }
+      case OpFamily::Select: {
+        DType cd = compute_dt(rt.dt);
+        return elementwise(
+            ins, rt,
+            [&](Region& r, const std::vector<std::string>& x) {
+              return r.op("arith.select " + x[0] + ", " + x[1] + ", " + x[2] + " : " + elem_ty(cd), "sel");
+            },
+            hint, true);
+      }
+      case OpFamily::Cast: {
+        DType from = ins[0].ty.dt;
+        if (from == rt.dt) return Val{ins[0].ssa, rt, ins[0].splat};
+        return elementwise(ins, rt, [&](Region& r, const std::vector<std::string>& x) { return cast(r, x[0], from, rt.dt); }, hint, true);
+      }
+      case OpFamily::Const:
+      case OpFamily::Fill: {
+        Lit l{b.attrs.is_int, b.attrs.int_value, b.attrs.float_value};
+        return Val{"", rt, l};
+      }
+      case OpFamily::Iota: {
+        int64_t axis = b.attrs.axis;
+        if (axis < 0 || axis >= static_cast<int64_t>(rt.rank())) fail("internal: iota axis");
+        DType cd = compute_dt(rt.dt);
+        return elementwise(
+            {}, rt,
+            [&](Region& r, const std::vector<std::string>&) {
+              std::string i = r.op("linalg.index " + std::to_string(axis) + " : index", "i");
+              if (is_int(cd)) return r.op("arith.index_cast " + i + " : index to " + elem_ty(cd), "iv");
+              std::string w = r.op("arith.index_cast " + i + " : index to i64", "iw");
+              return r.op("arith.sitofp " + w + " : i64 to " + elem_ty(cd), "iv");
+            },
+            hint);
+      }
+      case OpFamily::Matmul: return matmul(ins[0], ins[1], rt, hint);
+      case OpFamily::Transpose:
+      case OpFamily::Permute: {
+        std::vector<int64_t> perm;
+        size_t n = ins[0].ty.rank();
+        if (b.op == OpKind::Transpose) {
+          for (size_t i = 0; i < n; ++i) perm.push_back(static_cast<int64_t>(i));
+          std::swap(perm[n - 1], perm[n - 2]);
+        } else {
+          perm = b.attrs.axes;
+        }
+        if (ins[0].splat && ins[0].ssa.empty()) return Val{"", rt, ins[0].splat};
+        bool ident = true;
+        for (size_t i = 0; i < perm.size(); ++i) ident &= perm[i] == static_cast<int64_t>(i);
+        if (ident) return Val{ins[0].ssa, rt, std::nullopt};
+        std::string e = empty(rt);
+        std::string r = fresh(hint);
+        line(r + " = linalg.transpose ins(" + ins[0].ssa + " : " + tensor_ty(ins[0].ty) + ") outs(" + e + " : " + tensor_ty(rt) +
+             ") permutation = " + int_list(perm));
+        return {r, rt, std::nullopt};
+      }
+      case OpFamily::Reshape: return reshape(ins[0], rt, hint);
+      case OpFamily::BroadcastTo: {
+        if (ins[0].splat && ins[0].ssa.empty()) return Val{"", rt, ins[0].splat};
+        if (ins[0].ty.shape == rt.shape) return Val{ins[0].ssa, rt, std::nullopt};
+        return elementwise(ins, rt, [&](Region&, const std::vector<std::string>& x) { return x[0]; }, hint, true);
+      }
+      case OpFamily::Concat: {
+        int64_t axis = b.attrs.axis;
+        if (axis < 0) axis += static_cast<int64_t>(rt.rank());
+        std::string acc = empty(rt);
+        int64_t off = 0;
+        for (auto& v : ins) {
+          std::string src = materialize(v);
+          std::vector<int64_t> offs(rt.rank(), 0), ones(rt.rank(), 1);
+          offs[axis] = off;
+          std::string n = fresh(hint + "_part");
+          line(n + " = tensor.insert_slice " + src + " into " + acc + int_list(offs) + " " + int_list(v.ty.shape) + " " + int_list(ones) + " : " +
+               tensor_ty(v.ty) + " into " + tensor_ty(rt));
+          acc = n;
+          off += v.ty.shape[axis];
+        }
+        return {acc, rt, std::nullopt};
+      }
+      case OpFamily::Slice: {
+        if (ins[0].splat && ins[0].ssa.empty()) return Val{"", rt, ins[0].splat};
+        int64_t axis = b.attrs.axis;
+        if (axis < 0) axis += static_cast<int64_t>(rt.rank());
+        auto st = b.attrs.start.eval(env);
+        if (!st) fail("internal: slice start cannot be evaluated");
+        if (*st < 0 || *st + rt.shape[axis] > ins[0].ty.shape[axis]) fail("internal: slice out of range");
+        if (ins[0].ty.shape == rt.shape) return Val{ins[0].ssa, rt, std::nullopt};
+        std::vector<int64_t> offs(rt.rank(), 0), ones(rt.rank(), 1);
+        offs[axis] = *st;
+        std::string n = fresh(hint);
+        line(n + " = tensor.extract_slice " + ins[0].ssa + int_list(offs) + " " + int_list(rt.shape) + " " + int_list(ones) + " : " +
+             tensor_ty(ins[0].ty) + " to " + tensor_ty(rt));
+        return {n, rt, std::nullopt};
+      }
+      case OpFamily::Reduce: return reduce(b, ins[0], rt, hint);
+      case OpFamily::CopyToHost: return Val{ins[0].ssa, rt, ins[0].splat};
+      case OpFamily::CopyToDevice:
+        fail("`copy_to_device` to " + types::device_name(b.attrs.device) + ": not a CPU program (the CPU back end compiles host code only)");
+      case OpFamily::Call: break;
+    }
+    fail("internal: unhandled operation `" + std::string(syntax::op_name(b.op)) + "`");
+  }
+
+  // Collapse/expand helpers. Reassociation of `from` (rank n) into one group.
+  std::string collapse(const std::string& src, const Ty& from, const Ty& to, const std::string& groups, const std::string& hint) {
+    std::string n = fresh(hint);
+    line(n + " = tensor.collapse_shape " + src + " " + groups + " : " + tensor_ty(from) + " into " + tensor_ty(to));
+    return n;
+  }
+  std::string expand(const std::string& src, const Ty& from, const Ty& to, const std::string& groups, const std::string& hint) {
+    std::string n = fresh(hint);
+    line(n + " = tensor.expand_shape " + src + " " + groups + " output_shape " + int_list(to.shape) + " : " + tensor_ty(from) + " into " +
+         tensor_ty(to));
+    return n;
+  }
+  static std::string one_group(size_t n) {
+    std::string g = "[[";
+    for (size_t i = 0; i < n; ++i) g += (i ? ", " : "") + std::to_string(i);
+    return g + "]]";
+  }
+
+  Val reshape(Val& x, const Ty& rt, const std::string& hint) {
+    if (x.splat && x.ssa.empty()) return Val{"", rt, x.splat};
+    if (x.ty.shape == rt.shape) return Val{x.ssa, rt, std::nullopt};
+    int64_t n = 1;
+    for (int64_t d : x.ty.shape) n *= d;
+    Ty flat{x.ty.dt, {n}};
+    std::string f = x.ssa;
+    if (x.ty.rank() == 0) f = expand(f, x.ty, flat, "[]", hint + "_flat");
+    else if (x.ty.rank() > 1) f = collapse(f, x.ty, flat, one_group(x.ty.rank()), hint + "_flat");
+    if (rt.rank() == 1) return {f, rt, std::nullopt};
+    if (rt.rank() == 0) return {collapse(f, flat, rt, "[]", hint), rt, std::nullopt};
+    Val v{expand(f, flat, rt, one_group(rt.rank()), hint), rt, std::nullopt};
+    v.flat_ssa = f;
+    v.flat_ty = flat;
+    v.flat_groups = one_group(rt.rank());
+    return v;
+  }
+
+  Val matmul(Val& a_in, Val& b_in, const Ty& rt, const std::string& hint) {
+    Val a = a_in, b = b_in;
+    if (rt.dt == DType::BF16) {
+      // bf16 operands are widened to f32 once; the product accumulates in f32.
+      auto widen = [&](const Val& v, const std::string& h) {
+        return elementwise({v}, Ty{DType::F32, v.ty.shape}, [](Region&, const std::vector<std::string>& x) { return x[0]; }, h);
+      };
+      a = widen(a, hint + "_lhs_f32");
+      b = widen(b, hint + "_rhs_f32");
+    }
+    std::string as = materialize(a), bs = materialize(b);
+    size_t ra = a.ty.rank(), rb = b.ty.rank();
+    int64_t M = a.ty.shape[ra - 2], K = a.ty.shape[ra - 1], N = b.ty.shape[rb - 1];
+    DType dt = rt.dt;
+    DType acc = dt == DType::BF16 ? DType::F32 : dt;  // bf16 accumulates in f32
+    bool batched = rb > 2;
+    int64_t batch = 1;
+    for (size_t i = 0; i + 2 < ra; ++i) batch *= a.ty.shape[i];
+    Ty a2, b2, c2;
+    std::string a2s = as, b2s = bs;
+    if (!batched) {
+      // [..., M, K] x [K, N]: fold the leading dims into M.
+      a2 = {a.ty.dt, {batch * M, K}};
+      if (ra > 2) {
+        std::string g = "[[";
+        for (size_t i = 0; i + 1 < ra; ++i) g += (i ? ", " : "") + std::to_string(i);
+        g += "], [" + std::to_string(ra - 1) + "]]";
+        a2s = collapse(as, a.ty, a2, g, hint + "_lhs");
+      }
+      b2 = b.ty;
+      c2 = {acc, {batch * M, N}};
+    } else {
+      a2 = {a.ty.dt, {batch, M, K}};
+      b2 = {b.ty.dt, {batch, K, N}};
+      if (ra > 3) {
+        std::string g = "[[";
+        for (size_t i = 0; i + 2 < ra; ++i) g += (i ? ", " : "") + std::to_string(i);
+        g += "], [" + std::to_string(ra - 2) + "], [" + std::to_string(ra - 1) + "]]";
+        a2s = collapse(as, a.ty, a2, g, hint + "_lhs");
+        b2s = collapse(bs, b.ty, b2, g, hint + "_rhs");
+      }
+      c2 = {acc, {batch, M, N}};
+    }
+    // Unfolding the leading dims again at the end: rt = expand(c2, groups).
+    size_t r = rt.rank();
+    std::string groups = "[[";
+    size_t lead = batched ? r - 2 : r - 1;
+    for (size_t i = 0; i < lead; ++i) groups += (i ? ", " : "") + std::to_string(i);
+    groups += "]";
+    for (size_t i = lead; i < r; ++i) groups += ", [" + std::to_string(i) + "]";
+    groups += "]";
+    bool unfold = c2.shape != rt.shape;
+    std::string z = fill(is_float(acc) ? float_attr(0.0, acc) + " : " + elem_ty(acc) : "0 : " + elem_ty(acc), c2, hint + "_init");
+    MatmulPlan plan = plan_matmul(batched, batched ? M : batch * M, N, K, dt, o_);
+    std::string attrs = "shapeml.strategy = \"" + plan.text + "\"";
+    if (plan.tiled) attrs += ", shapeml.tile_outer = array<i64: " + int_list(plan.outer).substr(1, int_list(plan.outer).size() - 2) +
+                             ">, shapeml.tile_inner = array<i64: " + int_list(plan.inner).substr(1, int_list(plan.inner).size() - 2) + ">";
+    line("// matmul strategy: " + plan.text);
+    std::string mm = fresh(hint + "_mm");
+    line(mm + " = linalg." + std::string(batched ? "batch_matmul" : "matmul") + " {" + attrs + "} ins(" + a2s + ", " + b2s + " : " + tensor_ty(a2) +
+         ", " + tensor_ty(b2) + ") outs(" + z + " : " + tensor_ty(c2) + ") -> " + tensor_ty(c2));
+    Val res{mm, c2, std::nullopt};
+    if (dt == DType::BF16) res = elementwise({res}, Ty{DType::BF16, c2.shape}, [](Region&, const std::vector<std::string>& x) { return x[0]; },
+                                             hint + "_bf16");
+    if (unfold) {
+      Val v{expand(res.ssa, res.ty, rt, groups, hint), rt, std::nullopt};
+      v.flat_ssa = res.ssa;
+      v.flat_ty = res.ty;
+      v.flat_groups = groups;
+      res = v;
+    }
+    return res;
+  }
+
+  Val reduce(const ir::Binding& b, Val& x, const Ty& rt, const std::string& hint) {
+    std::string xs = materialize(x);
+    size_t n = x.ty.rank();
+    std::set<size_t> axes;
+    for (int64_t a : b.attrs.axes) axes.insert(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a));
+    DType dt = x.ty.dt;
+    DType acc = compute_dt(dt);  // bf16 accumulates in f32
+    std::vector<int64_t> kept;
+    std::string outmap_res;
+    std::string dims;
+    for (size_t i = 0; i < n; ++i) {
+      dims += (i ? ", d" : "d") + std::to_string(i);
+      if (!axes.count(i)) {
+        kept.push_back(x.ty.shape[i]);
+        outmap_res += (outmap_res.empty() ? "d" : ", d") + std::to_string(i);
+      }
+    }
+    Ty red{acc, kept};
+    bool is_max = b.op == OpKind::ReduceMax;
+    std::string init;
+    if (is_max) {
+      if (is_float(acc)) init = float_attr(-std::numeric_limits<double>::infinity(), acc) + " : " + elem_ty(acc);
+      else init = std::to_string(int_bits(acc) == 32 ? int64_t{INT32_MIN} : INT64_MIN) + " : " + elem_ty(acc);
+    } else {
+      init = is_float(acc) ? float_attr(0.0, acc) + " : " + elem_ty(acc) : "0 : " + elem_ty(acc);
+    }
+    std::string z = fill(init, red, hint + "_init");
+    Region r{*this, ""};
+    std::string a = fresh("in"), o = fresh("acc");
+    std::string v = dt == DType::BF16 ? bf16_to_f32(r, a) : a;
+    std::string t = elem_ty(acc);
+    std::string res;
+    if (is_max) res = r.op(std::string(is_float(acc) ? "arith.maximumf " : "arith.maxsi ") + o + ", " + v + " : " + t, "m");
+    else res = r.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + o + ", " + v + " : " + t, "s");
+    std::string nm = fresh(hint + "_red");
+    line(nm + " = linalg.generic {indexing_maps = [" + identity_map(n) + ", affine_map<(" + dims + ") -> (" + outmap_res +
+         ")>], iterator_types = " + iterators(n, axes) + "} ins(" + xs + " : " + tensor_ty(x.ty) + ") outs(" + z + " : " + tensor_ty(red) +
+         ") {\n    ^bb0(" + a + ": " + storage_ty(dt) + ", " + o + ": " + t + "):\n" + r.text + "      linalg.yield " + res + " : " + t +
+         "\n    } -> " + tensor_ty(red));
+    Val cur{nm, red, std::nullopt};
+    Ty fin{dt, kept};
+    if (b.op == OpKind::ReduceMean) {
+      int64_t count = 1;
+      for (size_t i : axes) count *= x.ty.shape[i];
+      double c = static_cast<double>(count);
+      cur = elementwise({cur}, fin, [&](Region& rr, const std::vector<std::string>& in) {
+        return rr.op("arith.divf " + in[0] + ", " + fconst(rr, c, acc) + " : " + t, "mean");
+      }, hint + "_mean");
+    } else if (dt == DType::BF16) {
+      cur = elementwise({cur}, fin, [](Region&, const std::vector<std::string>& in) { return in[0]; }, hint + "_bf16");
+    }
+    if (cur.ty.shape == rt.shape) return {cur.ssa, rt, std::nullopt};
+    // keepdims: expand the reduced tensor, grouping every inserted 1 with a
+    // neighbouring kept dimension.
+    if (kept.empty()) return {expand(cur.ssa, cur.ty, rt, "[]", hint), rt, std::nullopt};
+    std::vector<std::vector<int64_t>> groups;
+    std::vector<int64_t> leading;
+    for (size_t i = 0; i < n; ++i) {
+      if (!axes.count(i)) {
+        groups.push_back(groups.empty() ? leading : std::vector<int64_t>{});
+        groups.back().push_back(static_cast<int64_t>(i));
+      } else if (groups.empty()) {
+        leading.push_back(static_cast<int64_t>(i));
+      } else {
+        groups.back().push_back(static_cast<int64_t>(i));
+      }
+    }
+    std::string g = "[";
+    for (size_t i = 0; i < groups.size(); ++i) g += (i ? ", " : "") + int_list(groups[i]);
+    g += "]";
+    Val kd{expand(cur.ssa, cur.ty, rt, g, hint), rt, std::nullopt};
+    kd.flat_ssa = cur.ssa;
+    kd.flat_ty = cur.ty;
+    kd.flat_groups = g;
+    return kd;
+  }
+
+  const ir::Module& m_;
+  const EmitOptions& o_;
+  std::set<std::string> used_;
+  std::string body_;
+  std::vector<std::pair<size_t, std::string>> pending_bool_inputs_;
+  std::vector<bool> dying_;  // per operand of the op being emitted
+};
+
+std::string Region::op(const std::string& rhs, const std::string& hint) {
+  std::string n = e.fresh(hint);
+  text += "      " + n + " = " + rhs + "\n";
+  return n;
+}
+
+}  // namespace
+
+int64_t ConcreteTensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+int64_t ConcreteTensor::byte_size() const {
+  int64_t w = 4;
+  switch (dtype) {
+    case DType::F32: case DType::I32: w = 4; break;
+    case DType::F64: case DType::I64: w = 8; break;
+    case DType::BF16: w = 2; break;
+    case DType::Bool: w = 1; break;
+  }
+  return num_elements() * w;
+}
+
+std::string default_func_name(const std::string& entry) { return "shapeml_" + sanitize(entry); }
+
+bool specialize_signature(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                          ConcreteSignature& out, std::string& error) {
+  EmitOptions o;
+  o.matmul = MatmulStrategy::Naive;
+  std::string text = emit_mlir(m, entry, bindings, o, &error);
+  if (text.empty()) return false;
+  const ir::Function* f = m.find(entry);
+  out = {};
+  auto conv = [&](const types::TensorType& t) {
+    ConcreteTensor c;
+    c.dtype = t.dtype;
+    for (const auto& d : t.shape) c.shape.push_back(*d.eval(bindings));
+    return c;
+  };
+  for (ir::ValueId p : f->params) out.params.push_back(conv(f->values[p].type));
+  for (const auto& t : f->result_types) out.results.push_back(conv(t));
+  return true;
+}
+
+std::string emit_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings, const EmitOptions& opts,
+                      std::string* error) {
+  try {
+    Emitter e(m, opts);
+    return e.run(entry, bindings);
+  } catch (const EmitError& ex) {
+    if (error) *error = ex.what();
+  } catch (const types::DimOverflow& ex) {
+    if (error) *error = ex.what();
+  } catch (const std::exception& ex) {
+    if (error) *error = std::string("internal error while emitting MLIR: ") + ex.what();
+  }
+  return "";
+}
+
+}  // namespace shapeml::lower::cpu

@@ -1,0 +1,475 @@
+// The one translation unit of the CPU back end that includes MLIR headers:
+// parse the emitted text, run the lowering pipeline, translate to LLVM IR.
+// The pipeline is documented, with an equivalent `mlir-opt` command line, in
+// docs/design/cpu-codegen.md; keep the two in sync.
+#include "lower/cpu/pipeline.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <mlir/Conversion/Passes.h>
+#include <mlir/Dialect/Affine/IR/AffineOps.h>
+#include <mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h>
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h>
+#include <mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h>
+#include <mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h>
+#include <mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h>
+#include <mlir/Dialect/Arith/Transforms/Passes.h>
+#include <mlir/Dialect/Bufferization/IR/Bufferization.h>
+#include <mlir/Dialect/Bufferization/Pipelines/Passes.h>
+#include <mlir/Dialect/Bufferization/TransformOps/BufferizationTransformOps.h>
+#include <mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h>
+#include <mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h>
+#include <mlir/Dialect/Bufferization/Transforms/Passes.h>
+#include <mlir/Dialect/ControlFlow/IR/ControlFlow.h>
+#include <mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h>
+#include <mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/Linalg/IR/Linalg.h>
+#include <mlir/Dialect/Linalg/Passes.h>
+#include <mlir/Dialect/Linalg/TransformOps/DialectExtension.h>
+#include <mlir/Dialect/Linalg/Transforms/AllInterfaces.h>
+#include <mlir/Dialect/Linalg/Transforms/Transforms.h>
+#include <mlir/Dialect/Math/IR/Math.h>
+#include <mlir/Dialect/Math/Transforms/Passes.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h>
+#include <mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h>
+#include <mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h>
+#include <mlir/Dialect/MemRef/Transforms/Passes.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
+#include <mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h>
+#include <mlir/Dialect/SCF/TransformOps/SCFTransformOps.h>
+#include <mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h>
+#include <mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h>
+#include <mlir/Dialect/Tensor/IR/Tensor.h>
+#include <mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h>
+#include <mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h>
+#include <mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h>
+#include <mlir/Dialect/Tensor/TransformOps/TensorTransformOps.h>
+#include <mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h>
+#include <mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h>
+#include <mlir/Dialect/Transform/IR/TransformDialect.h>
+#include <mlir/Dialect/Transform/LoopExtension/LoopExtension.h>
+#include <mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h>
+#include <mlir/Dialect/UB/IR/UBOps.h>
+#include <mlir/Dialect/Vector/IR/VectorOps.h>
+#include <mlir/Dialect/Vector/IR/ValueBoundsOpInterfaceImpl.h>
+#include <mlir/Dialect/Vector/TransformOps/VectorTransformOps.h>
+#include <mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h>
+#include <mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h>
+#include <mlir/IR/BuiltinOps.h>
+#include <mlir/IR/Diagnostics.h>
+#include <mlir/IR/MLIRContext.h>
+#include <mlir/IR/Verifier.h>
+#include <mlir/Parser/Parser.h>
+#include <mlir/Pass/PassManager.h>
+#include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Export.h>
+#include <mlir/Transforms/GreedyPatternRewriteDriver.h>
+#include <mlir/Transforms/LoopInvariantCodeMotionUtils.h>
+#include <mlir/Transforms/Passes.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+
+namespace shapeml::lower::cpu::detail {
+
+namespace {
+
+// Explicit registration: the dialects the emitter and the pipeline produce,
+// and, by hand, the external interface models the passes rely on (without
+// them bufferization, tiling and empty-tensor elimination fail at run time).
+void register_everything(mlir::DialectRegistry& r) {
+  r.insert<mlir::affine::AffineDialect, mlir::arith::ArithDialect, mlir::bufferization::BufferizationDialect, mlir::cf::ControlFlowDialect,
+           mlir::func::FuncDialect, mlir::linalg::LinalgDialect, mlir::LLVM::LLVMDialect, mlir::math::MathDialect, mlir::memref::MemRefDialect,
+           mlir::scf::SCFDialect, mlir::tensor::TensorDialect, mlir::transform::TransformDialect, mlir::ub::UBDialect,
+           mlir::vector::VectorDialect>();
+  mlir::affine::registerValueBoundsOpInterfaceExternalModels(r);
+  mlir::arith::registerBufferDeallocationOpInterfaceExternalModels(r);
+  mlir::arith::registerBufferizableOpInterfaceExternalModels(r);
+  mlir::arith::registerBufferViewFlowOpInterfaceExternalModels(r);
+  mlir::arith::registerValueBoundsOpInterfaceExternalModels(r);
+  mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(r);
+  mlir::cf::registerBufferizableOpInterfaceExternalModels(r);
+  mlir::cf::registerBufferDeallocationOpInterfaceExternalModels(r);
+  mlir::linalg::registerAllDialectInterfaceImplementations(r);
+  mlir::memref::registerAllocationOpInterfaceExternalModels(r);
+  mlir::memref::registerBufferViewFlowOpInterfaceExternalModels(r);
+  mlir::memref::registerValueBoundsOpInterfaceExternalModels(r);
+  mlir::scf::registerBufferDeallocationOpInterfaceExternalModels(r);
+  mlir::scf::registerBufferizableOpInterfaceExternalModels(r);
+  mlir::scf::registerValueBoundsOpInterfaceExternalModels(r);
+  mlir::tensor::registerBufferizableOpInterfaceExternalModels(r);
+  mlir::tensor::registerInferTypeOpInterfaceExternalModels(r);
+  mlir::tensor::registerSubsetOpInterfaceExternalModels(r);
+  mlir::tensor::registerTilingInterfaceExternalModels(r);
+  mlir::tensor::registerValueBoundsOpInterfaceExternalModels(r);
+  mlir::vector::registerBufferizableOpInterfaceExternalModels(r);
+  mlir::vector::registerSubsetOpInterfaceExternalModels(r);
+  mlir::vector::registerValueBoundsOpInterfaceExternalModels(r);
+  // Transform dialect extensions used by the matmul strategy scripts.
+  mlir::bufferization::registerTransformDialectExtension(r);
+  mlir::linalg::registerTransformDialectExtension(r);
+  mlir::scf::registerTransformDialectExtension(r);
+  mlir::tensor::registerTransformDialectExtension(r);
+  mlir::vector::registerTransformDialectExtension(r);
+  mlir::transform::registerLoopExtension(r);
+  // MLIR -> LLVM IR translation.
+  mlir::registerBuiltinDialectTranslation(r);
+  mlir::registerLLVMDialectTranslation(r);
+}
+
+// Collects diagnostics as text instead of printing them.
+struct DiagCapture {
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler;
+  explicit DiagCapture(mlir::MLIRContext* ctx)
+      : handler(ctx, [this](mlir::Diagnostic& d) {
+          std::string s;
+          llvm::raw_string_ostream os(s);
+          os << d.getLocation() << ": ";
+          switch (d.getSeverity()) {
+            case mlir::DiagnosticSeverity::Error: os << "error: "; break;
+            case mlir::DiagnosticSeverity::Warning: os << "warning: "; break;
+            case mlir::DiagnosticSeverity::Note: os << "note: "; break;
+            case mlir::DiagnosticSeverity::Remark: os << "remark: "; break;
+          }
+          os << d.str();
+          for (auto& n : d.getNotes()) os << "\n  note: " << n.str();
+          os.flush();
+          if (!text.empty()) text += "\n";
+          text += s;
+          return mlir::success();
+        }) {}
+};
+
+std::unique_ptr<mlir::MLIRContext> make_context() {
+  mlir::DialectRegistry registry;
+  register_everything(registry);
+  auto ctx = std::make_unique<mlir::MLIRContext>(registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx->loadAllAvailableDialects();
+  return ctx;
+}
+
+std::string join_ints(llvm::ArrayRef<int64_t> v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+// Stage 1 (tensors): tile every annotated matmul twice, vectorize the inner
+// tile, fold to vector.contract. (The accumulator is then hoisted out of the
+// k loop by hoist_subsets below.)
+std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& tiles) {
+  std::string s =
+      "module attributes {transform.with_named_sequence} {\n"
+      "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n";
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    std::string id = std::to_string(i);
+    size_t n = tiles[i].first.size();
+    std::string loops;
+    for (size_t k = 0; k < n; ++k) loops += ", !transform.any_op";
+    s += "    %op" + id + " = transform.structured.match attributes {shapeml.mm_id = " + id + " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
+    s += "    %a" + id + ", %la" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for %op" + id + " tile_sizes [" +
+         join_ints(tiles[i].first) + "] : (!transform.any_op) -> (!transform.any_op" + loops + ")\n";
+    s += "    %b" + id + ", %lb" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for %a" + id + " tile_sizes [" +
+         join_ints(tiles[i].second) + "] : (!transform.any_op) -> (!transform.any_op" + loops + ")\n";
+    s += "    transform.structured.vectorize %b" + id + " : !transform.any_op\n";
+  }
+  s +=
+      "    %f = transform.structured.match ops{[\"func.func\"]} in %root : (!transform.any_op) -> !transform.any_op\n"
+      "    transform.apply_patterns to %f {\n"
+      "      transform.apply_patterns.vector.reduction_to_contract\n"
+      "      transform.apply_patterns.vector.transfer_permutation_patterns\n"
+      "      transform.apply_patterns.vector.cast_away_vector_leading_one_dim\n"
+      "      transform.apply_patterns.canonicalization\n"
+      "    } : !transform.any_op\n";
+  s += "    transform.yield\n  }\n}\n";
+  return s;
+}
+
+// Stage 2 (buffers): lower the vector ops of the micro-kernels.
+const char* kVectorLoweringScript = R"(
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerparallel"
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_1d"
+      transform.apply_patterns.vector.lower_broadcast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}
+)";
+
+// Hoists loop-invariant subset reads/writes (extract/insert_slice and
+// transfer_read/write pairs) out of every scf.for, innermost loops first: the
+// matmul accumulator tile then lives in registers across the k loop. In C++
+// rather than as `transform.loop.hoist_loop_invariant_subsets`, whose loop
+// handle does not survive the canonicalization that folds one-trip loops.
+void hoist_subsets(mlir::ModuleOp m) {
+  std::vector<mlir::scf::ForOp> loops;
+  m.walk([&](mlir::scf::ForOp f) { loops.push_back(f); });  // post-order: inner first
+  mlir::IRRewriter rewriter(m.getContext());
+  for (mlir::scf::ForOp f : loops) {
+    rewriter.setInsertionPoint(f);
+    mlir::hoistLoopInvariantSubsets(rewriter, mlir::cast<mlir::LoopLikeOpInterface>(f.getOperation()));
+  }
+}
+
+mlir::LogicalResult run_script(mlir::ModuleOp payload, const std::string& script) {
+  mlir::MLIRContext* ctx = payload.getContext();
+  mlir::OwningOpRef<mlir::ModuleOp> tm = mlir::parseSourceString<mlir::ModuleOp>(script, mlir::ParserConfig(ctx), "shapeml-strategy");
+  if (!tm) return mlir::failure();
+  mlir::transform::TransformOpInterface entry = mlir::transform::detail::findTransformEntryPoint(tm.get(), {});
+  if (!entry) return mlir::failure();
+  mlir::transform::TransformOptions options;
+  return mlir::transform::applyTransformNamedSequence(payload, entry, tm.get(), options);
+}
+
+// Polynomial approximations of the f32 transcendental functions (exp, log,
+// tanh, erf, ...): inline arithmetic that LLVM vectorizes, where libm's
+// expf/logf are scalar calls (5-10 ns per element) and erff/tanhf have no
+// LLVM intrinsic. f64 keeps the intrinsics/libm. Accuracy is checked against
+// float64 references by tests/lower (a few ulp).
+mlir::LogicalResult approximate_math(mlir::ModuleOp m) {
+  mlir::RewritePatternSet ps(m.getContext());
+  mlir::MathPolynomialApproximationOptions options;
+  options.enableAvx2 = false;  // keep rsqrt exact (1/sqrt)
+  mlir::populateMathPolynomialApproximationPatterns(ps, options);
+  return mlir::applyPatternsAndFoldGreedily(m, std::move(ps));
+}
+
+// Producer/consumer fusion of elementwise linalg.generic ops, restricted so
+// that it never recomputes: the producer has one use and the consumer is
+// all-parallel and reads the producer through a permutation (not a
+// broadcast). The stock pass (linalg-fuse-elementwise-ops) would also fuse
+// into reductions and matmuls (which it first generalizes through reshape
+// propagation: a gelu would be evaluated K times per matmul output), and its
+// pattern set rewrites unused `outs` operands to tensor.empty, undoing the
+// in-place updates emit_mlir chose. So: the fusion primitive, in our pattern.
+struct FuseElementwise : mlir::OpRewritePattern<mlir::linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(mlir::linalg::GenericOp consumer, mlir::PatternRewriter& rewriter) const override {
+    if (consumer.getNumReductionLoops() != 0) return mlir::failure();
+    for (mlir::OpOperand* operand : consumer.getDpsInputOperands()) {
+      mlir::Operation* producer = operand->get().getDefiningOp();
+      if (!producer || !producer->hasOneUse() || !mlir::isa<mlir::linalg::GenericOp>(producer)) continue;
+      if (!consumer.getMatchingIndexingMap(operand).isPermutation()) continue;
+      if (!mlir::linalg::areElementwiseOpsFusable(operand)) continue;
+      mlir::FailureOr<mlir::linalg::ElementwiseOpFusionResult> fused = mlir::linalg::fuseElementwiseOps(rewriter, operand);
+      if (mlir::failed(fused)) continue;
+      for (auto [orig, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(orig, replacement, [&](mlir::OpOperand& use) { return use.getOwner() != producer; });
+      rewriter.eraseOp(consumer);
+      return mlir::success();
+    }
+    return mlir::failure();
+  }
+};
+
+mlir::LogicalResult fuse_elementwise(mlir::ModuleOp m) {
+  mlir::RewritePatternSet ps(m.getContext());
+  ps.add<FuseElementwise>(m.getContext());
+  return mlir::applyPatternsAndFoldGreedily(m, std::move(ps));
+}
+
+// Tensor-level cleanups before any strategy. Empty-tensor elimination (the
+// final op of each result writes into its output buffer) must run before
+// CSE: CSE merges identical tensor.empty ops, and MLIR 19's elimination then
+// points several results at one output buffer.
+void add_tensor_passes(mlir::PassManager& pm) {
+  pm.addPass(mlir::bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+void add_bufferize_passes(mlir::PassManager& pm) {
+  mlir::bufferization::OneShotBufferizationOptions bo;
+  bo.bufferizeFunctionBoundaries = true;
+  bo.setFunctionBoundaryTypeConversion(mlir::bufferization::LayoutMapOption::IdentityLayoutMap);
+  // Copies as linalg.copy (lowered to loops) rather than memref.copy, whose
+  // strided form would call `memrefCopy` from MLIR's runtime library.
+  bo.memCpyFn = [](mlir::OpBuilder& b, mlir::Location loc, mlir::Value from, mlir::Value to) {
+    b.create<mlir::linalg::CopyOp>(loc, from, to);
+    return mlir::success();
+  };
+  // Canonicalize first: the hoisting leaves pass-through loop arguments that
+  // would otherwise force out-of-place (copied) buffers.
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::bufferization::createOneShotBufferizePass(bo));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void add_lowering_passes_a(mlir::PassManager& pm) {
+  pm.addPass(mlir::bufferization::createDropEquivalentBufferResultsPass());
+  mlir::bufferization::BufferDeallocationPipelineOptions dealloc;
+  mlir::bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(mlir::createConvertLinalgToLoopsPass());
+  pm.addPass(mlir::createConvertVectorToSCFPass());
+  pm.addPass(mlir::memref::createExpandStridedMetadataPass());
+  pm.addPass(mlir::createLowerAffinePass());
+  pm.addPass(mlir::createConvertSCFToCFPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void add_lowering_passes_b(mlir::PassManager& pm) {
+  // (bf16 never reaches here as a float type: emit_mlir stores it as i16.)
+  pm.addPass(mlir::arith::createArithExpandOpsPass());
+  pm.addPass(mlir::createConvertVectorToLLVMPass());
+  pm.addPass(mlir::createConvertMathToLLVMPass());
+  pm.addPass(mlir::createConvertMathToLibmPass());
+  pm.addPass(mlir::createArithToLLVMConversionPass());
+  pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
+  mlir::ConvertFuncToLLVMPassOptions fo;
+  fo.useBarePtrCallConv = true;  // static shapes: one pointer per buffer
+  pm.addPass(mlir::createConvertFuncToLLVMPass(fo));
+  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
+  pm.addPass(mlir::createUBToLLVMConversionPass());
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+// Debugging aid: with SHAPEML_MLIR_DUMP=DIR set, the module is written to
+// DIR/NN-STAGE.mlir after every stage.
+void dump(mlir::ModuleOp mod, int& n, const std::string& stage) {
+  const char* dir = std::getenv("SHAPEML_MLIR_DUMP");
+  if (!dir || !*dir) return;
+  std::string name = stage;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+  char num[8];
+  std::snprintf(num, sizeof num, "%02d", n++);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(std::string(dir) + "/" + num + "-" + name + ".mlir", ec);
+  if (!ec) mod->print(os);
+}
+
+// Runs everything on `mod`. `strategy` false: matmuls stay plain loops.
+bool lower(mlir::ModuleOp mod, bool strategy, DiagCapture& diags, std::string& stage) {
+  mlir::MLIRContext* ctx = mod.getContext();
+  int n = 0;
+  dump(mod, n, "input");
+  stage = "elementwise fusion";
+  if (mlir::failed(fuse_elementwise(mod))) return false;
+  dump(mod, n, stage);
+  {
+    stage = "tensor passes";
+    mlir::PassManager pm(ctx);
+    add_tensor_passes(pm);
+    if (mlir::failed(pm.run(mod))) return false;
+    dump(mod, n, stage);
+  }
+  // Collect the annotated matmuls (emit_mlir chose their tiles).
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> tiles;
+  mod.walk([&](mlir::linalg::LinalgOp op) {
+    auto outer = op->getAttrOfType<mlir::DenseI64ArrayAttr>("shapeml.tile_outer");
+    auto inner = op->getAttrOfType<mlir::DenseI64ArrayAttr>("shapeml.tile_inner");
+    if (!strategy || !outer || !inner) return;
+    op->setAttr("shapeml.mm_id", mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64), static_cast<int64_t>(tiles.size())));
+    tiles.push_back({std::vector<int64_t>(outer.asArrayRef()), std::vector<int64_t>(inner.asArrayRef())});
+  });
+  if (!tiles.empty()) {
+    stage = "matmul strategy (tensor)";
+    if (mlir::failed(run_script(mod, tensor_strategy_script(tiles)))) return false;
+    hoist_subsets(mod);
+    dump(mod, n, stage);
+  }
+  {
+    stage = "bufferization";
+    mlir::PassManager pm(ctx);
+    add_bufferize_passes(pm);
+    if (mlir::failed(pm.run(mod))) return false;
+    dump(mod, n, stage);
+  }
+  if (!tiles.empty()) {
+    stage = "matmul strategy (vector lowering)";
+    if (mlir::failed(run_script(mod, kVectorLoweringScript))) return false;
+    dump(mod, n, stage);
+  }
+  {
+    stage = "lowering to loops";
+    mlir::PassManager pm(ctx);
+    add_lowering_passes_a(pm);
+    if (mlir::failed(pm.run(mod))) return false;
+    dump(mod, n, stage);
+  }
+  stage = "math approximation";
+  if (mlir::failed(approximate_math(mod))) return false;
+  dump(mod, n, stage);
+  {
+    stage = "conversion to the LLVM dialect";
+    mlir::PassManager pm(ctx);
+    add_lowering_passes_b(pm);
+    if (mlir::failed(pm.run(mod))) return false;
+    dump(mod, n, stage);
+  }
+  (void)diags;
+  return true;
+}
+
+}  // namespace
+
+PipelineResult mlir_to_llvm(const std::string& mlir_text, llvm::LLVMContext& lctx, const PipelineOptions& opts, bool keep_lowered_mlir) {
+  PipelineResult res;
+  auto ctx = make_context();
+  DiagCapture diags(ctx.get());
+  bool strategy = opts.apply_matmul_strategy;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    diags.text.clear();
+    mlir::OwningOpRef<mlir::ModuleOp> mod = mlir::parseSourceString<mlir::ModuleOp>(mlir_text, mlir::ParserConfig(ctx.get()), "shapeml");
+    if (!mod) {
+      res.error = "the emitted MLIR does not parse (internal error):\n" + diags.text;
+      return res;
+    }
+    std::string stage;
+    if (!lower(mod.get(), strategy, diags, stage)) {
+      if (strategy) {
+        // A strategy that fails must not fail the compilation: plain loops.
+        res.notes.push_back("matmul strategy failed in " + stage + "; falling back to plain loops: " + diags.text);
+        strategy = false;
+        continue;
+      }
+      res.error = "MLIR lowering failed in " + stage + " (internal error):\n" + diags.text;
+      return res;
+    }
+    if (keep_lowered_mlir) {
+      llvm::raw_string_ostream os(res.lowered_mlir);
+      mod->print(os);
+    }
+    res.module = mlir::translateModuleToLLVMIR(mod.get(), lctx, "shapeml");
+    if (!res.module) {
+      res.error = "translation to LLVM IR failed (internal error):\n" + diags.text;
+      return res;
+    }
+    return res;
+  }
+  res.error = "MLIR lowering failed (internal error)";
+  return res;
+}
+
+std::string verify_mlir(const std::string& mlir_text) {
+  auto ctx = make_context();
+  DiagCapture diags(ctx.get());
+  mlir::OwningOpRef<mlir::ModuleOp> mod = mlir::parseSourceString<mlir::ModuleOp>(mlir_text, mlir::ParserConfig(ctx.get()), "shapeml");
+  if (!mod) return diags.text.empty() ? "parse error" : diags.text;
+  if (mlir::failed(mlir::verify(mod.get()))) return diags.text.empty() ? "verification failed" : diags.text;
+  return "";
+}
+
+}  // namespace shapeml::lower::cpu::detail
