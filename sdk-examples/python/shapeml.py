@@ -105,7 +105,7 @@ class Library:
         return Module(self, out)
 
     def tensor(self, array):
-        a = np.ascontiguousarray(array)
+        a = np.require(array, requirements="C")  # keeps rank 0 (ascontiguousarray makes it rank 1)
         if a.dtype not in _DTYPES:
             raise TypeError(f"shapeml has no dtype for {a.dtype}")
         shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)

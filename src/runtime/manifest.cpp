@@ -218,13 +218,19 @@ class Parser {
     }
     if (!have_params) fail(&c, "entry `" + e.name + "` has no (params ...)");
     if (!have_returns || e.returns.empty()) fail(&c, "entry `" + e.name + "` has no (returns TYPE...)");
-    // Every shape variable must be recoverable from the inputs.
+    // Every shape variable must be recoverable from the inputs, directly or
+    // through a `where` equality (D = H*Dh).
     std::set<std::string> seen;
     for (const ParamSig& p : e.params)
       for (const Poly& d : p.type.shape) d.free_vars(seen);
+    for (const WhereSig& w : e.where)
+      if (w.constraint.kind == types::ShapeConstraint::Kind::Eq) {
+        w.constraint.lhs.free_vars(seen);
+        w.constraint.rhs.free_vars(seen);
+      }
     for (const std::string& v : e.dims)
       if (!seen.count(v))
-        fail(&c, "shape variable `" + v + "` of entry `" + e.name + "` appears in no parameter type, so no call could bind it");
+        fail(&c, "shape variable `" + v + "` of entry `" + e.name + "` appears in no parameter type and no `where` equality, so no call could bind it");
     std::set<Binding> bound;
     for (const SExpr* s : specs) {
       SpecializationSig sp = specialization(*s, e, vars);

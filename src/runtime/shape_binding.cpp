@@ -114,11 +114,35 @@ struct Binder {
           if (Status s = bind(l->var, diff / l->coeff, i, j, p); !s.ok()) return s;
           progress = true;
         }
+      if (progress) continue;
+      // An equality in `where` that is linear in one unbound variable once
+      // the bound ones are substituted (D = H*Dh with D, H known) solves it.
+      for (const WhereSig& w : e.where) {
+        if (w.constraint.kind != types::ShapeConstraint::Kind::Eq) continue;
+        std::map<std::string, Poly> known;
+        for (const auto& [v, x] : b) known[v] = Poly::constant(x);
+        Poly diff;
+        try {
+          diff = (w.constraint.lhs - w.constraint.rhs).subst(known);
+        } catch (const types::DimOverflow&) {
+          continue;
+        }
+        auto l = linear_in_one_unbound(diff, b);
+        if (!l) continue;
+        auto rest = l->rest.constant_value();
+        if (!rest || *rest % l->coeff != 0 || -*rest / l->coeff < 1)
+          return invalid_argument("entry `" + e.name + "`: where constraint " + w.text + " has no positive integer " + l->var + " with " +
+                                  vars_of(w.constraint.lhs - w.constraint.rhs));
+        b[l->var] = -*rest / l->coeff;
+        origin[l->var] = "where constraint " + w.text;
+        progress = true;
+        break;
+      }
     }
     for (const std::string& v : e.dims)
       if (!b.count(v))
         return invalid_argument("entry `" + e.name + "`: cannot infer shape variable " + v +
-                                " from the input shapes: it occurs only in non-linear dimensions");
+                                " from the input shapes: no input dimension or `where` equality determines it");
     // Every dimension must now agree.
     for (size_t i = 0; i < e.params.size(); ++i)
       for (size_t j = 0; j < e.params[i].type.shape.size(); ++j) {

@@ -236,6 +236,7 @@ mlir::LogicalResult run_script(mlir::ModuleOp payload, const std::string& script
   mlir::transform::TransformOpInterface entry = mlir::transform::detail::findTransformEntryPoint(tm.get(), {});
   if (!entry) return mlir::failure();
   mlir::transform::TransformOptions options;
+  options.enableExpensiveChecks(false);  // the scripts are generated, not user input
   return mlir::transform::applyTransformNamedSequence(payload, entry, tm.get(), options);
 }
 
@@ -361,7 +362,7 @@ void dump(mlir::ModuleOp mod, int& n, const std::string& stage) {
 }
 
 // Runs everything on `mod`. `strategy` false: matmuls stay plain loops.
-bool lower(mlir::ModuleOp mod, bool strategy, DiagCapture& diags, std::string& stage) {
+bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
   mlir::MLIRContext* ctx = mod.getContext();
   int n = 0;
   dump(mod, n, "input");
@@ -419,7 +420,6 @@ bool lower(mlir::ModuleOp mod, bool strategy, DiagCapture& diags, std::string& s
     if (mlir::failed(pm.run(mod))) return false;
     dump(mod, n, stage);
   }
-  (void)diags;
   return true;
 }
 
@@ -438,7 +438,7 @@ PipelineResult mlir_to_llvm(const std::string& mlir_text, llvm::LLVMContext& lct
       return res;
     }
     std::string stage;
-    if (!lower(mod.get(), strategy, diags, stage)) {
+    if (!lower(mod.get(), strategy, stage)) {
       if (strategy) {
         // A strategy that fails must not fail the compilation: plain loops.
         res.notes.push_back("matmul strategy failed in " + stage + "; falling back to plain loops: " + diags.text);

@@ -1,0 +1,12 @@
+; Bindings are checked against dims and `where`; device programs are not CPU
+; programs. Errors go to stderr with exit status 1.
+; RUN: not %shapemlc --emit=mlir --entry f --bind N=6 %s 2>&1 | FileCheck %s --check-prefix=WHERE
+; RUN: not %shapemlc --emit=mlir --entry f %s 2>&1 | FileCheck %s --check-prefix=UNBOUND
+; RUN: not %shapemlc --emit=mlir --entry g %s 2>&1 | FileCheck %s --check-prefix=DEVICE
+(module e
+  (func f (dims N) (where (divides 4 N))
+    (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return x))
+  (func g (params (x (tensor f32 (4) host))) (returns (tensor f32 (4) (cuda 0))) (return (copy_to_device x (cuda 0)))))
+; WHERE: the bindings violate the constraint (divides 4 N) of `f`
+; UNBOUND: shape variable `N` of `f` is not bound
+; DEVICE: lives on (cuda 0): not a CPU program
