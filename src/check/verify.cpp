@@ -11,7 +11,8 @@ namespace {
 
 class Verifier final : public RuleEnv {
  public:
-  Verifier(const CheckOptions& o, std::vector<syntax::Diagnostic>& out) : solver_(o.obligation_timeout_ms), out_(out) {}
+  Verifier(const CheckOptions& o, std::vector<syntax::Diagnostic>& out)
+      : solver_(o.obligation_timeout_ms), timeout_ms_(o.obligation_timeout_ms), out_(out) {}
 
   void run(const ir::Module& m) {
     for (const auto& f : m.functions) function(m, f);
@@ -19,6 +20,13 @@ class Verifier final : public RuleEnv {
 
   bool require(const types::ShapeConstraint& goal, const Failure& f) override {
     smt::Outcome o = solver_.prove(goal);
+    if (o.kind == smt::Outcome::Kind::Unknown) {
+      // Z3's answer on non-linear goals can depend on the earlier queries of
+      // an incremental solver: ask a fresh one before calling it a bug.
+      smt::ShapeSolver fresh(timeout_ms_);
+      fresh.begin_function(dims_, where_);
+      o = fresh.prove(goal);
+    }
     if (o.kind == smt::Outcome::Kind::Proved) return true;
     fail({f.code, f.message + " (obligation " + goal.str() + " " + (o.kind == smt::Outcome::Kind::Refuted ? "refuted" : "undecided") + ")",
           f.expected, f.actual, f.notes});
@@ -41,6 +49,8 @@ class Verifier final : public RuleEnv {
     fn_ = f.name;
     span_ = f.span;
     solver_.begin_function(f.dims, f.where);
+    dims_ = f.dims;
+    where_ = f.where;
     std::vector<bool> defined(f.values.size(), false);
     auto def = [&](ir::ValueId v) {
       if (v >= f.values.size() || defined[v]) {
@@ -92,6 +102,9 @@ class Verifier final : public RuleEnv {
   }
 
   smt::ShapeSolver solver_;
+  unsigned timeout_ms_;
+  std::vector<std::string> dims_;
+  std::vector<types::ShapeConstraint> where_;
   std::vector<syntax::Diagnostic>& out_;
   std::string fn_;
   syntax::Span span_;

@@ -193,9 +193,16 @@ std::optional<bool> decide_syntactically(const ShapeConstraint& g) {
 // D = H*#wN; `#` cannot appear in a user identifier) rewrite goals before the syntactic test, so that most reshape and
 // divisibility obligations never reach Z3. Sound: each rewrite is an
 // equivalence under the hypothesis.
-std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstraint>& where) {
+std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstraint>& where_in) {
   std::map<std::string, Poly> sub;
   int k = 0;
+  // Equalities define first (D = H*Dh is more precise than D = H*w from
+  // `(divides H D)`), then divisibility.
+  std::vector<ShapeConstraint> where;
+  for (const auto& c : where_in)
+    if (c.kind == ShapeConstraint::Kind::Eq) where.push_back(c);
+  for (const auto& c : where_in)
+    if (c.kind != ShapeConstraint::Kind::Eq) where.push_back(c);
   for (const auto& c : where) {
     std::set<std::string> lv;
     c.lhs.free_vars(lv);
@@ -210,6 +217,19 @@ std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstra
     else if (c.kind == ShapeConstraint::Kind::Divides && rv.size() == 1 && c.rhs == Poly::var(*rv.begin()) && !lv.count(*rv.begin()) &&
              !sub.count(*rv.begin()))
       sub[*rv.begin()] = c.lhs * Poly::var("#w" + std::to_string(k++));
+    else if (c.kind == ShapeConstraint::Kind::Eq) {
+      // (= (mod v C) 0): v = C*w, so floordiv(v, C) normalizes to w.
+      for (const auto& [side, other] : {std::pair{&c.lhs, &c.rhs}, std::pair{&c.rhs, &c.lhs}}) {
+        if (other->constant_value() != 0 || side->terms().size() != 1) continue;
+        const types::Term& t = side->terms().begin()->second;
+        if (t.coeff != 1 || t.atoms.size() != 1 || t.atoms[0].kind != Atom::Kind::Mod) continue;
+        std::set<std::string> av;
+        t.atoms[0].arg->free_vars(av);
+        if (av.size() != 1 || *t.atoms[0].arg != Poly::var(*av.begin()) || sub.count(*av.begin())) continue;
+        sub[*av.begin()] = Poly::constant(t.atoms[0].divisor) * Poly::var("#w" + std::to_string(k++));
+        break;
+      }
+    }
   }
   // Apply the substitution to itself until no defined variable remains on a
   // right-hand side (bounded: cycles are left alone).
@@ -227,6 +247,53 @@ std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstra
   return sub;
 }
 }  // namespace
+
+std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_counterexample(const ShapeConstraint& goal) {
+  if (dims_.empty() || dims_.size() > 16) return std::nullopt;
+  try {
+    auto sub = defining_substitution(where_);
+    auto try_env = [&](std::map<std::string, int64_t> env) -> std::optional<std::vector<std::pair<std::string, int64_t>>> {
+      for (const auto& [v, p] : sub) {
+        std::set<std::string> fv;
+        p.free_vars(fv);
+        for (const auto& x : fv)
+          if (!env.count(x)) env[x] = 1;
+      }
+      for (const auto& [v, p] : sub)
+        if (auto x = p.eval(env)) env[v] = *x;
+      for (const auto& d : dims_)
+        if (env[d] < 1) return std::nullopt;
+      for (const auto& c : where_)
+        if (c.eval(env) != true) return std::nullopt;
+      if (goal.eval(env) != false) return std::nullopt;
+      std::vector<std::pair<std::string, int64_t>> out;
+      for (const auto& d : dims_) out.push_back({d, env[d]});
+      return out;
+    };
+    const int64_t values[] = {1, 2, 3, 4, 5, 7, 8};
+    std::vector<std::map<std::string, int64_t>> candidates;
+    for (int64_t b : values) {
+      std::map<std::string, int64_t> env;
+      for (const auto& d : dims_) env[d] = b;
+      candidates.push_back(env);
+    }
+    for (const auto& v : dims_)
+      for (int64_t x : values)
+        for (int64_t base : {1, 2}) {
+          std::map<std::string, int64_t> env;
+          for (const auto& d : dims_) env[d] = base;
+          env[v] = x;
+          candidates.push_back(env);
+        }
+    for (auto& env : candidates) {
+      // Defined variables are computed, not guessed.
+      for (const auto& [v, p] : sub) env.erase(v);
+      if (auto r = try_env(env)) return r;
+    }
+  } catch (const types::DimOverflow&) {
+  }
+  return std::nullopt;
+}
 
 Outcome ShapeSolver::hypotheses_satisfiable() {
   Outcome o;
@@ -286,7 +353,15 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
     o.decided_syntactically = true;
     return o;
   }
-  // Refutations (syntactic or not) need a model, so they go to Z3 as well.
+  // Small valuations first: one that satisfies the hypotheses and breaks the
+  // goal is a counterexample without Z3 (and Z3 may answer unknown on
+  // non-linear goals with floordiv/mod).
+  if (auto cex = search_counterexample(goal)) {
+    o.kind = Outcome::Kind::Refuted;
+    o.counterexample = *cex;
+    return o;
+  }
+  // What remains goes to Z3.
   Impl& z = z3();
   auto t0 = std::chrono::steady_clock::now();
   z.solver.push();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ class ShapeSolver {
  private:
   struct Impl;
   Impl& z3();
+  std::optional<std::vector<std::pair<std::string, int64_t>>> search_counterexample(const types::ShapeConstraint& goal);
   unsigned timeout_ms_;
   bool in_function_ = false;
   std::unique_ptr<Impl> impl_;

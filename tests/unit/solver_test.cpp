@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "smt/shape_solver.h"
 
 using shapeml::smt::Outcome;
@@ -79,4 +81,24 @@ TEST(Solver, SmtLibIsSelfContained) {
   EXPECT_NE(t.find("(assert (>= |H| 1))"), std::string::npos);
   EXPECT_NE(t.find("(assert (not (= |D| |H|)))"), std::string::npos);
   EXPECT_NE(t.find("(check-sat)"), std::string::npos);
+}
+
+TEST(Solver, SmallWitnessRefutesWithoutZ3) {
+  // Z3 4.8 may answer unknown on non-linear goals with floordiv; a small
+  // valuation settles it, and is a real counterexample.
+  ShapeSolver s;
+  s.begin_function({"B", "S"}, {});
+  auto o = s.prove({K::Eq, v("B") * v("B") * v("S"), c(2) * v("S").floordiv(2) * v("B") * v("B")});
+  ASSERT_EQ(o.kind, Outcome::Kind::Refuted);
+  EXPECT_EQ(s.stats().z3_queries, 0u);
+  std::map<std::string, int64_t> env(o.counterexample.begin(), o.counterexample.end());
+  EXPECT_EQ(env["S"] % 2, 1);  // odd S breaks it
+}
+
+TEST(Solver, ModHypothesisNormalizesFloorDiv) {
+  ShapeSolver s;
+  s.begin_function({"S", "D", "H", "Dh"}, {{K::Eq, v("S").mod(8), c(0)}, {K::Divides, v("H"), v("D")}, {K::Eq, v("D"), v("H") * v("Dh")}});
+  auto o = s.prove({K::Eq, v("S").floordiv(8) * c(8) * v("D"), v("S") * v("H") * v("Dh")});
+  EXPECT_EQ(o.kind, Outcome::Kind::Proved);
+  EXPECT_TRUE(o.decided_syntactically);  // S = 8w and D = H*Dh (the equality wins over divides)
 }
