@@ -267,7 +267,10 @@ static void test_module_load_lookup_call(void** state) {
   assert_null(out[0]);
   shapeml_status_free(st);
   expect_code(shapeml_module_call(m, "add", in, 1, out, 1), SHAPEML_STATUS_INVALID_ARGUMENT, NULL);
-  expect_code(shapeml_module_call(m, "add", in, 2, out, 2), SHAPEML_STATUS_INVALID_ARGUMENT, "num_outputs");
+  shapeml_tensor* two_out[2] = {NULL, NULL};
+  expect_code(shapeml_module_call(m, "add", in, 2, two_out, 2), SHAPEML_STATUS_INVALID_ARGUMENT, "num_outputs");
+  assert_null(two_out[0]);
+  assert_null(two_out[1]);
   expect_code(shapeml_module_call(NULL, "add", in, 2, out, 1), SHAPEML_STATUS_INVALID_ARGUMENT, "module");
   shapeml_tensor_release(short_y);
   shapeml_tensor_release(in[0]);
