@@ -1,10 +1,13 @@
 /* The C ABI as a C user sees it: cmocka, plain C11, only <shapeml.h>. */
+#define _GNU_SOURCE 1
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -247,6 +250,135 @@ static void test_result_outlives_context(void** state) {
   shapeml_check_result_release(r);
 }
 
+
+/* ---- modules: JIT compile, AOT build + load (0.2) ---- */
+
+static const char* kAddSrc =
+    "(module m (func scaled_add (dims N)\n"
+    "  (params (x (tensor f32 (N) host)) (y (tensor f32 (N) host)))\n"
+    "  (returns (tensor f32 (N) host))\n"
+    "  (return (add x (mul y 2.0)))))\n";
+
+static void call_and_check(shapeml_module* m, int64_t n) {
+  float x[8], y[8];
+  for (int i = 0; i < n; ++i) {
+    x[i] = (float)i;
+    y[i] = 0.5f * (float)i + 1.0f;
+  }
+  shapeml_tensor *tx = NULL, *ty = NULL;
+  assert_null(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &n, x, (size_t)n * 4, &tx));
+  assert_null(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &n, y, (size_t)n * 4, &ty));
+  shapeml_tensor* in[2] = {tx, ty};
+  shapeml_tensor* out[1] = {NULL};
+  shapeml_status* st = shapeml_module_call(m, "scaled_add", in, 2, out, 1);
+  if (st) fail_msg("%s", shapeml_status_get_message(st));
+  assert_int_equal(shapeml_tensor_shape(out[0])[0], n);
+  const float* r = shapeml_tensor_data(out[0]);
+  for (int i = 0; i < n; ++i) assert_float_equal(r[i], x[i] + 2.0f * y[i], 0);
+  shapeml_tensor_release(out[0]);
+  shapeml_tensor_release(tx);
+  shapeml_tensor_release(ty);
+}
+
+static void test_module_compile_jit(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_module* m = NULL;
+  shapeml_module_options opts = SHAPEML_MODULE_OPTIONS_INIT;
+  assert_null(shapeml_module_compile(ctx, "add.sml", kAddSrc, strlen(kAddSrc), &opts, &m));
+  assert_int_equal(shapeml_module_entry_count(m), 1);
+  assert_string_equal(shapeml_module_entry_name(m, 0), "scaled_add");
+  call_and_check(m, 5); /* specialized for N=5 on this call */
+  call_and_check(m, 8); /* and for N=8 */
+  shapeml_module_release(m);
+  shapeml_context_release(ctx);
+}
+
+static void test_module_compile_reports_check_errors(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  shapeml_module* m = (shapeml_module*)0x1;
+  shapeml_status* st = shapeml_module_compile(ctx, "bad.sml", kBad, strlen(kBad), NULL, &m);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_CHECK_FAILED);
+  assert_non_null(strstr(shapeml_status_get_message(st), "error[E0301]"));
+  assert_non_null(strstr(shapeml_status_get_message(st), "bad.sml:4:11"));
+  shapeml_status_free(st);
+  assert_null(m);
+  st = shapeml_module_compile(NULL, "x", kAddSrc, strlen(kAddSrc), NULL, &m);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+  shapeml_context_release(ctx);
+}
+
+static void test_module_build_and_load(void** state) {
+  (void)state;
+  shapeml_context* ctx = new_context();
+  char dir[] = "/tmp/shapeml_capi_buildXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char so[256];
+  snprintf(so, sizeof so, "%s/libadd.so", dir);
+  shapeml_status* st = shapeml_module_build_shared_object(ctx, "add.sml", kAddSrc, strlen(kAddSrc), "scaled_add:N=5;scaled_add:N=8",
+                                                          SHAPEML_TARGET_X86_64, so);
+  if (st) fail_msg("%s", shapeml_status_get_message(st));
+  shapeml_module* m = NULL;
+  assert_null(shapeml_module_load(so, NULL, &m));
+  call_and_check(m, 5);
+  call_and_check(m, 8);
+  /* N=6 was not built: a clear error, no JIT behind an AOT module. */
+  float v[6] = {0};
+  int64_t six = 6;
+  shapeml_tensor* t = NULL;
+  assert_null(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &six, v, sizeof v, &t));
+  shapeml_tensor* in[2] = {t, t};
+  shapeml_tensor* out[1] = {NULL};
+  st = shapeml_module_call(m, "scaled_add", in, 2, out, 1);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_NOT_FOUND);
+  assert_non_null(strstr(shapeml_status_get_message(st), "no specialization for N=6"));
+  shapeml_status_free(st);
+  shapeml_tensor_release(t);
+  shapeml_module_release(m);
+  remove(so);
+  rmdir(dir);
+  /* Bad binding lists and unknown entries. */
+  st = shapeml_module_build_shared_object(ctx, "add.sml", kAddSrc, strlen(kAddSrc), "scaled_add:N=zero", SHAPEML_TARGET_NATIVE, so);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "positive integer"));
+  shapeml_status_free(st);
+  st = shapeml_module_build_shared_object(ctx, "add.sml", kAddSrc, strlen(kAddSrc), "nope:N=3", SHAPEML_TARGET_NATIVE, so);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_NOT_FOUND);
+  shapeml_status_free(st);
+  shapeml_context_release(ctx);
+}
+
+static void test_npz_through_the_abi(void** state) {
+  (void)state;
+  shapeml_npz* z = NULL;
+  shapeml_status* st = shapeml_npz_load(NPY_GOLDEN_DIR "/savez_compressed.npz", NULL, &z);
+  if (st) fail_msg("%s", shapeml_status_get_message(st));
+  assert_int_equal(shapeml_npz_count(z), 4);
+  int have_big = 0;
+  for (size_t i = 0; i < shapeml_npz_count(z); ++i) have_big |= strcmp(shapeml_npz_name(z, i), "big") == 0;
+  assert_true(have_big);
+  shapeml_tensor* big = NULL;
+  assert_null(shapeml_npz_get(z, "big", &big));
+  shapeml_npz_release(z); /* the tensor outlives the archive */
+  assert_int_equal(shapeml_tensor_dtype(big), SHAPEML_DTYPE_F64);
+  assert_int_equal(shapeml_tensor_shape(big)[1], 1000);
+  assert_float_equal(((const double*)shapeml_tensor_data(big))[12345], 12345.0, 0);
+  shapeml_tensor_release(big);
+  assert_null(shapeml_npz_load(NPY_GOLDEN_DIR "/savez.npz", NULL, &z));
+  shapeml_tensor* t = NULL;
+  st = shapeml_npz_get(z, "missing", &t);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_NOT_FOUND);
+  assert_non_null(strstr(shapeml_status_get_message(st), "big"));
+  shapeml_status_free(st);
+  shapeml_npz_release(z);
+  st = shapeml_npz_load(NPY_GOLDEN_DIR "/truncated.npz", NULL, &z);
+  assert_non_null(st);
+  assert_non_null(strstr(shapeml_status_get_message(st), "truncated.npz"));
+  shapeml_status_free(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version),
@@ -262,6 +394,10 @@ int main(void) {
       cmocka_unit_test(test_out_of_range_indices),
       cmocka_unit_test(test_malformed_inputs_give_diagnostics),
       cmocka_unit_test(test_result_outlives_context),
+      cmocka_unit_test(test_module_compile_jit),
+      cmocka_unit_test(test_module_compile_reports_check_errors),
+      cmocka_unit_test(test_module_build_and_load),
+      cmocka_unit_test(test_npz_through_the_abi),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
