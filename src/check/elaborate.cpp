@@ -78,6 +78,8 @@ class Elaborator final : public RuleEnv {
     d.actual = f.actual;
     d.counterexample = o.counterexample;
     d.notes = f.notes;
+    if (!o.model_text.empty() && o.counterexample.size() != fn_->dims.size())
+      d.notes.push_back("counterexample with values beyond 64 bits: " + o.model_text);
     std::map<std::string, int64_t> env(o.counterexample.begin(), o.counterexample.end());
     auto l = goal.lhs.eval(env), r = goal.rhs.eval(env);
     if (l && r && !o.counterexample.empty())

@@ -285,6 +285,19 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_
           env[v] = x;
           candidates.push_back(env);
         }
+    // Two variables at a time (K != H while the rest stay small).
+    if (dims_.size() <= 12)
+      for (size_t i = 0; i < dims_.size(); ++i)
+        for (size_t j = i + 1; j < dims_.size(); ++j)
+          for (int64_t x : {1, 2, 3, 4})
+            for (int64_t y : {1, 2, 3, 4})
+              for (int64_t base : {1, 4}) {
+                std::map<std::string, int64_t> env;
+                for (const auto& d : dims_) env[d] = base;
+                env[dims_[i]] = x;
+                env[dims_[j]] = y;
+                candidates.push_back(env);
+              }
     for (auto& env : candidates) {
       // Defined variables are computed, not guessed.
       for (const auto& [v, p] : sub) env.erase(v);
@@ -380,6 +393,7 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
       z3::expr v = m.eval(z.var(d), true);
       int64_t x = 0;
       if (v.is_numeral_i64(x)) o.counterexample.push_back({d, x});
+      o.model_text += (o.model_text.empty() ? "" : ", ") + d + "=" + v.get_decimal_string(0);
     }
   } else {
     o.kind = Outcome::Kind::Unknown;

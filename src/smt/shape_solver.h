@@ -20,6 +20,9 @@ struct Outcome {
   /// that satisfy the hypotheses and break the goal.
   std::vector<std::pair<std::string, int64_t>> counterexample;
   std::string reason;  // Unknown: why (timeout, incomplete, ...)
+  /// Refuted: the whole model as text, also when some value does not fit
+  /// in 64 bits (then `counterexample` lacks that variable).
+  std::string model_text;
   bool decided_syntactically = false;
 };
 
