@@ -86,8 +86,14 @@ static void test_statistics_and_pool(void** state) {
   assert_null(shapeml_memory_create_host(&host));
   expect_code(shapeml_memory_get_statistics(host, &s), SHAPEML_STATUS_NOT_FOUND, "statistics adaptor");
   shapeml_memory_release(host);
+  shapeml_memory_retain(pool); /* the adaptor and this extra reference both hold the pool */
   shapeml_memory_release(stats);
   shapeml_memory_release(pool);
+  assert_null(shapeml_tensor_create(pool, SHAPEML_DTYPE_F32, 1, &n, &a)); /* still alive */
+  shapeml_tensor_release(a);
+  shapeml_memory_release(pool);
+  shapeml_memory_retain(NULL);
+  shapeml_memory_release(NULL);
 }
 
 static int log_lines;
