@@ -633,6 +633,16 @@ TEST(Matmul, TwoDimensionalShapes) {
     }
 }
 
+// The large-shape strategies: B-tile packing (rows >= 2 KiB), the 6x16
+// register tile (6 | M) and the row split (M >= 256, 6 does not divide M).
+TEST(Matmul, PackingAndRowSplitShapes) {
+  std::vector<std::array<int64_t, 3>> shapes = {{300, 64, 512}, {512, 32, 1024}, {263, 16, 32}, {258, 8, 48}};
+  for (const auto& [M, K, N] : shapes)
+    for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64, DType::BF16})
+      check_matmul(dt, {M, K}, {K, N}, jit(), std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + " " + ty(dt));
+  check_matmul(DType::F32, {2, 300, 64}, {64, 512}, jit(), "shared weight with packing");
+}
+
 TEST(Matmul, SharedWeightAndBatched) {
   for (DType dt : {DType::F32, DType::BF16, DType::I32}) {
     check_matmul(dt, {2, 3, 8, 16}, {16, 24}, jit(), "shared weight rank 4 " + ty(dt));

@@ -165,7 +165,8 @@ std::string join_ints(llvm::ArrayRef<int64_t> v) {
 // Stage 1 (tensors): tile every annotated matmul twice, vectorize the inner
 // tile, fold to vector.contract. (The accumulator is then hoisted out of the
 // k loop by hoist_subsets below.)
-std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& tiles) {
+std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& tiles,
+                                   const std::vector<std::string>& pack_b) {
   std::string s =
       "module attributes {transform.with_named_sequence} {\n"
       "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n";
@@ -177,7 +178,18 @@ std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64
     s += "    %op" + id + " = transform.structured.match attributes {shapeml.mm_id = " + id + " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
     s += "    %a" + id + ", %la" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for %op" + id + " tile_sizes [" +
          join_ints(tiles[i].first) + "] : (!transform.any_op) -> (!transform.any_op" + loops + ")\n";
-    s += "    %b" + id + ", %lb" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for %a" + id + " tile_sizes [" +
+    std::string tiled = "%a" + id;
+    if (!pack_b[i].empty()) {
+      // One padding value and one nofold flag per operand (A, B, C): only B
+      // gets a copy; the tiles are full, so nothing is actually padded.
+      std::string z = pack_b[i], dims;
+      for (size_t k = 0; k < n; ++k) dims += (k ? ", " : "") + std::to_string(k);
+      std::string zs = z + ", " + z + ", " + z, packs = "0, 1, 0";
+      s += "    %p" + id + ", %pp" + id + ", %pc" + id + " = transform.structured.pad %a" + id + " {padding_values = [" + zs +
+           "], padding_dimensions = [" + dims + "], pack_paddings = [" + packs + "], copy_back_op = \"none\"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)\n";
+      tiled = "%p" + id;
+    }
+    s += "    %b" + id + ", %lb" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for " + tiled + " tile_sizes [" +
          join_ints(tiles[i].second) + "] : (!transform.any_op) -> (!transform.any_op" + loops + ")\n";
     s += "    transform.structured.vectorize %b" + id + " : !transform.any_op\n";
   }
@@ -270,8 +282,22 @@ struct FuseElementwise : mlir::OpRewritePattern<mlir::linalg::GenericOp> {
       if (!producer || !producer->hasOneUse() || !mlir::isa<mlir::linalg::GenericOp>(producer)) continue;
       if (!consumer.getMatchingIndexingMap(operand).isPermutation()) continue;
       if (!mlir::linalg::areElementwiseOpsFusable(operand)) continue;
+      // The producer computed in place (into a dying operand, see emit_mlir);
+      // keep that when the fused op would write into a fresh tensor.empty.
+      auto pg = mlir::cast<mlir::linalg::GenericOp>(producer);
+      mlir::Value prod_init;
+      if (pg.getNumDpsInits() == 1 && consumer.getNumDpsInits() == 1 && consumer.getMatchingIndexingMap(operand).isIdentity() &&
+          pg.getMatchingIndexingMap(pg.getDpsInitOperand(0)).isIdentity() &&
+          !pg.getDpsInitOperand(0)->get().getDefiningOp<mlir::tensor::EmptyOp>())
+        prod_init = pg.getDpsInitOperand(0)->get();
       mlir::FailureOr<mlir::linalg::ElementwiseOpFusionResult> fused = mlir::linalg::fuseElementwiseOps(rewriter, operand);
       if (mlir::failed(fused)) continue;
+      if (auto fop = mlir::dyn_cast<mlir::linalg::GenericOp>(fused->fusedOp); fop && prod_init && fop.getNumDpsInits() == 1) {
+        mlir::OpOperand* init = fop.getDpsInitOperand(0);
+        if (init->get().getDefiningOp<mlir::tensor::EmptyOp>() && init->get().getType() == prod_init.getType() &&
+            fop.getMatchingIndexingMap(init).isIdentity() && !fop.payloadUsesValueFromOperand(init))
+          rewriter.modifyOpInPlace(fop, [&] { init->set(prod_init); });
+      }
       for (auto [orig, replacement] : fused->replacements)
         rewriter.replaceUsesWithIf(orig, replacement, [&](mlir::OpOperand& use) { return use.getOwner() != producer; });
       rewriter.eraseOp(consumer);
@@ -378,16 +404,27 @@ bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
   }
   // Collect the annotated matmuls (emit_mlir chose their tiles).
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> tiles;
+  std::vector<std::string> pack_b;
   mod.walk([&](mlir::linalg::LinalgOp op) {
     auto outer = op->getAttrOfType<mlir::DenseI64ArrayAttr>("shapeml.tile_outer");
     auto inner = op->getAttrOfType<mlir::DenseI64ArrayAttr>("shapeml.tile_inner");
     if (!strategy || !outer || !inner) return;
     op->setAttr("shapeml.mm_id", mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64), static_cast<int64_t>(tiles.size())));
     tiles.push_back({std::vector<int64_t>(outer.asArrayRef()), std::vector<int64_t>(inner.asArrayRef())});
+    std::string pk;  // the padding value of a packed B tile, e.g. "0.0 : f32"
+    if (op->hasAttr("shapeml.pack_b") && op->getNumOperands() == 3) {
+      mlir::Type et = mlir::getElementTypeOrSelf(op->getOperand(1).getType());
+      std::string ts;
+      llvm::raw_string_ostream os(ts);
+      et.print(os);
+      if (mlir::isa<mlir::FloatType>(et)) pk = "0.0 : " + os.str();
+      else if (mlir::isa<mlir::IntegerType>(et)) pk = "0 : " + os.str();
+    }
+    pack_b.push_back(pk);
   });
   if (!tiles.empty()) {
     stage = "matmul strategy (tensor)";
-    if (mlir::failed(run_script(mod, tensor_strategy_script(tiles)))) return false;
+    if (mlir::failed(run_script(mod, tensor_strategy_script(tiles, pack_b)))) return false;
     hoist_subsets(mod);
     dump(mod, n, stage);
   }
