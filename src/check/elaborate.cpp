@@ -499,7 +499,6 @@ class Elaborator final : public RuleEnv {
       d.notes.push_back("a function can call only functions defined before it in the module");
       return std::nullopt;
     }
-    if (callee == nullptr || callee->name == fn_->name) return std::nullopt;
     std::vector<ir::ValueId> args;
     bool ok = true;
     for (const auto& o : x.operands) {
@@ -552,7 +551,6 @@ class Elaborator final : public RuleEnv {
     for (size_t i = 0; i < args.size(); ++i) {
       TensorType pt = callee->values[callee->params[i]].type;
       for (auto& d : pt.shape) d = d.subst(sub);
-      Failure f;
       ok &= check_subsumes(fn_->values[args[i]].type, pt, "argument " + std::to_string(i + 1) + " of `" + x.name + "`", *this);
     }
     for (const auto& c : callee->where)

@@ -113,7 +113,7 @@ SExpr func_sx(const FuncAst& f) {
   items.push_back(list(std::move(rs)));
   for (const auto& l : f.lets) {
     std::vector<SExpr> li{sym("let")};
-    if (l.names.size() == 1 && !(l.value.kind == ExprAst::Kind::Op && l.value.op == OpKind::Call && l.names.size() > 1)) li.push_back(sym(l.names[0]));
+    if (l.names.size() == 1) li.push_back(sym(l.names[0]));
     if (l.names.size() > 1) {
       std::vector<SExpr> ns;
       for (const auto& n : l.names) ns.push_back(sym(n));
