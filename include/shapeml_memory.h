@@ -52,9 +52,13 @@ typedef struct shapeml_memory_statistics {
 typedef struct shapeml_memory_resource {
   size_t struct_size; /**< sizeof(shapeml_memory_resource) as compiled by the caller. */
   void* user;         /**< Passed to every callback. */
+  /** Returns `bytes` bytes aligned to `alignment`, or NULL. */
   void* (*allocate)(void* user, size_t bytes, size_t alignment, void* stream);
+  /** Returns memory from `allocate`, with the same bytes, alignment and stream (sized). */
   void (*deallocate)(void* user, void* ptr, size_t bytes, size_t alignment, void* stream);
+  /** May be NULL; fills `*out` and returns 1, or returns 0 when no statistics are kept. */
   int32_t (*statistics)(void* user, shapeml_memory_statistics* out);
+  /** May be NULL; called once when the last user lets go. */
   void (*destroy)(void* user);
 } shapeml_memory_resource;
 

@@ -248,7 +248,7 @@ std::map<std::string, Poly> defining_substitution(const std::vector<ShapeConstra
 }
 }  // namespace
 
-std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_counterexample(const ShapeConstraint& goal) {
+std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_counterexample(const ShapeConstraint& goal, bool pairs) {
   if (dims_.empty() || dims_.size() > 16) return std::nullopt;
   try {
     auto sub = defining_substitution(where_);
@@ -286,7 +286,7 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_
           candidates.push_back(env);
         }
     // Two variables at a time (K != H while the rest stay small).
-    if (dims_.size() <= 12)
+    if (pairs && dims_.size() <= 12)
       for (size_t i = 0; i < dims_.size(); ++i)
         for (size_t j = i + 1; j < dims_.size(); ++j)
           for (int64_t x : {1, 2, 3, 4})
@@ -369,7 +369,7 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
   // Small valuations first: one that satisfies the hypotheses and breaks the
   // goal is a counterexample without Z3 (and Z3 may answer unknown on
   // non-linear goals with floordiv/mod).
-  if (auto cex = search_counterexample(goal)) {
+  if (auto cex = search_counterexample(goal, false)) {
     o.kind = Outcome::Kind::Refuted;
     o.counterexample = *cex;
     return o;
@@ -400,6 +400,13 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
     o.reason = z.solver.reason_unknown();
   }
   z.solver.pop();
+  // Z3 gave up: two variables at a time is dearer, so it runs only now.
+  if (o.kind == Outcome::Kind::Unknown)
+    if (auto cex = search_counterexample(goal, true)) {
+      o.kind = Outcome::Kind::Refuted;
+      o.counterexample = *cex;
+      o.reason.clear();
+    }
   return o;
 }
 

@@ -59,7 +59,9 @@ class ShapeSolver {
  private:
   struct Impl;
   Impl& z3();
-  std::optional<std::vector<std::pair<std::string, int64_t>>> search_counterexample(const types::ShapeConstraint& goal);
+  /// Small valuations that satisfy the hypotheses and break `goal`: one
+  /// variable varied at a time, and also pairs when `pairs`.
+  std::optional<std::vector<std::pair<std::string, int64_t>>> search_counterexample(const types::ShapeConstraint& goal, bool pairs);
   unsigned timeout_ms_;
   bool in_function_ = false;
   std::unique_ptr<Impl> impl_;
