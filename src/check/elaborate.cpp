@@ -74,11 +74,8 @@ class Elaborator final : public RuleEnv {
       d.notes.push_back("add a `where` constraint that makes it evident, or raise the budget");
       return false;
     }
-    auto& d = res_.diags.report(f.code, span_, f.message);
-    d.expected = f.expected;
-    d.actual = f.actual;
+    auto& d = report(f);
     d.counterexample = o.counterexample;
-    d.notes = f.notes;
     if (!o.model_text.empty() && o.counterexample.size() != fn_->dims.size())
       d.notes.push_back("counterexample with values beyond 64 bits: " + o.model_text);
     std::map<std::string, int64_t> env(o.counterexample.begin(), o.counterexample.end());
@@ -91,14 +88,39 @@ class Elaborator final : public RuleEnv {
       for (const auto& c : fn_->where) w += (w.empty() ? "" : " ") + c.str();
       d.notes.push_back("assumed: " + w);
     }
+    for (auto& h : pending_help_) d.notes.push_back(h);
     return false;
   }
 
   void fail(const Failure& f) override {
-    auto& d = res_.diags.report(f.code, span_, f.message);
+    auto& d = report(f);
+    for (auto& h : pending_help_) d.notes.push_back(h);
+  }
+
+  // The diagnostic for a failed premise: at the operand the rule blames (a
+  // label then marks where that operand is declared), else at the form.
+  syntax::Diagnostic& report(const Failure& f) {
+    Span at = span_;
+    const Operand* blamed = f.blame >= 0 && static_cast<size_t>(f.blame) < operands_.size() ? &operands_[f.blame] : nullptr;
+    if (blamed) at = blamed->span;
+    auto& d = res_.diags.report(f.code, at, f.message);
     d.expected = f.expected;
     d.actual = f.actual;
-    d.notes = f.notes;
+    auto label = [&](const std::string& text, int operand) {
+      if (operand < 0 || static_cast<size_t>(operand) >= operands_.size() || operands_[operand].name.empty()) return text;
+      return text + " `" + operands_[operand].name + "`";
+    };
+    if (!f.expected_label.empty()) d.expected_label = label(f.expected_label, f.expected_operand);
+    if (!f.actual_label.empty()) d.actual_label = label(f.actual_label, f.actual_operand);
+    if (blamed && !blamed->name.empty() && blamed->declared.end > blamed->declared.begin)
+      d.labels.push_back({blamed->declared, "`" + blamed->name + "` is declared here"});
+    // Hints go last, after the notes the caller adds (counterexample values).
+    for (const auto& n : f.notes)
+      if (n.rfind("help: ", 0) != 0) d.notes.push_back(n);
+    pending_help_.clear();
+    for (const auto& n : f.notes)
+      if (n.rfind("help: ", 0) == 0) pending_help_.push_back(n);
+    return d;
   }
 
  private:
@@ -494,13 +516,23 @@ class Elaborator final : public RuleEnv {
     std::vector<TensorType> in;
     for (auto v : ops) in.push_back(fn_->values[v].type);
     span_ = x.span;
+    // The operands as written, for diagnostics that blame one of them.
+    operands_.clear();
+    for (size_t i = 0; i < x.operands.size() && i < vals.size(); ++i) {
+      if (!vals[i]) continue;
+      const ir::Value& v = fn_->values[*vals[i]];
+      bool named = x.operands[i].kind == ExprAst::Kind::Var;
+      operands_.push_back({named ? x.operands[i].name : "", x.operands[i].span, named ? v.span : Span{}});
+    }
     std::optional<TensorType> t;
     try {
       t = type_op(x.op, in, a, *this);
     } catch (const types::DimOverflow& e) {
+      operands_.clear();
       fail({"E0004", std::string(e.what()) + " in `" + std::string(syntax::op_name(x.op)) + "`", "", "", {}});
       return std::nullopt;
     }
+    operands_.clear();
     if (!t) return std::nullopt;
     if (fam == OpFamily::Reduce) std::sort(a.axes.begin(), a.axes.end());
     return bind(x.op, ops, a, *t, x.span, name);
@@ -525,71 +557,20 @@ class Elaborator final : public RuleEnv {
     }
     if (!ok) return std::nullopt;
     span_ = x.span;
-    if (args.size() != callee->params.size()) {
-      fail({"E0205", "`" + x.name + "` takes " + std::to_string(callee->params.size()) + " argument(s), got " + std::to_string(args.size()), "", "", {}});
-      return std::nullopt;
-    }
-    if (want_results != callee->result_types.size()) {
+    if (want_results != callee->result_types.size() && args.size() == callee->params.size()) {
       fail({"E0205", "`" + x.name + "` returns " + std::to_string(callee->result_types.size()) + " value(s) but " + std::to_string(want_results) +
                          " name(s) are bound",
             "", "", {l ? "bind them all: `(let (a b ...) (call ...))`" : "bind the results with `(let (a b ...) (call ...))`"}});
       return std::nullopt;
     }
-    for (size_t i = 0; i < args.size(); ++i) {
-      const TensorType& pt = callee->values[callee->params[i]].type;
-      const TensorType& at = fn_->values[args[i]].type;
-      if (pt.rank() != at.rank()) {
-        fail({"E0203", "argument " + std::to_string(i + 1) + " of `" + x.name + "` has rank " + std::to_string(at.rank()) + " where rank " +
-                           std::to_string(pt.rank()) + " is expected",
-              pt.str(), at.str(), {}});
-        return std::nullopt;
-      }
-    }
-    // Infer the callee's shape variables by the one rule of
-    // types/shape_inference.h, on the arguments' symbolic dimensions.
-    std::vector<types::Shape> param_shapes, arg_shapes;
-    for (size_t i = 0; i < args.size(); ++i) {
-      param_shapes.push_back(callee->values[callee->params[i]].type.shape);
-      arg_shapes.push_back(fn_->values[args[i]].type.shape);
-    }
-    types::InferencePlan plan = types::plan_shape_inference(callee->dims, param_shapes, callee->where);
-    types::SymbolicSolve solved = types::solve_shape_variables_symbolic(plan, arg_shapes);
-    std::map<std::string, Poly>& sub = solved.substitution;
-    if (solved.failed_step) {
-      const types::InferenceStep& st = plan.steps[*solved.failed_step];
-      std::string from = st.source == types::InferenceStep::Source::ParamDim
-                             ? "dimension " + std::to_string(st.dim) + " of argument " + std::to_string(st.param + 1) + ", " +
-                                   arg_shapes[st.param][st.dim].str() + ", against " + st.equation.str()
-                             : "the `where` equality " + callee->where[st.where_index].str();
-      fail({"E0306", "cannot infer shape variable `" + st.var + "` of `" + x.name + "` from " + from, "", "",
-            {"solving for `" + st.var + "` needs a division that is not exact for every value of the caller's shape variables"}});
-      return std::nullopt;
-    }
-    for (const auto& d : callee->dims)
-      if (!sub.count(d)) {
-        fail({"E0306", "cannot infer shape variable `" + d + "` of `" + x.name + "` from the arguments", "", "",
-              {"a shape variable is inferred from a parameter dimension that is the variable alone or linear in it, or from a `where` equality"}});
-        return std::nullopt;
-      }
-    std::string bound;
-    for (const auto& d : callee->dims) bound += (bound.empty() ? "" : ", ") + d + "=" + sub[d].str();
-    for (size_t i = 0; i < args.size(); ++i) {
-      TensorType pt = callee->values[callee->params[i]].type;
-      for (auto& d : pt.shape) d = d.subst(sub);
-      ok &= check_subsumes(fn_->values[args[i]].type, pt, "argument " + std::to_string(i + 1) + " of `" + x.name + "`", *this);
-    }
-    for (const auto& c : callee->where)
-      ok &= require(c.subst(sub), {"E0306", "the call may violate `" + x.name + "`'s constraint " + c.str(), "", "", {"inferred: " + bound}});
-    if (!ok) return std::nullopt;
-    std::vector<TensorType> rts;
-    for (auto t : callee->result_types) {
-      for (auto& d : t.shape) d = d.subst(sub);
-      rts.push_back(t);
-    }
+    std::vector<TensorType> arg_types;
+    for (ir::ValueId v : args) arg_types.push_back(fn_->values[v].type);
+    auto rts = type_call(*callee, arg_types, *this);
+    if (!rts) return std::nullopt;
     ir::Attrs a;
     a.callee = x.name;
     std::vector<ir::ValueId> rs;
-    for (const auto& t : rts) rs.push_back(new_value("%" + std::to_string(temp_++), t, x.span));
+    for (const auto& t : *rts) rs.push_back(new_value("%" + std::to_string(temp_++), t, x.span));
     fn_->body.push_back({OpKind::Call, args, rs, a, x.span});
     return rs;
   }
@@ -605,6 +586,14 @@ class Elaborator final : public RuleEnv {
   Span span_;
   int temp_ = 0;
   std::vector<uint32_t> lexical_errors_;
+  // The operands of the operation being typed (name if a variable, span as
+  // written, span of its declaration).
+  struct Operand {
+    std::string name;
+    Span span, declared;
+  };
+  std::vector<Operand> operands_;
+  std::vector<std::string> pending_help_;
 };
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "check/rules.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+
+#include "types/shape_inference.h"
 
 namespace shapeml::check {
 
@@ -37,8 +40,8 @@ bool same_device(OpKind op, const std::vector<TensorType>& in, RuleEnv& env) {
       env.fail({"E0401", "operands of " + opn(op) + " live on different devices, " + types::device_name(in[0].device) + " and " +
                              types::device_name(in[i].device),
                 in[0].str(), in[i].str(),
-                {to_host ? "move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X " + types::device_name(in[i].device) + ")`"
-                         : "move the second operand with `(copy_to_device X " + types::device_name(in[0].device) + ")`"}});
+                {to_host ? "help: move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X " + types::device_name(in[i].device) + ")`"
+                         : "help: move the second operand with `(copy_to_device X " + types::device_name(in[0].device) + ")`"}});
       return false;
     }
   return true;
@@ -88,11 +91,18 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b, const std:
     if (*da == *db || db->is_one()) { out[i] = *da; continue; }
     if (da->is_one()) { out[i] = *db; continue; }
     out[i] = *da;
-    ok &= env.require({K::Eq, *da, *db},
-                      {"E0302", what + ": dimensions " + da->str() + " and " + db->str() + " cannot be broadcast together", types::shape_str(a),
-                       types::shape_str(b),
-                       {"broadcasting stretches only dimensions that are the literal 1; other dimensions must be equal",
-                        "dimension " + std::to_string(i - (n - std::max(a.size(), b.size()))) + " of the result (counting from 0 at the left)"}});
+    Failure f{"E0302", what + ": dimensions " + da->str() + " and " + db->str() + " cannot be broadcast together", types::shape_str(a),
+              types::shape_str(b),
+              {"broadcasting stretches only dimensions that are the literal 1; other dimensions must be equal",
+               "dimension " + std::to_string(i - (n - std::max(a.size(), b.size()))) + " of the result (counting from 0 at the left)"}};
+    // The usual cause: a reduction dropped an axis that the other operand
+    // keeps, e.g. (B S D) with the sum over D, of shape (B S).
+    const Shape& longer = a.size() > b.size() ? a : b;
+    const Shape& shorter = a.size() > b.size() ? b : a;
+    if (longer.size() == shorter.size() + 1 && std::equal(shorter.begin(), shorter.end(), longer.begin()))
+      f.notes.push_back("help: the shorter operand looks like a reduction over the last axis of the longer one; reduce with `:keepdims true` "
+                        "to keep that axis as 1");
+    ok &= env.require({K::Eq, *da, *db}, f);
   }
   if (!ok) return std::nullopt;
   return out;
@@ -117,8 +127,8 @@ bool check_subsumes(const TensorType& actual, const TensorType& expected, const 
   if (actual.device != expected.device) {
     env.fail({"E0401", what + " lives on " + types::device_name(actual.device) + " where " + types::device_name(expected.device) + " is expected",
               expected.str(), actual.str(),
-              {expected.device.kind == types::Device::Kind::Host ? "move it with `(copy_to_host X)`"
-                                                                 : "move it with `(copy_to_device X " + types::device_name(expected.device) + ")`"}});
+              {expected.device.kind == types::Device::Kind::Host ? "help: move it with `(copy_to_host X)`"
+                                                                 : "help: move it with `(copy_to_device X " + types::device_name(expected.device) + ")`"}});
     return false;
   }
   if (actual.rank() != expected.rank()) {
@@ -200,17 +210,25 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       }
       const Poly& k1 = a.shape[a.rank() - 1];
       const Poly& k2 = b.shape[b.rank() - 2];
-      bool ok = require_eq(k1, k2,
-                           {"E0301", "`matmul` contraction dimensions differ: " + k1.str() + " (last of the left operand) vs " + k2.str() +
-                                         " (second to last of the right operand)",
-                            a.str(), b.str(), {}},
-                           env);
+      // Neither operand is "wrong" on its own: both are shown, labelled, and
+      // the caret goes on the right one (the one a fix usually changes).
+      Failure contraction{"E0301",
+                          "`matmul` contraction dimensions differ: " + k1.str() + " (last of the left operand) vs " + k2.str() +
+                              " (second to last of the right operand)",
+                          a.str(), b.str(), {}, 1, "left operand", "right operand", 0, 1};
+      if (b.shape.back() == k1 && k2 != k1)
+        contraction.notes.push_back("help: the right operand's last dimension is " + k1.str() +
+                                    ": if it is stored transposed, write `(matmul A (transpose B))`");
+      else
+        contraction.notes.push_back("help: the left operand's last dimension must equal the right operand's second to last; state it with `(where (= " +
+                                    k1.str() + " " + k2.str() + "))` if it always holds");
+      bool ok = require_eq(k1, k2, contraction, env);
       Shape out(a.shape.begin(), a.shape.end() - 1);
       if (b.rank() == a.rank())
         for (size_t i = 0; i + 2 < a.rank(); ++i)
           ok &= require_eq(a.shape[i], b.shape[i],
                            {"E0301", "`matmul` batch dimension " + std::to_string(i) + " differs: " + a.shape[i].str() + " vs " + b.shape[i].str(),
-                            a.str(), b.str(), {}},
+                            a.str(), b.str(), {}, 1, "left operand", "right operand", 0, 1},
                            env);
       if (!ok) return std::nullopt;
       out.push_back(b.shape[b.rank() - 1]);
@@ -342,6 +360,68 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
   }
   env.fail({"E0900", "internal: no typing rule for " + opn(op), "", "", {}});
   return std::nullopt;
+}
+
+std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, const std::vector<TensorType>& args, RuleEnv& env) {
+  const std::string& name = callee.name;
+  if (args.size() != callee.params.size()) {
+    env.fail({"E0205", "`" + name + "` takes " + std::to_string(callee.params.size()) + " argument(s), got " + std::to_string(args.size()), "", "",
+              {}});
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TensorType& pt = callee.values[callee.params[i]].type;
+    if (pt.rank() != args[i].rank()) {
+      env.fail({"E0203", "argument " + std::to_string(i + 1) + " of `" + name + "` has rank " + std::to_string(args[i].rank()) +
+                             " where rank " + std::to_string(pt.rank()) + " is expected",
+                pt.str(), args[i].str(), {}});
+      return std::nullopt;
+    }
+  }
+  // The callee's shape variables, by the one rule of types/shape_inference.h
+  // on the arguments' symbolic dimensions.
+  std::vector<types::Shape> param_shapes, arg_shapes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    param_shapes.push_back(callee.values[callee.params[i]].type.shape);
+    arg_shapes.push_back(args[i].shape);
+  }
+  types::InferencePlan plan = types::plan_shape_inference(callee.dims, param_shapes, callee.where);
+  types::SymbolicSolve solved = types::solve_shape_variables_symbolic(plan, arg_shapes);
+  std::map<std::string, Poly>& sub = solved.substitution;
+  if (solved.failed_step) {
+    const types::InferenceStep& st = plan.steps[*solved.failed_step];
+    std::string from = st.source == types::InferenceStep::Source::ParamDim
+                           ? "dimension " + std::to_string(st.dim) + " of argument " + std::to_string(st.param + 1) + ", " +
+                                 arg_shapes[st.param][st.dim].str() + ", against " + st.equation.str()
+                           : "the `where` equality " + callee.where[st.where_index].str();
+    env.fail({"E0306", "cannot infer shape variable `" + st.var + "` of `" + name + "` from " + from, "", "",
+              {"solving for `" + st.var + "` needs a division that is not exact for every value of the caller's shape variables"}});
+    return std::nullopt;
+  }
+  for (const auto& d : callee.dims)
+    if (!sub.count(d)) {
+      env.fail({"E0306", "cannot infer shape variable `" + d + "` of `" + name + "` from the arguments", "", "",
+                {"a shape variable is inferred from a parameter dimension that is the variable alone or linear in it, or from a `where` "
+                 "equality"}});
+      return std::nullopt;
+    }
+  std::string bound;
+  for (const auto& d : callee.dims) bound += (bound.empty() ? "" : ", ") + d + "=" + sub[d].str();
+  bool ok = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    TensorType pt = callee.values[callee.params[i]].type;
+    for (auto& d : pt.shape) d = d.subst(sub);
+    ok &= check_subsumes(args[i], pt, "argument " + std::to_string(i + 1) + " of `" + name + "`", env);
+  }
+  for (const auto& c : callee.where)
+    ok &= env.require(c.subst(sub), {"E0306", "the call may violate `" + name + "`'s constraint " + c.str(), "", "", {"inferred: " + bound}});
+  if (!ok) return std::nullopt;
+  std::vector<TensorType> rts;
+  for (auto t : callee.result_types) {
+    for (auto& d : t.shape) d = d.subst(sub);
+    rts.push_back(t);
+  }
+  return rts;
 }
 
 }  // namespace shapeml::check

@@ -19,6 +19,14 @@ struct Failure {
   std::string message;
   std::string expected, actual;
   std::vector<std::string> notes;
+  /// The operand at fault (index into the operation's operands), or -1 for
+  /// the whole form: the caret goes on it, and a label on its declaration.
+  int blame = -1;
+  /// Labels for `expected`/`actual` ("" = "expected"/"actual"), e.g.
+  /// "left operand"; when `*_operand` >= 0 the elaborator appends that
+  /// operand's name (`x`) where it has one.
+  std::string expected_label = {}, actual_label = {};
+  int expected_operand = -1, actual_operand = -1;
 };
 
 class RuleEnv {
@@ -35,6 +43,14 @@ class RuleEnv {
 /// nullopt after reporting through `env`. Not for OpKind::Call.
 std::optional<types::TensorType> type_op(syntax::OpKind op, const std::vector<types::TensorType>& in, const ir::Attrs& attrs,
                                          RuleEnv& env);
+
+/// §4.18 T-Call: the result types of a call of `callee` on arguments of
+/// types `args`: arity and ranks, the callee's shape variables inferred from
+/// the arguments' dimensions (spec §5.2, symbolically), every parameter type
+/// and every callee `where` constraint instantiated and discharged. nullopt
+/// after reporting through `env`.
+std::optional<std::vector<types::TensorType>> type_call(const ir::Function& callee, const std::vector<types::TensorType>& args,
+                                                        RuleEnv& env);
 
 /// §4.3 T-Sub: `actual` checks against `expected` (dims proved equal).
 bool check_subsumes(const types::TensorType& actual, const types::TensorType& expected, const std::string& what, RuleEnv& env);

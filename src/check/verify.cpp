@@ -77,9 +77,15 @@ class Verifier final : public RuleEnv {
       for (auto r : b.results) ok &= def(r);
       if (!ok) continue;
       if (b.op == syntax::OpKind::Call) {
+        // The full T-Call rule, as the elaborator applies it.
         const ir::Function* c = m.find(b.attrs.callee);
-        if (!c || c->params.size() != b.operands.size() || c->result_types.size() != b.results.size())
+        if (!c || c->result_types.size() != b.results.size()) {
           fail({"E0900", "call of `" + b.attrs.callee + "` does not match its definition", "", "", {}});
+          continue;
+        }
+        if (auto rts = type_call(*c, in, *this))
+          for (size_t i = 0; i < rts->size(); ++i)
+            check_subsumes((*rts)[i], f.values[b.results[i]].type, "result " + std::to_string(i + 1) + " of the call of `" + c->name + "`", *this);
         continue;
       }
       if (b.results.size() != 1) {

@@ -49,8 +49,27 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
   uint32_t width = e.line == b.line && e.col >= b.col ? e.col - b.col + 1 : static_cast<uint32_t>(line.size() > start ? line.size() - start : 1);
   width = std::max<uint32_t>(1, std::min<uint32_t>(width, static_cast<uint32_t>(line.size() > start ? line.size() - start : 1)));
   out += " " + pad + " | " + std::string(start, ' ') + std::string(width, '^') + "\n";
-  if (!d.expected.empty()) out += " " + pad + " = expected: " + d.expected + "\n";
-  if (!d.actual.empty()) out += " " + pad + " =   actual: " + d.actual + "\n";
+  for (const auto& l : d.labels) {
+    // A secondary snippet, as rustc prints one: `::: file:line:col`, the
+    // line, and the label under its span.
+    LineCol lb = src.line_col(l.span.begin), le = src.line_col(l.span.end > l.span.begin ? l.span.end - 1 : l.span.begin);
+    std::string ltext = printable(src.line_text(lb.line));
+    if (ltext.size() > 200) ltext = ltext.substr(0, 200);
+    std::string lnum = std::to_string(lb.line);
+    size_t w = std::max(lnum.size(), num.size());
+    std::string lpad(w - lnum.size(), ' ');
+    out += " " + pad + "::: " + src.name() + ":" + lnum + ":" + std::to_string(lb.col) + "\n";
+    out += " " + lpad + lnum + " | " + ltext + "\n";
+    uint32_t ls = std::min<uint32_t>(lb.col - 1, static_cast<uint32_t>(ltext.size()));
+    uint32_t lw = le.line == lb.line && le.col >= lb.col ? le.col - lb.col + 1 : 1;
+    lw = std::max<uint32_t>(1, std::min<uint32_t>(lw, static_cast<uint32_t>(ltext.size() > ls ? ltext.size() - ls : 1)));
+    out += " " + std::string(w, ' ') + " | " + std::string(ls, ' ') + std::string(lw, '-') + " " + printable(l.text) + "\n";
+  }
+  std::string el = d.expected_label.empty() ? "expected" : d.expected_label;
+  std::string al = d.actual_label.empty() ? "actual" : d.actual_label;
+  size_t lw = std::max(el.size(), al.size());
+  if (!d.expected.empty()) out += " " + pad + " = " + std::string(lw - el.size(), ' ') + el + ": " + d.expected + "\n";
+  if (!d.actual.empty()) out += " " + pad + " = " + std::string(lw - al.size(), ' ') + al + ": " + d.actual + "\n";
   if (!d.counterexample.empty()) out += " " + pad + " = counterexample: " + counterexample_text(d) + "\n";
   // A note that starts with "help: " is the fix, rendered as rustc does.
   for (const auto& n : d.notes)
@@ -102,6 +121,18 @@ std::string render_json(const Diagnostic& d, const SourceFile& src) {
   o += ",\"offset\":" + std::to_string(d.span.begin) + ",\"length\":" + std::to_string(d.span.end - d.span.begin);
   if (!d.expected.empty()) o += ",\"expected\":\"" + json_escape(d.expected) + "\"";
   if (!d.actual.empty()) o += ",\"actual\":\"" + json_escape(d.actual) + "\"";
+  if (!d.expected_label.empty()) o += ",\"expected_label\":\"" + json_escape(d.expected_label) + "\"";
+  if (!d.actual_label.empty()) o += ",\"actual_label\":\"" + json_escape(d.actual_label) + "\"";
+  if (!d.labels.empty()) {
+    o += ",\"labels\":[";
+    for (size_t i = 0; i < d.labels.size(); ++i) {
+      LineCol lb = src.line_col(d.labels[i].span.begin);
+      o += std::string(i ? "," : "") + "{\"line\":" + std::to_string(lb.line) + ",\"column\":" + std::to_string(lb.col) +
+           ",\"offset\":" + std::to_string(d.labels[i].span.begin) + ",\"length\":" +
+           std::to_string(d.labels[i].span.end - d.labels[i].span.begin) + ",\"text\":\"" + json_escape(d.labels[i].text) + "\"}";
+    }
+    o += "]";
+  }
   if (!d.counterexample.empty()) {
     o += ",\"counterexample\":{";
     for (size_t i = 0; i < d.counterexample.size(); ++i)

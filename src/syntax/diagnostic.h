@@ -19,6 +19,16 @@ struct Diagnostic {
   std::string message;
   Span span;
   std::string expected, actual;  // types or shapes in the user's own names
+  /// How `expected`/`actual` are labelled when printed ("" = "expected" and
+  /// "actual"); e.g. "left `x`" and "right `w`" for a matmul's operands.
+  std::string expected_label, actual_label;
+  /// Secondary spans, each with a short text (e.g. where an operand is
+  /// declared), printed after the primary snippet.
+  struct Label {
+    Span span;
+    std::string text;
+  };
+  std::vector<Label> labels;
   /// Concrete values of shape variables that break the obligation.
   std::vector<std::pair<std::string, int64_t>> counterexample;
   std::vector<std::string> notes;
@@ -27,7 +37,7 @@ struct Diagnostic {
 class DiagnosticSink {
  public:
   Diagnostic& report(std::string code, Span span, std::string message) {
-    diags_.push_back(Diagnostic{std::move(code), Severity::Error, std::move(message), span, {}, {}, {}, {}});
+    diags_.push_back(Diagnostic{std::move(code), Severity::Error, std::move(message), span, {}, {}, {}, {}, {}, {}, {}});
     return diags_.back();
   }
   const std::vector<Diagnostic>& all() const { return diags_; }

@@ -192,3 +192,29 @@ TEST(Verifier, CatchesABrokenPass) {
   ASSERT_FALSE(diags.empty());
   EXPECT_EQ(diags[0].code, "E0900");
 }
+
+TEST(Verifier, RechecksCallsFully) {
+  // A pass that breaks a call's argument (here: the caller's value now has
+  // shape (M) where the callee needs N >= 2) or its result type is caught:
+  // the verifier applies the whole T-Call rule, not only the arity.
+  std::string src =
+      "(module t (func g (dims N) (where (>= N 2)) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return x))"
+      " (func f (dims M) (where (>= M 3)) (params (x (tensor f32 (M) host))) (returns (tensor f32 (M) host)) (let y (call g x)) (return y)))";
+  auto r = check_source("t", src);
+  ASSERT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
+  EXPECT_TRUE(shapeml::check::verify_module(*r.module).empty());
+  // Corrupt the caller's `where` so that M >= 2 no longer follows.
+  auto m = *r.module;
+  m.functions[1].where.clear();
+  auto diags = shapeml::check::verify_module(m);
+  ASSERT_FALSE(diags.empty());
+  EXPECT_EQ(diags[0].code, "E0900");
+  EXPECT_NE(diags[0].message.find("[E0306]"), std::string::npos) << diags[0].message;
+  // Corrupt the call's result type.
+  auto m2 = *r.module;
+  auto& f = m2.functions[1];
+  f.values[f.body[0].results[0]].type.shape[0] = shapeml::types::Poly::constant(7);
+  auto d2 = shapeml::check::verify_module(m2);
+  ASSERT_FALSE(d2.empty());
+  EXPECT_EQ(d2[0].code, "E0900");
+}

@@ -28,17 +28,22 @@
     (params (a (tensor f32 (B N K) host)) (w (tensor f32 (K2 N) host)) (c (tensor f32 (K N K) host)) (d (tensor f32 (B N K2) host)))
     (returns (tensor f32 (B N K) host))
 ; CHECK: error[E0301]: `matmul` contraction dimensions differ: K (last of the left operand) vs K2 (second to last of the right operand)
-; CHECK-NEXT: --> [[FILE]]:[[@LINE+6]]:12
-; CHECK: = expected: (tensor f32 (B N K) host)
-; CHECK-NEXT: = actual: (tensor f32 (K2 N) host)
+; The caret is on the right operand, a label on its declaration, and both
+; operands are shown with their names (neither is "the wrong one").
+; CHECK-NEXT: --> [[FILE]]:[[@LINE+9]]:22
+; CHECK: ::: [[FILE]]:28:43
+; CHECK: ---------------------------- `w` is declared here
+; CHECK-NEXT: = left operand `a`: (tensor f32 (B N K) host)
+; CHECK-NEXT: = right operand `w`: (tensor f32 (K2 N) host)
 ; CHECK-NEXT: = counterexample: B={{[0-9]+}}, N={{[0-9]+}}, K={{[0-9]+}}, K2={{[0-9]+}}
 ; CHECK-NEXT: = note: with these values K = {{[0-9]+}} and K2 = {{[0-9]+}}, so (= K K2) is false
-; JSON-NEXT: E0301 [[@LINE+1]]:12
+; CHECK-NEXT: = help: the left operand's last dimension must equal the right operand's second to last; state it with `(where (= K K2))` if it always holds
+; JSON-NEXT: E0301 [[@LINE+1]]:22
     (let p (matmul a w))
 ; CHECK: error[E0301]: `matmul` batch dimension 0 differs: B vs K
-; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12
+; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:22
 ; CHECK: = counterexample: B={{[0-9]+}}, N={{[0-9]+}}, K={{[0-9]+}}, K2={{[0-9]+}}
-; JSON-NEXT: E0301 [[@LINE+1]]:12
+; JSON-NEXT: E0301 [[@LINE+1]]:22
     (let q (matmul a (transpose c)))
 ; CHECK: error[E0301]: operands of `concat` differ in dimension 2 (not the concatenated axis)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12

@@ -11,17 +11,17 @@
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+5]]:12
 ; CHECK: = expected: (tensor f32 (N) host)
 ; CHECK-NEXT: = actual: (tensor f32 (N) (cuda 0))
-; CHECK-NEXT: = note: move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X (cuda 0))`
+; CHECK-NEXT: = help: move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X (cuda 0))`
 ; JSON: E0401 [[@LINE+1]]:12
     (let a (add x g))
 ; CHECK: error[E0401]: operands of `matmul` live on different devices, (cuda 0) and (cuda 1)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12
-; CHECK: = note: move the second operand with `(copy_to_device X (cuda 0))`
+; CHECK: = help: move the second operand with `(copy_to_device X (cuda 0))`
 ; JSON-NEXT: E0401 [[@LINE+1]]:12
     (let b (matmul (reshape g (N 1)) (reshape g1 (1 N))))
 ; CHECK: error[E0401]: returned value 1 of `f` lives on host where (cuda 0) is expected
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:13
-; CHECK: = note: move it with `(copy_to_device X (cuda 0))`
+; CHECK: = help: move it with `(copy_to_device X (cuda 0))`
 ; JSON-NEXT: E0401 [[@LINE+1]]:13
     (return x)))
 ; CHECK-NOT: error[
