@@ -11,7 +11,6 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools          # LLVM, lit, FileCheck
   libmlir-19-dev mlir-19-tools       # CPU code generation
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
-  libdlpack-dev                      # DLPack 0.6 header (legacy DLManagedTensor)
   zlib1g-dev                         # deflate entries of .npz checkpoints
   abigail-tools                      # ABI snapshot check (abidw/abidiff)
   coq                                # mechanized metatheory in proofs/

@@ -37,12 +37,6 @@ inline runtime::Tensor* tensor_of(shapeml_tensor* t) { return reinterpret_cast<r
 inline const runtime::Tensor* tensor_of(const shapeml_tensor* t) { return reinterpret_cast<const runtime::Tensor*>(t); }
 inline shapeml_tensor* handle_of(runtime::TensorRef&& t) { return reinterpret_cast<shapeml_tensor*>(t.detach()); }
 
-/// A runtime Status as a C ABI status (NULL when ok); the codes are equal.
-inline shapeml_status* to_status(const runtime::Status& s) {
-  if (s.ok()) return nullptr;
-  return make_status(static_cast<shapeml_status_code>(s.code()), s.message());
-}
-
 inline runtime::MemoryResourcePtr memory_of(shapeml_memory* m) { return m ? m->mr : runtime::host_memory_resource(); }
 
 }  // namespace shapeml::capi

@@ -12,7 +12,7 @@ void* JitCodeProvider::lookup(const std::string& symbol) {
 
 bool JitCodeProvider::specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol,
                                  std::string& error) {
-  runtime::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error);
+  abi::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error);
   if (!fn) return false;
   std::lock_guard<std::mutex> lock(mu_);
   symbol = "jit_" + entry + "_" + std::to_string(next_++);
@@ -21,9 +21,9 @@ bool JitCodeProvider::specialize(const std::string& entry, const std::map<std::s
 }
 
 std::string JitCodeProvider::manifest() const {
-  // Same format as an AOT manifest (src/runtime/compiled_entry.h), every
+  // Same format as an AOT manifest (src/abi/compiled_entry.h), every
   // function an entry, no specialization listed.
-  std::string s = "(shapeml-module (abi " + std::to_string(runtime::kCompiledEntryAbiVersion) + ") (name " + module_.name + ") (target \"" +
+  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + module_.name + ") (target \"" +
                   lower::cpu::target_name(target_) + "\")";
   for (const auto& f : module_.functions) {
     s += "\n  (entry " + f.name + " (dims";

@@ -1,11 +1,10 @@
 // DLPack import and export for host tensors, zero copy, in both flavours:
-// the legacy DLManagedTensor (DLPack 0.6, Debian's header) and the versioned
-// DLManagedTensorVersioned of DLPack 1.0 (runtime/dlpack_versioned.h).
+// the legacy DLManagedTensor (DLPack 0.x) and the versioned
+// DLManagedTensorVersioned of DLPack 1.0 (declared in include/shapeml_dlpack.h).
 // Ownership rules: docs/design/dlpack.md.
 #pragma once
-#include <dlpack/dlpack.h>
+#include "shapeml_dlpack.h"
 
-#include "runtime/dlpack_versioned.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 

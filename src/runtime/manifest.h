@@ -1,4 +1,4 @@
-// The module manifest (format in runtime/compiled_entry.h): the entry points
+// The module manifest (format in abi/compiled_entry.h): the entry points
 // of a compiled module, their shape-polymorphic signatures, and the
 // specializations that exist, parsed without any compiler component (the
 // S-expression reader and dimension polynomials only).

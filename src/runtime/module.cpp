@@ -25,7 +25,7 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
         if (!fn)
           return invalid_argument(origin + ": the manifest names symbol `" + s.symbol + "` for entry `" + e.name + "` (" +
                                   binding_str(e, s.bind) + "), but the module does not export it");
-        slot[s.bind] = reinterpret_cast<CompiledEntryFn>(fn);
+        slot[s.bind] = reinterpret_cast<abi::CompiledEntryFn>(fn);
       }
     }
     return mod;
@@ -47,7 +47,7 @@ size_t Module::specialization_count(const std::string& entry) const {
   return it == cache_.end() ? 0 : it->second.size();
 }
 
-Result<CompiledEntryFn> Module::find_specialization(const EntrySig& e, const Binding& b) {
+Result<abi::CompiledEntryFn> Module::find_specialization(const EntrySig& e, const Binding& b) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = cache_[e.name];
   if (auto it = slot.find(b); it != slot.end()) return it->second;
@@ -65,7 +65,7 @@ Result<CompiledEntryFn> Module::find_specialization(const EntrySig& e, const Bin
   if (!fn)
     return internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol +
                           "` but cannot resolve that symbol");
-  auto f = reinterpret_cast<CompiledEntryFn>(fn);
+  auto f = reinterpret_cast<abi::CompiledEntryFn>(fn);
   slot[b] = f;
   return f;
 }

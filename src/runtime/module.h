@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/code_provider.h"
-#include "runtime/compiled_entry.h"
+#include "abi/compiled_entry.h"
 #include "runtime/manifest.h"
 #include "runtime/memory_resource.h"
 #include "runtime/status.h"
@@ -63,14 +63,14 @@ class Module {
 
  private:
   Module() = default;
-  Result<CompiledEntryFn> find_specialization(const EntrySig& e, const Binding& b);
+  Result<abi::CompiledEntryFn> find_specialization(const EntrySig& e, const Binding& b);
 
   Manifest manifest_;
   std::string origin_;
   std::unique_ptr<CodeProvider> provider_;
   MemoryResourcePtr memory_;
   mutable std::mutex mu_;
-  std::map<std::string, std::map<Binding, CompiledEntryFn>> cache_;  // entry -> binding -> code
+  std::map<std::string, std::map<Binding, abi::CompiledEntryFn>> cache_;  // entry -> binding -> code
 };
 
 }  // namespace shapeml::runtime

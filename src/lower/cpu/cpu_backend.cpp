@@ -281,7 +281,7 @@ std::vector<std::string> CpuJit::last_notes() const {
   return impl_->notes;
 }
 
-runtime::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                          std::string& error) {
   std::lock_guard<std::mutex> l(impl_->mu);
   impl_->notes.clear();
@@ -308,7 +308,7 @@ runtime::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string&
     error = "JIT: " + llvm::toString(sym.takeError());
     return nullptr;
   }
-  return sym->toPtr<runtime::CompiledEntryFn>();
+  return sym->toPtr<abi::CompiledEntryFn>();
 }
 
 // ---- AOT -----------------------------------------------------------------------
@@ -323,7 +323,7 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
   }
   std::vector<std::string> syms(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) syms[i] = "shapeml_" + sanitize(specs[i].entry) + "_" + std::to_string(i);
-  std::string s = "(shapeml-module (abi " + std::to_string(runtime::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")";
+  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")";
   for (const auto& e : order) {
     const ir::Function* f = m.find(e);
     if (!f) continue;
@@ -393,7 +393,7 @@ bool build_object(const ir::Module& m, const std::vector<Specialization>& specs,
     auto* af = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), false), llvm::GlobalValue::ExternalLinkage,
                                       "shapeml_module_abi_version", *merged);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", af));
-    b.CreateRet(b.getInt32(runtime::kCompiledEntryAbiVersion));
+    b.CreateRet(b.getInt32(abi::kCompiledEntryAbiVersion));
   }
   set_target(*merged, *tm, td);
   if (!verify(*merged, error)) return false;
