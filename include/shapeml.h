@@ -36,242 +36,7 @@
  * - Retain/release of every object is atomic; release the last reference
  *   only when no other thread uses the object.
  *
- * Declarations under `/* ------------------------------------------------------------------------ */
-/** @name Capabilities (since 0.3)
- *  What this library can do, so that a binding does not probe for symbols. */
-/**@{*/
-
-/** Filled by shapeml_get_capabilities(). */
-typedef struct shapeml_capabilities {
-  size_t struct_size;          /**< Set by the caller: sizeof(shapeml_capabilities). */
-  uint32_t abi_major;          /**< SHAPEML_VERSION_MAJOR of the library. */
-  uint32_t abi_minor;          /**< SHAPEML_VERSION_MINOR of the library (which symbols and fields exist). */
-  uint32_t abi_patch;          /**< SHAPEML_VERSION_PATCH of the library. */
-  uint32_t module_abi_version; /**< The compiled-module ABI version this library loads (shapeml_module_load). */
-  int32_t jit;                 /**< 1 when shapeml_module_compile() works (libshapeml.so), 0 otherwise. */
-  int32_t aot_build;           /**< 1 when shapeml_module_build() works (libshapeml.so), 0 otherwise. */
-  int32_t cuda_plugin;         /**< 1 when the CUDA plugin can be loaded; 0 in this release (there is none yet). */
-} shapeml_capabilities;
-
-/** Initializer for shapeml_capabilities. */
-#define SHAPEML_CAPABILITIES_INIT {sizeof(shapeml_capabilities), 0, 0, 0, 0, 0, 0, 0}
-
-/** Fills `*out` (caller sets struct_size; a shorter struct gets its prefix).
- *  @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a bad `struct_size`. */
-SHAPEML_API shapeml_status* shapeml_get_capabilities(shapeml_capabilities* out);
-/**@}*/
-
-/* ------------------------------------------------------------------------ */
-/** @name Module and entry introspection (since 0.3)
- *  An entry point as a handle, resolved once, that describes its signature
- *  and is called without looking its name up again. */
-/**@{*/
-
-/** An entry point of a module. Borrowed from the module: valid while the
- *  module lives (hold a module reference as long as you use its entries);
- *  never released. Thread-safe like its module. */
-typedef struct shapeml_entry shapeml_entry;
-
-/** @return the module's name (from its source or manifest), borrowed; NULL for NULL. */
-SHAPEML_API const char* shapeml_module_name(const shapeml_module* module);
-
-/** @return the code-generation target the module was built for, e.g.
- *  "x86-64" or "znver3" (borrowed); "" when the manifest names none; NULL for NULL. */
-SHAPEML_API const char* shapeml_module_target(const shapeml_module* module);
-
-/** Resolves entry `name` into `*out` (borrowed from the module).
- *  @return NULL on success; INVALID_ARGUMENT for NULL arguments; NOT_FOUND (listing the entries). */
-SHAPEML_API shapeml_status* shapeml_module_get_entry(const shapeml_module* module, const char* name, shapeml_entry** out);
-
-/** Entry `index` (0 .. shapeml_module_entry_count() - 1) in `*out` (borrowed).
- *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or an index out of range. */
-SHAPEML_API shapeml_status* shapeml_module_get_entry_at(const shapeml_module* module, size_t index, shapeml_entry** out);
-
-/** @return the entry's name (borrowed); NULL for NULL. */
-SHAPEML_API const char* shapeml_entry_name(const shapeml_entry* entry);
-
-/** @return the number of parameters (inputs); 0 for NULL. */
-SHAPEML_API size_t shapeml_entry_param_count(const shapeml_entry* entry);
-
-/** @return the number of results (outputs); 0 for NULL. */
-SHAPEML_API size_t shapeml_entry_result_count(const shapeml_entry* entry);
-
-/** @return the number of shape variables (`dims`); 0 for NULL. */
-SHAPEML_API size_t shapeml_entry_shape_variable_count(const shapeml_entry* entry);
-
-/** @return shape variable `index` in declaration order (borrowed); NULL for NULL or out of range. */
-SHAPEML_API const char* shapeml_entry_shape_variable(const shapeml_entry* entry, size_t index);
-
-/** @return the number of `where` constraints; 0 for NULL. */
-SHAPEML_API size_t shapeml_entry_constraint_count(const shapeml_entry* entry);
-
-/** @return `where` constraint `index` as text in the language's syntax, e.g.
- *  "(= (mod D 4) 0)" (borrowed); NULL for NULL or out of range. */
-SHAPEML_API const char* shapeml_entry_constraint(const shapeml_entry* entry, size_t index);
-
-/** Which side of an entry's signature a tensor is on. */
-typedef int32_t shapeml_io_kind;
-enum { SHAPEML_IO_PARAM = 0, SHAPEML_IO_RESULT = 1 };
-
-/** The type of one parameter or result, filled by shapeml_entry_get_tensor_info(). Strings are borrowed from the module. */
-typedef struct shapeml_tensor_info {
-  size_t struct_size;   /**< Set by the caller: sizeof(shapeml_tensor_info). */
-  const char* name;     /**< The parameter's name; "" for a result. */
-  shapeml_dtype dtype;  /**< Element type. */
-  int32_t device_type;  /**< DLDeviceType (kDLCPU, kDLCUDA). */
-  int32_t device_id;    /**< Device ordinal. */
-  size_t rank;          /**< Number of dimensions. */
-  const char* type;     /**< The whole type as text, e.g. "(tensor f32 (B (* 2 N)) host)". */
-} shapeml_tensor_info;
-
-/** Initializer for shapeml_tensor_info. */
-#define SHAPEML_TENSOR_INFO_INIT {sizeof(shapeml_tensor_info), NULL, 0, 0, 0, 0, NULL}
-
-/** Fills `*out` (caller sets struct_size) with parameter or result `index`.
- *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
- *          kind, an index out of range or a bad `struct_size`. */
-SHAPEML_API shapeml_status* shapeml_entry_get_tensor_info(const shapeml_entry* entry, shapeml_io_kind kind, size_t index,
-                                                          shapeml_tensor_info* out);
-
-/** What a symbolic dimension is. */
-typedef int32_t shapeml_dim_kind;
-enum {
-  SHAPEML_DIM_CONSTANT = 0,   /**< A number, e.g. 4. */
-  SHAPEML_DIM_VARIABLE = 1,   /**< A lone shape variable, e.g. B. */
-  SHAPEML_DIM_EXPRESSION = 2  /**< Anything else, e.g. (* 2 N) or (+ N 1). */
-};
-
-/** One dimension of a parameter or result, filled by shapeml_entry_get_dim(). Strings are borrowed from the module. */
-typedef struct shapeml_dim_info {
-  size_t struct_size;    /**< Set by the caller: sizeof(shapeml_dim_info). */
-  shapeml_dim_kind kind; /**< SHAPEML_DIM_*. */
-  int64_t value;         /**< The value of a constant; 0 otherwise. */
-  const char* variable;  /**< The variable's name when kind is VARIABLE; NULL otherwise. */
-  const char* text;      /**< The dimension polynomial in canonical text, e.g. "4", "B", "(* 2 N)". */
-} shapeml_dim_info;
-
-/** Initializer for shapeml_dim_info. */
-#define SHAPEML_DIM_INFO_INIT {sizeof(shapeml_dim_info), 0, 0, NULL, NULL}
-
-/** Fills `*out` (caller sets struct_size) with dimension `dim` of parameter or result `index`.
- *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
- *          kind, an index or dimension out of range or a bad `struct_size`. */
-SHAPEML_API shapeml_status* shapeml_entry_get_dim(const shapeml_entry* entry, shapeml_io_kind kind, size_t index, size_t dim,
-                                                  shapeml_dim_info* out);
-
-/** @return the number of ahead-of-time specializations the module holds for
- *  this entry (from its manifest; JIT-made ones are not counted); 0 for NULL. */
-SHAPEML_API size_t shapeml_entry_aot_specialization_count(const shapeml_entry* entry);
-
-/** The binding of AOT specialization `index`: writes the value of every shape
- *  variable, in the order of shapeml_entry_shape_variable(), into `values`.
- *  @param num_values must equal shapeml_entry_shape_variable_count().
- *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an index out
- *          of range or a wrong `num_values`. */
-SHAPEML_API shapeml_status* shapeml_entry_get_aot_specialization(const shapeml_entry* entry, size_t index, int64_t* values,
-                                                                 size_t num_values);
-
-/**
- * Makes sure a specialization for the given binding exists (warm-up): a JIT
- * module compiles it now if it has not; an AOT module checks that it holds
- * it. `names[i]` = `values[i]` for every shape variable, each exactly once.
- * @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
- *         or repeated variable, a missing one, a value < 1 or a violated
- *         `where` constraint; NOT_FOUND when an AOT module lacks the binding;
- *         RESOURCE_EXHAUSTED when a shape of the binding is too large;
- *         UNIMPLEMENTED when the entry cannot be compiled for the CPU;
- *         INTERNAL when code generation fails.
- */
-SHAPEML_API shapeml_status* shapeml_entry_specialize(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
-
-/** Options for shapeml_entry_call(). Initialize with SHAPEML_CALL_OPTIONS_INIT. */
-typedef struct shapeml_call_options {
-  size_t struct_size;     /**< sizeof(shapeml_call_options). */
-  /** Where outputs and intermediates made by the runtime (aligned copies of
-   *  inputs and outputs) are allocated; NULL: the module's resource. Memory
-   *  the generated CPU code allocates for its own temporaries still comes
-   *  from the C heap in this release. */
-  shapeml_memory* memory;
-  /** Caller-provided outputs, one per result, or NULL to allocate new ones.
-   *  Each must have the result's dtype and exact shape (evaluated under the
-   *  binding of this call), live on the host, be row-major, not be read-only
-   *  and not overlap any input. The results are written into them. */
-  shapeml_tensor* const* outputs;
-  /** Reserved for the GPU back end (the device to run on): must be 0 for now. */
-  int32_t device_index;
-  /** Reserved for the GPU back end (a cudaStream_t): must be NULL for now. */
-  void* stream;
-} shapeml_call_options;
-
-/** Default call options. */
-#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL}
-
-/**
- * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
- * shapeml_module_call() (dtype, rank, shape, device, `where`). Without
- * caller-provided outputs, `outputs[0 .. num_outputs)` receive new tensors
- * (owned by the caller); with them (options->outputs), `outputs` may be NULL,
- * or else receives a new reference to each provided tensor. On failure every
- * `outputs[i]` is set to NULL and provided outputs may hold partial results.
- * @param options may be NULL for defaults.
- * @param num_outputs must equal shapeml_entry_result_count().
- * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, a non-zero device_index or stream, wrong input or
- *         output counts, an input or provided output of the wrong dtype,
- *         rank, shape or device, a non-row-major one, an output that overlaps
- *         an input, or a violated `where` constraint; FAILED_PRECONDITION for
- *         a read-only provided output; NOT_FOUND when an AOT module has no
- *         specialization for the binding; UNIMPLEMENTED for an entry that
- *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
- *         cannot be allocated or a shape is too large; INTERNAL when code
- *         generation fails.
- */
-SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* entry, shapeml_tensor* const* inputs, size_t num_inputs,
-                                               shapeml_tensor** outputs, size_t num_outputs, const shapeml_call_options* options);
-/**@}*/
-
-/* ------------------------------------------------------------------------ */
-/** @name Ahead-of-time builds with options (since 0.3, libshapeml.so only) */
-/**@{*/
-
-/** One specialization to build: entry `entry` with `names[i]` = `values[i]`
- *  for every one of its shape variables. Its layout is frozen (an array element). */
-typedef struct shapeml_binding {
-  const char* entry;         /**< The entry point's name. */
-  size_t count;              /**< Number of names and values. */
-  const char* const* names;  /**< Shape variable names. */
-  const int64_t* values;     /**< Their values (>= 1). */
-} shapeml_binding;
-
-/** Options for shapeml_module_build(). Initialize with SHAPEML_BUILD_OPTIONS_INIT. */
-typedef struct shapeml_build_options {
-  size_t struct_size;               /**< sizeof(shapeml_build_options). */
-  shapeml_target target;            /**< Code generation target. */
-  const shapeml_binding* bindings;  /**< The specializations to build. */
-  size_t num_bindings;              /**< At least 1. */
-} shapeml_build_options;
-
-/** Default build options (portable x86-64, no bindings yet). */
-#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0}
-
-/**
- * Checks `source` and compiles the specializations in `options` ahead of time
- * into a shared object at `out_path`, loadable by shapeml_module_load() in
- * either library.
- * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, an unknown target, no bindings, a binding with an
- *         unknown, repeated or missing variable, a value < 1, a violated
- *         `where` constraint, or two equal bindings; NOT_FOUND for an unknown
- *         entry; CHECK_FAILED; IO_ERROR when `out_path` cannot be written;
- *         RESOURCE_EXHAUSTED when a shape is too large; UNIMPLEMENTED for an
- *         entry that is not a CPU program; UNAVAILABLE when the system linker
- *         is missing; INTERNAL when code generation fails.
- */
-SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const char* name, const char* source, size_t length,
-                                                 const shapeml_build_options* options, const char* out_path);
-/**@}*/
-
-#ifdef SHAPEML_UNSTABLE_API` form the unstable tier:
+ * Declarations under `#ifdef SHAPEML_UNSTABLE_API` form the unstable tier:
  * they may change in any release and live in their own linker version node.
  */
 #ifndef SHAPEML_H_
@@ -816,6 +581,241 @@ SHAPEML_API shapeml_status* shapeml_module_lookup(const shapeml_module* module, 
  */
 SHAPEML_API shapeml_status* shapeml_module_call(shapeml_module* module, const char* entry, shapeml_tensor* const* inputs, size_t num_inputs,
                                                 shapeml_tensor** outputs, size_t num_outputs);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Capabilities (since 0.3)
+ *  What this library can do, so that a binding does not probe for symbols. */
+/**@{*/
+
+/** Filled by shapeml_get_capabilities(). */
+typedef struct shapeml_capabilities {
+  size_t struct_size;          /**< Set by the caller: sizeof(shapeml_capabilities). */
+  uint32_t abi_major;          /**< SHAPEML_VERSION_MAJOR of the library. */
+  uint32_t abi_minor;          /**< SHAPEML_VERSION_MINOR of the library (which symbols and fields exist). */
+  uint32_t abi_patch;          /**< SHAPEML_VERSION_PATCH of the library. */
+  uint32_t module_abi_version; /**< The compiled-module ABI version this library loads (shapeml_module_load). */
+  int32_t jit;                 /**< 1 when shapeml_module_compile() works (libshapeml.so), 0 otherwise. */
+  int32_t aot_build;           /**< 1 when shapeml_module_build() works (libshapeml.so), 0 otherwise. */
+  int32_t cuda_plugin;         /**< 1 when the CUDA plugin can be loaded; 0 in this release (there is none yet). */
+} shapeml_capabilities;
+
+/** Initializer for shapeml_capabilities. */
+#define SHAPEML_CAPABILITIES_INIT {sizeof(shapeml_capabilities), 0, 0, 0, 0, 0, 0, 0}
+
+/** Fills `*out` (caller sets struct_size; a shorter struct gets its prefix).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_get_capabilities(shapeml_capabilities* out);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Module and entry introspection (since 0.3)
+ *  An entry point as a handle, resolved once, that describes its signature
+ *  and is called without looking its name up again. */
+/**@{*/
+
+/** An entry point of a module. Borrowed from the module: valid while the
+ *  module lives (hold a module reference as long as you use its entries);
+ *  never released. Thread-safe like its module. */
+typedef struct shapeml_entry shapeml_entry;
+
+/** @return the module's name (from its source or manifest), borrowed; NULL for NULL. */
+SHAPEML_API const char* shapeml_module_name(const shapeml_module* module);
+
+/** @return the code-generation target the module was built for, e.g.
+ *  "x86-64" or "znver3" (borrowed); "" when the manifest names none; NULL for NULL. */
+SHAPEML_API const char* shapeml_module_target(const shapeml_module* module);
+
+/** Resolves entry `name` into `*out` (borrowed from the module).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments; NOT_FOUND (listing the entries). */
+SHAPEML_API shapeml_status* shapeml_module_get_entry(const shapeml_module* module, const char* name, shapeml_entry** out);
+
+/** Entry `index` (0 .. shapeml_module_entry_count() - 1) in `*out` (borrowed).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or an index out of range. */
+SHAPEML_API shapeml_status* shapeml_module_get_entry_at(const shapeml_module* module, size_t index, shapeml_entry** out);
+
+/** @return the entry's name (borrowed); NULL for NULL. */
+SHAPEML_API const char* shapeml_entry_name(const shapeml_entry* entry);
+
+/** @return the number of parameters (inputs); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_param_count(const shapeml_entry* entry);
+
+/** @return the number of results (outputs); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_result_count(const shapeml_entry* entry);
+
+/** @return the number of shape variables (`dims`); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_shape_variable_count(const shapeml_entry* entry);
+
+/** @return shape variable `index` in declaration order (borrowed); NULL for NULL or out of range. */
+SHAPEML_API const char* shapeml_entry_shape_variable(const shapeml_entry* entry, size_t index);
+
+/** @return the number of `where` constraints; 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_constraint_count(const shapeml_entry* entry);
+
+/** @return `where` constraint `index` as text in the language's syntax, e.g.
+ *  "(= (mod D 4) 0)" (borrowed); NULL for NULL or out of range. */
+SHAPEML_API const char* shapeml_entry_constraint(const shapeml_entry* entry, size_t index);
+
+/** Which side of an entry's signature a tensor is on. */
+typedef int32_t shapeml_io_kind;
+enum { SHAPEML_IO_PARAM = 0, SHAPEML_IO_RESULT = 1 };
+
+/** The type of one parameter or result, filled by shapeml_entry_get_tensor_info(). Strings are borrowed from the module. */
+typedef struct shapeml_tensor_info {
+  size_t struct_size;   /**< Set by the caller: sizeof(shapeml_tensor_info). */
+  const char* name;     /**< The parameter's name; "" for a result. */
+  shapeml_dtype dtype;  /**< Element type. */
+  int32_t device_type;  /**< DLDeviceType (kDLCPU, kDLCUDA). */
+  int32_t device_id;    /**< Device ordinal. */
+  size_t rank;          /**< Number of dimensions. */
+  const char* type;     /**< The whole type as text, e.g. "(tensor f32 (B (* 2 N)) host)". */
+} shapeml_tensor_info;
+
+/** Initializer for shapeml_tensor_info. */
+#define SHAPEML_TENSOR_INFO_INIT {sizeof(shapeml_tensor_info), NULL, 0, 0, 0, 0, NULL}
+
+/** Fills `*out` (caller sets struct_size) with parameter or result `index`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *          kind, an index out of range or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_entry_get_tensor_info(const shapeml_entry* entry, shapeml_io_kind kind, size_t index,
+                                                          shapeml_tensor_info* out);
+
+/** What a symbolic dimension is. */
+typedef int32_t shapeml_dim_kind;
+enum {
+  SHAPEML_DIM_CONSTANT = 0,   /**< A number, e.g. 4. */
+  SHAPEML_DIM_VARIABLE = 1,   /**< A lone shape variable, e.g. B. */
+  SHAPEML_DIM_EXPRESSION = 2  /**< Anything else, e.g. (* 2 N) or (+ N 1). */
+};
+
+/** One dimension of a parameter or result, filled by shapeml_entry_get_dim(). Strings are borrowed from the module. */
+typedef struct shapeml_dim_info {
+  size_t struct_size;    /**< Set by the caller: sizeof(shapeml_dim_info). */
+  shapeml_dim_kind kind; /**< SHAPEML_DIM_*. */
+  int64_t value;         /**< The value of a constant; 0 otherwise. */
+  const char* variable;  /**< The variable's name when kind is VARIABLE; NULL otherwise. */
+  const char* text;      /**< The dimension polynomial in canonical text, e.g. "4", "B", "(* 2 N)". */
+} shapeml_dim_info;
+
+/** Initializer for shapeml_dim_info. */
+#define SHAPEML_DIM_INFO_INIT {sizeof(shapeml_dim_info), 0, 0, NULL, NULL}
+
+/** Fills `*out` (caller sets struct_size) with dimension `dim` of parameter or result `index`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *          kind, an index or dimension out of range or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_entry_get_dim(const shapeml_entry* entry, shapeml_io_kind kind, size_t index, size_t dim,
+                                                  shapeml_dim_info* out);
+
+/** @return the number of ahead-of-time specializations the module holds for
+ *  this entry (from its manifest; JIT-made ones are not counted); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_aot_specialization_count(const shapeml_entry* entry);
+
+/** The binding of AOT specialization `index`: writes the value of every shape
+ *  variable, in the order of shapeml_entry_shape_variable(), into `values`.
+ *  @param num_values must equal shapeml_entry_shape_variable_count().
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an index out
+ *          of range or a wrong `num_values`. */
+SHAPEML_API shapeml_status* shapeml_entry_get_aot_specialization(const shapeml_entry* entry, size_t index, int64_t* values,
+                                                                 size_t num_values);
+
+/**
+ * Makes sure a specialization for the given binding exists (warm-up): a JIT
+ * module compiles it now if it has not; an AOT module checks that it holds
+ * it. `names[i]` = `values[i]` for every shape variable, each exactly once.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *         or repeated variable, a missing one, a value < 1 or a violated
+ *         `where` constraint; NOT_FOUND when an AOT module lacks the binding;
+ *         RESOURCE_EXHAUSTED when a shape of the binding is too large;
+ *         UNIMPLEMENTED when the entry cannot be compiled for the CPU;
+ *         INTERNAL when code generation fails.
+ */
+SHAPEML_API shapeml_status* shapeml_entry_specialize(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
+
+/** Options for shapeml_entry_call(). Initialize with SHAPEML_CALL_OPTIONS_INIT. */
+typedef struct shapeml_call_options {
+  size_t struct_size;     /**< sizeof(shapeml_call_options). */
+  /** Where outputs and intermediates made by the runtime (aligned copies of
+   *  inputs and outputs) are allocated; NULL: the module's resource. Memory
+   *  the generated CPU code allocates for its own temporaries still comes
+   *  from the C heap in this release. */
+  shapeml_memory* memory;
+  /** Caller-provided outputs, one per result, or NULL to allocate new ones.
+   *  Each must have the result's dtype and exact shape (evaluated under the
+   *  binding of this call), live on the host, be row-major, not be read-only
+   *  and not overlap any input. The results are written into them. */
+  shapeml_tensor* const* outputs;
+  /** Reserved for the GPU back end (the device to run on): must be 0 for now. */
+  int32_t device_index;
+  /** Reserved for the GPU back end (a cudaStream_t): must be NULL for now. */
+  void* stream;
+} shapeml_call_options;
+
+/** Default call options. */
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL}
+
+/**
+ * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
+ * shapeml_module_call() (dtype, rank, shape, device, `where`). Without
+ * caller-provided outputs, `outputs[0 .. num_outputs)` receive new tensors
+ * (owned by the caller); with them (options->outputs), `outputs` may be NULL,
+ * or else receives a new reference to each provided tensor. On failure every
+ * `outputs[i]` is set to NULL and provided outputs may hold partial results.
+ * @param options may be NULL for defaults.
+ * @param num_outputs must equal shapeml_entry_result_count().
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         `struct_size`, a non-zero device_index or stream, wrong input or
+ *         output counts, an input or provided output of the wrong dtype,
+ *         rank, shape or device, a non-row-major one, an output that overlaps
+ *         an input, or a violated `where` constraint; FAILED_PRECONDITION for
+ *         a read-only provided output; NOT_FOUND when an AOT module has no
+ *         specialization for the binding; UNIMPLEMENTED for an entry that
+ *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
+ *         cannot be allocated or a shape is too large; INTERNAL when code
+ *         generation fails.
+ */
+SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* entry, shapeml_tensor* const* inputs, size_t num_inputs,
+                                               shapeml_tensor** outputs, size_t num_outputs, const shapeml_call_options* options);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Ahead-of-time builds with options (since 0.3, libshapeml.so only) */
+/**@{*/
+
+/** One specialization to build: entry `entry` with `names[i]` = `values[i]`
+ *  for every one of its shape variables. Its layout is frozen (an array element). */
+typedef struct shapeml_binding {
+  const char* entry;         /**< The entry point's name. */
+  size_t count;              /**< Number of names and values. */
+  const char* const* names;  /**< Shape variable names. */
+  const int64_t* values;     /**< Their values (>= 1). */
+} shapeml_binding;
+
+/** Options for shapeml_module_build(). Initialize with SHAPEML_BUILD_OPTIONS_INIT. */
+typedef struct shapeml_build_options {
+  size_t struct_size;               /**< sizeof(shapeml_build_options). */
+  shapeml_target target;            /**< Code generation target. */
+  const shapeml_binding* bindings;  /**< The specializations to build. */
+  size_t num_bindings;              /**< At least 1. */
+} shapeml_build_options;
+
+/** Default build options (portable x86-64, no bindings yet). */
+#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0}
+
+/**
+ * Checks `source` and compiles the specializations in `options` ahead of time
+ * into a shared object at `out_path`, loadable by shapeml_module_load() in
+ * either library.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         `struct_size`, an unknown target, no bindings, a binding with an
+ *         unknown, repeated or missing variable, a value < 1, a violated
+ *         `where` constraint, or two equal bindings; NOT_FOUND for an unknown
+ *         entry; CHECK_FAILED; IO_ERROR when `out_path` cannot be written;
+ *         RESOURCE_EXHAUSTED when a shape is too large; UNIMPLEMENTED for an
+ *         entry that is not a CPU program; UNAVAILABLE when the system linker
+ *         is missing; INTERNAL when code generation fails.
+ */
+SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const char* name, const char* source, size_t length,
+                                                 const shapeml_build_options* options, const char* out_path);
 /**@}*/
 
 #ifdef SHAPEML_UNSTABLE_API

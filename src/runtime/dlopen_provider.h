@@ -20,7 +20,7 @@ class DlopenCodeProvider final : public CodeProvider {
   ///   INVALID_ARGUMENT dlopen failed (its message is included), or the
   ///                    object is not a shapeml module (a symbol is missing),
   ///                    or its manifest function returned NULL
-  ///   UNIMPLEMENTED    the module was built for another ABI version
+  ///   INCOMPATIBLE_MODULE the module was built for another ABI version
   static Result<std::unique_ptr<DlopenCodeProvider>> open(const std::string& path);
   ~DlopenCodeProvider() override;
 

@@ -13,7 +13,8 @@ namespace shapeml::runtime {
 /// Exports `t` without copying. The returned managed tensor holds a reference
 /// to `t` (its data stays valid) until the consumer calls its deleter, exactly
 /// once. Its shape and strides arrays belong to the managed tensor (strides
-/// are always explicit).
+/// are always explicit). A read-only tensor is FAILED_PRECONDITION (the
+/// legacy struct has no flags to say so).
 Result<DLManagedTensor*> to_dlpack(const TensorRef& t);
 
 /// As to_dlpack, versioned: version {1, 0}; flags READ_ONLY when `t` is

@@ -73,7 +73,7 @@ class Parser {
           fail(&c, "expected (abi N)");
         out.abi = static_cast<uint32_t>(c.items[1].int_value);
         if (out.abi != abi::kCompiledEntryAbiVersion)
-          throw ManifestError{unimplemented(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
+          throw ManifestError{incompatible_module(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
                                             "); this runtime reads abi " + std::to_string(abi::kCompiledEntryAbiVersion))};
         have_abi = true;
       } else if (head_is(c, "name")) {

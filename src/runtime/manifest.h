@@ -50,7 +50,7 @@ struct Manifest {
 
 /// Parses and validates manifest text. `origin` names it in messages (the
 /// .so path). Errors are INVALID_ARGUMENT with "origin:line:col: ..." except
-/// an (abi N) other than kCompiledEntryAbiVersion, which is UNIMPLEMENTED.
+/// an (abi N) other than abi::kCompiledEntryAbiVersion, which is INCOMPATIBLE_MODULE.
 ///
 /// Validation: one (shapeml-module ...) form; (abi N) and (name X) present;
 /// entry names unique; every dimension names only declared shape variables;

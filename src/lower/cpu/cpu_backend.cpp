@@ -241,6 +241,8 @@ struct CpuJit::Impl {
   mutable std::mutex mu;
   uint64_t counter = 0;
   std::vector<std::string> notes;
+  // The code of each compiled function, so that release() can free it.
+  std::map<void*, llvm::orc::ResourceTrackerSP> trackers;
 };
 
 CpuJit::CpuJit(CpuTarget target, CompileOptions options) : impl_(std::make_unique<Impl>()) {
@@ -299,16 +301,28 @@ abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& ent
   if (!verify(*mod, error)) return nullptr;
   optimize(*mod, *tm, impl_->options.opt_level);
   mod->setDataLayout(impl_->jit->getDataLayout());
-  if (auto err = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
+  auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
+  if (auto err = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
     error = "JIT: " + llvm::toString(std::move(err));
     return nullptr;
   }
   auto sym = impl_->jit->lookup(symbol);
   if (!sym) {
     error = "JIT: " + llvm::toString(sym.takeError());
+    llvm::consumeError(tracker->remove());
     return nullptr;
   }
-  return sym->toPtr<abi::CompiledEntryFn>();
+  auto fn = sym->toPtr<abi::CompiledEntryFn>();
+  impl_->trackers[reinterpret_cast<void*>(fn)] = tracker;
+  return fn;
+}
+
+void CpuJit::release(abi::CompiledEntryFn fn) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  auto it = impl_->trackers.find(reinterpret_cast<void*>(fn));
+  if (it == impl_->trackers.end()) return;
+  llvm::consumeError(it->second->remove());
+  impl_->trackers.erase(it);
 }
 
 // ---- AOT -----------------------------------------------------------------------

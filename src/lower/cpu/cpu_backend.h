@@ -59,6 +59,9 @@ class CpuJit {
   /// failure (bad bindings, a non-CPU program, an internal error).
   abi::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                    std::string& error);
+  /// Frees the machine code of a function compile() returned (no-op for any
+  /// other pointer). The caller guarantees that nothing runs it any more.
+  void release(abi::CompiledEntryFn fn);
   /// Remarks of the last compile(), e.g. a matmul strategy that fell back to
   /// plain loops.
   std::vector<std::string> last_notes() const;
