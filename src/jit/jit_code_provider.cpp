@@ -45,12 +45,11 @@ void JitCodeProvider::release(const std::string& symbol) {
   jit_.release(reinterpret_cast<abi::CompiledEntryFn>(fn));
 }
 
-std::string JitCodeProvider::manifest() const {
+std::string entries_manifest(const ir::Module& module, const std::string& target) {
   // Same format as an AOT manifest (src/abi/compiled_entry.h), every
   // function an entry, no specialization listed.
-  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + module_.name + ") (target \"" +
-                  lower::cpu::target_name(target_) + "\")";
-  for (const auto& f : module_.functions) {
+  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + module.name + ") (target \"" + target + "\")";
+  for (const auto& f : module.functions) {
     s += "\n  (entry " + f.name + " (dims";
     for (const auto& d : f.dims) s += " " + d;
     s += ") (where";
@@ -63,5 +62,7 @@ std::string JitCodeProvider::manifest() const {
   }
   return s + ")\n";
 }
+
+std::string JitCodeProvider::manifest() const { return entries_manifest(module_, lower::cpu::target_name(target_)); }
 
 }  // namespace shapeml::jit
