@@ -833,7 +833,8 @@ typedef struct shapeml_unstable_check_stats {
   double total_seconds;    /**< Parse + check time. */
 } shapeml_unstable_check_stats;
 
-/** Fills `*out` with the statistics of `result`. */
+/** Fills `*out` (caller sets struct_size) with the statistics of `result`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or a bad `struct_size`. */
 SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_check_result* result, shapeml_unstable_check_stats* out);
 /**@}*/
 #endif

@@ -31,6 +31,7 @@
 #endif
 
 #ifndef DLPACK_DLPACK_H_
+/** The official dlpack.h's include guard: defined here so that it adds nothing later. */
 #define DLPACK_DLPACK_H_
 
 /** The DLPack major version these declarations follow. */
@@ -39,12 +40,14 @@
 #define DLPACK_MINOR_VERSION 0
 
 #ifdef __cplusplus
+/** As in the official header: `extern "C"` in C++. */
 #define DLPACK_EXTERN_C extern "C"
 #else
 #define DLPACK_EXTERN_C
 #endif
 
 #ifndef DLPACK_DLL
+/** As in the official header: the export attribute of DLPack functions (none here). */
 #define DLPACK_DLL
 #endif
 

@@ -638,6 +638,29 @@ static shapeml_context* ctx_new(void) {
   return c;
 }
 
+static void test_front_end_struct_sizes(void** state) {
+  (void)state;
+  shapeml_context_options co = SHAPEML_CONTEXT_OPTIONS_INIT;
+  shapeml_context* ctx = NULL;
+  co.struct_size = 10; /* inside obligation_timeout_ms */
+  expect_code(shapeml_context_create(&co, &ctx), SHAPEML_STATUS_INVALID_ARGUMENT, "options->struct_size is 10");
+  assert_null(ctx);
+  co.struct_size = 12; /* ends at obligation_timeout_ms: fine */
+  ok(shapeml_context_create(&co, &ctx));
+  shapeml_check_result* r = NULL;
+  ok(shapeml_check_source(ctx, "s.sml", kSrc, strlen(kSrc), &r));
+  shapeml_check_result_release(r);
+  ok(shapeml_check_source(ctx, "bad.sml", "(module", 7, &r));
+  shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+  d.struct_size = 12; /* half of `code` */
+  expect_code(shapeml_check_result_get_diagnostic(r, 0, &d), SHAPEML_STATUS_INVALID_ARGUMENT, "out->struct_size is 12");
+  d.struct_size = sizeof d;
+  ok(shapeml_check_result_get_diagnostic(r, 0, &d));
+  assert_non_null(d.code);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+}
+
 static void test_jit_entries(void** state) {
   (void)state;
   shapeml_context* ctx = ctx_new();
@@ -859,6 +882,7 @@ int main(void) {
       cmocka_unit_test(test_entry_specialize_aot),
       cmocka_unit_test(test_eight_threads_match_one),
 #ifdef WITH_COMPILER
+      cmocka_unit_test(test_front_end_struct_sizes),
       cmocka_unit_test(test_jit_entries),
       cmocka_unit_test(test_jit_eight_threads),
       cmocka_unit_test(test_module_build_with_options),
