@@ -43,6 +43,7 @@
 /** As in the official header: `extern "C"` in C++. */
 #define DLPACK_EXTERN_C extern "C"
 #else
+/** As in the official header: nothing in C. */
 #define DLPACK_EXTERN_C
 #endif
 
