@@ -8,6 +8,7 @@
 
 #include "check/checker.h"
 #include "check/rules.h"
+#include "types/shape_inference.h"
 #include "syntax/parser.h"
 #include "syntax/sexpr.h"
 
@@ -207,6 +208,22 @@ class Elaborator final : public RuleEnv {
       ir::ValueId id = new_value(p.name, *t, p.span);
       fn.params.push_back(id);
       scope_[p.name] = id;
+    }
+    // Every shape variable must be determined by the parameter shapes (the
+    // rule of types/shape_inference.h), or no call could bind it.
+    if (fn.params.size() == f.params.size()) {
+      std::vector<types::Shape> shapes;
+      for (ir::ValueId p : fn.params) shapes.push_back(fn.values[p].type.shape);
+      for (const std::string& v : types::plan_shape_inference(fn.dims, shapes, fn.where).undetermined) {
+        Span at = f.span;
+        for (const auto& [n, sp] : f.dims)
+          if (n == v) at = sp;
+        auto& d = res_.diags.report("E0308", at,
+                                    "shape variable `" + v + "` of `" + f.name + "` cannot be inferred from the shapes of its parameters");
+        d.notes.push_back("a variable is bound by a parameter dimension that is the variable alone or linear in it (e.g. (* 2 " + v +
+                          ")), or by a `where` equality once the others are bound");
+        d.notes.push_back("help: use `" + v + "` in a parameter's type, or add a `where` equality that defines it");
+      }
     }
     bool returns_ok = true;
     for (const auto& t : f.returns) {
@@ -528,22 +545,30 @@ class Elaborator final : public RuleEnv {
         return std::nullopt;
       }
     }
-    // Infer the callee's shape variables from lone-variable parameter dims.
-    std::map<std::string, Poly> sub;
+    // Infer the callee's shape variables by the one rule of
+    // types/shape_inference.h, on the arguments' symbolic dimensions.
+    std::vector<types::Shape> param_shapes, arg_shapes;
     for (size_t i = 0; i < args.size(); ++i) {
-      const TensorType& pt = callee->values[callee->params[i]].type;
-      const TensorType& at = fn_->values[args[i]].type;
-      if (pt.rank() != at.rank()) continue;  // reported below
-      for (size_t k = 0; k < pt.rank(); ++k) {
-        std::set<std::string> vs;
-        pt.shape[k].free_vars(vs);
-        if (vs.size() == 1 && pt.shape[k] == Poly::var(*vs.begin()) && !sub.count(*vs.begin())) sub[*vs.begin()] = at.shape[k];
-      }
+      param_shapes.push_back(callee->values[callee->params[i]].type.shape);
+      arg_shapes.push_back(fn_->values[args[i]].type.shape);
+    }
+    types::InferencePlan plan = types::plan_shape_inference(callee->dims, param_shapes, callee->where);
+    types::SymbolicSolve solved = types::solve_shape_variables_symbolic(plan, arg_shapes);
+    std::map<std::string, Poly>& sub = solved.substitution;
+    if (solved.failed_step) {
+      const types::InferenceStep& st = plan.steps[*solved.failed_step];
+      std::string from = st.source == types::InferenceStep::Source::ParamDim
+                             ? "dimension " + std::to_string(st.dim) + " of argument " + std::to_string(st.param + 1) + ", " +
+                                   arg_shapes[st.param][st.dim].str() + ", against " + st.equation.str()
+                             : "the `where` equality " + callee->where[st.where_index].str();
+      fail({"E0306", "cannot infer shape variable `" + st.var + "` of `" + x.name + "` from " + from, "", "",
+            {"solving for `" + st.var + "` needs a division that is not exact for every value of the caller's shape variables"}});
+      return std::nullopt;
     }
     for (const auto& d : callee->dims)
       if (!sub.count(d)) {
         fail({"E0306", "cannot infer shape variable `" + d + "` of `" + x.name + "` from the arguments", "", "",
-              {"a shape variable is inferred where a parameter dimension is that variable alone"}});
+              {"a shape variable is inferred from a parameter dimension that is the variable alone or linear in it, or from a `where` equality"}});
         return std::nullopt;
       }
     std::string bound;

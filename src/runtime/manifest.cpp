@@ -218,19 +218,18 @@ class Parser {
     }
     if (!have_params) fail(&c, "entry `" + e.name + "` has no (params ...)");
     if (!have_returns || e.returns.empty()) fail(&c, "entry `" + e.name + "` has no (returns TYPE...)");
-    // Every shape variable must be recoverable from the inputs, directly or
-    // through a `where` equality (D = H*Dh).
-    std::set<std::string> seen;
-    for (const ParamSig& p : e.params)
-      for (const Poly& d : p.type.shape) d.free_vars(seen);
-    for (const WhereSig& w : e.where)
-      if (w.constraint.kind == types::ShapeConstraint::Kind::Eq) {
-        w.constraint.lhs.free_vars(seen);
-        w.constraint.rhs.free_vars(seen);
-      }
-    for (const std::string& v : e.dims)
-      if (!seen.count(v))
-        fail(&c, "shape variable `" + v + "` of entry `" + e.name + "` appears in no parameter type and no `where` equality, so no call could bind it");
+    // Every shape variable must be recoverable from the inputs, by the one
+    // rule of types/shape_inference.h (the checker enforces the same, E0308).
+    {
+      std::vector<types::Shape> shapes;
+      std::vector<types::ShapeConstraint> where;
+      for (const ParamSig& p : e.params) shapes.push_back(p.type.shape);
+      for (const WhereSig& w : e.where) where.push_back(w.constraint);
+      e.inference = types::plan_shape_inference(e.dims, shapes, where);
+    }
+    for (const std::string& v : e.inference.undetermined)
+      fail(&c, "shape variable `" + v + "` of entry `" + e.name +
+                   "` is determined by no parameter dimension and no `where` equality, so no call could bind it");
     std::set<Binding> bound;
     for (const SExpr* s : specs) {
       SpecializationSig sp = specialization(*s, e, vars);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/status.h"
+#include "types/shape_inference.h"
 #include "types/tensor_type.h"
 
 namespace shapeml::runtime {
@@ -38,6 +39,8 @@ struct EntrySig {
   std::vector<ParamSig> params;
   std::vector<types::TensorType> returns;
   std::vector<SpecializationSig> specializations;
+  /// How a call binds `dims` from its input shapes (computed at parse time).
+  types::InferencePlan inference;
 };
 
 struct Manifest {

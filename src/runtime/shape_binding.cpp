@@ -11,51 +11,7 @@ namespace {
 using types::Atom;
 using types::Poly;
 
-// The variable when `p` is exactly one variable.
-std::optional<std::string> lone_var(const Poly& p) {
-  if (p.terms().size() != 1) return std::nullopt;
-  const types::Term& t = p.terms().begin()->second;
-  if (t.coeff != 1 || t.atoms.size() != 1 || t.atoms[0].kind != Atom::Kind::Var) return std::nullopt;
-  return t.atoms[0].var;
-}
-
-// When `p` = c·v + rest with v the only unbound variable, v not inside a
-// floordiv/mod and not multiplied by another atom: (v, c, rest).
-struct Linear {
-  std::string var;
-  int64_t coeff = 0;
-  Poly rest;
-};
-std::optional<Linear> linear_in_one_unbound(const Poly& p, const Binding& b) {
-  std::set<std::string> fv;
-  p.free_vars(fv);
-  std::string v;
-  for (const std::string& x : fv)
-    if (!b.count(x)) {
-      if (!v.empty()) return std::nullopt;  // two unknowns
-      v = x;
-    }
-  if (v.empty()) return std::nullopt;
-  Linear l{v, 0, Poly::constant(0)};
-  for (const auto& [key, t] : p.terms()) {
-    bool mentions = false;
-    for (const Atom& a : t.atoms) {
-      if (a.kind == Atom::Kind::Var) {
-        if (a.var == v) mentions = true;
-      } else {
-        std::set<std::string> inner;
-        a.arg->free_vars(inner);
-        if (inner.count(v)) return std::nullopt;  // inside floordiv/mod
-      }
-    }
-    if (!mentions) continue;
-    if (t.atoms.size() != 1 || l.coeff != 0) return std::nullopt;  // v·x or v·v
-    l.coeff = t.coeff;
-  }
-  if (l.coeff == 0) return std::nullopt;
-  l.rest = p - Poly::constant(l.coeff) * Poly::var(v);
-  return l;
-}
+using types::lone_variable;
 
 struct Binder {
   const EntrySig& e;
@@ -77,68 +33,46 @@ struct Binder {
   }
   std::string type_of(size_t i) const { return e.params[i].type.str(); }
 
-  Status bind(const std::string& v, int64_t value, size_t i, size_t j, const Poly& p) {
-    if (value < 1)
-      return invalid_argument("entry `" + e.name + "`: " + at(i, j) + " is " + std::to_string(shapes[i][j]) + ", but " +
-                              p.str() + " in its type " + type_of(i) + " would make shape variable " + v + " = " +
-                              std::to_string(value) + ", and shape variables are >= 1");
-    b[v] = value;
-    origin[v] = at(i, j);
-    return {};
+  // Where step `k` of the entry's inference plan reads its value.
+  std::string source_of(size_t k) const {
+    const types::InferenceStep& s = e.inference.steps[k];
+    if (s.source == types::InferenceStep::Source::Where) return "where constraint " + e.where[s.where_index].text;
+    return at(s.param, s.dim);
   }
 
   Result<Binding> run() {
-    // Bind to a fixpoint: lone variables first, then linear dimensions.
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (size_t i = 0; i < e.params.size(); ++i)
-        for (size_t j = 0; j < e.params[i].type.shape.size(); ++j) {
-          const Poly& p = e.params[i].type.shape[j];
-          int64_t actual = shapes[i][j];
-          if (auto v = lone_var(p); v && !b.count(*v)) {
-            if (Status s = bind(*v, actual, i, j, p); !s.ok()) return s;
-            progress = true;
-          }
-        }
-      if (progress) continue;
-      for (size_t i = 0; i < e.params.size() && !progress; ++i)
-        for (size_t j = 0; j < e.params[i].type.shape.size() && !progress; ++j) {
-          const Poly& p = e.params[i].type.shape[j];
-          auto l = linear_in_one_unbound(p, b);
-          if (!l) continue;
-          auto rest = l->rest.eval(b);
-          if (!rest) return invalid_argument("entry `" + e.name + "`: " + at(i, j) + ": " + p.str() + " overflows with " + vars_of(p));
-          int64_t actual = shapes[i][j], diff;
-          if (__builtin_sub_overflow(actual, *rest, &diff) || diff % l->coeff != 0)
-            return invalid_argument("entry `" + e.name + "`: " + at(i, j) + " is " + std::to_string(actual) + ", but its type " +
-                                    type_of(i) + " requires " + p.str() + ", which is " + std::to_string(actual) +
-                                    " for no integer " + l->var + (vars_of(p).empty() ? "" : " (with " + vars_of(p) + ")"));
-          if (Status s = bind(l->var, diff / l->coeff, i, j, p); !s.ok()) return s;
-          progress = true;
-        }
-      if (progress) continue;
-      // An equality in `where` that is linear in one unbound variable once
-      // the bound ones are substituted (D = H*Dh with D, H known) solves it.
-      for (const WhereSig& w : e.where) {
-        if (w.constraint.kind != types::ShapeConstraint::Kind::Eq) continue;
-        std::map<std::string, Poly> known;
-        for (const auto& [v, x] : b) known[v] = Poly::constant(x);
-        Poly diff;
-        try {
-          diff = (w.constraint.lhs - w.constraint.rhs).subst(known);
-        } catch (const types::DimOverflow&) {
-          continue;
-        }
-        auto l = linear_in_one_unbound(diff, b);
-        if (!l) continue;
-        auto rest = l->rest.constant_value();
-        if (!rest || *rest % l->coeff != 0 || -*rest / l->coeff < 1)
-          return invalid_argument("entry `" + e.name + "`: where constraint " + w.text + " has no positive integer " + l->var + " with " +
-                                  vars_of(w.constraint.lhs - w.constraint.rhs));
-        b[l->var] = -*rest / l->coeff;
-        origin[l->var] = "where constraint " + w.text;
-        progress = true;
-        break;
+    // The one rule of types/shape_inference.h, run on the actual sizes.
+    std::vector<const std::vector<int64_t>*> dims;
+    std::vector<std::vector<int64_t>> copies;
+    copies.reserve(shapes.size());
+    for (const auto& sh : shapes) copies.emplace_back(sh.begin(), sh.end());
+    for (const auto& c : copies) dims.push_back(&c);
+    types::ConcreteSolve solved = types::solve_shape_variables(e.inference, dims);
+    b = solved.binding;
+    for (const auto& [v, k] : solved.bound_by) origin[v] = source_of(k);
+    if (solved.failure) {
+      const types::InferenceFailure& f = *solved.failure;
+      const types::InferenceStep& s = e.inference.steps[f.step];
+      bool param = s.source == types::InferenceStep::Source::ParamDim;
+      std::string where = "entry `" + e.name + "`: " + source_of(f.step);
+      std::string with = vars_of(s.equation).empty() ? "" : " (with " + vars_of(s.equation) + ")";
+      switch (f.kind) {
+        case types::InferenceFailure::Kind::Overflow:
+          return invalid_argument(where + ": " + s.equation.str() + " overflows 64-bit integers" + with);
+        case types::InferenceFailure::Kind::ZeroCoeff:
+          return invalid_argument(where + ": the coefficient of " + s.var + " in " + s.equation.str() + " is 0" + with +
+                                  ", so it does not determine " + s.var);
+        case types::InferenceFailure::Kind::NotMultiple:
+          if (param)
+            return invalid_argument(where + " is " + std::to_string(f.target) + ", but its type " + type_of(s.param) + " requires " +
+                                    s.equation.str() + ", which is " + std::to_string(f.target) + " for no integer " + s.var + with);
+          return invalid_argument(where + " has no integer " + s.var + with);
+        case types::InferenceFailure::Kind::NotPositive:
+          if (param)
+            return invalid_argument(where + " is " + std::to_string(f.target) + ", but " + s.equation.str() + " in its type " +
+                                    type_of(s.param) + " would make shape variable " + s.var + " = " + std::to_string(f.value) +
+                                    ", and shape variables are >= 1");
+          return invalid_argument(where + " has no positive integer " + s.var + with + " (it would be " + std::to_string(f.value) + ")");
       }
     }
     for (const std::string& v : e.dims)
@@ -154,7 +88,7 @@ struct Binder {
         if (!want) return invalid_argument("entry `" + e.name + "`: " + at(i, j) + ": " + p.str() + " overflows with " + vars_of(p));
         if (*want == actual) continue;
         std::string why;
-        if (auto v = lone_var(p)) why = v.value() + " = " + std::to_string(*want) + " (from " + origin.at(*v) + ")";
+        if (auto v = lone_variable(p)) why = v.value() + " = " + std::to_string(*want) + " (from " + origin.at(*v) + ")";
         else if (p.is_constant()) why = "the type fixes it";
         else why = p.str() + " = " + std::to_string(*want) + " with " + vars_of(p);
         return invalid_argument("entry `" + e.name + "`: " + at(i, j) + " is " + std::to_string(actual) + ", expected " +

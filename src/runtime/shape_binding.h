@@ -1,13 +1,12 @@
 // Binding an entry's shape variables from the shapes of actual inputs, and
 // evaluating its result shapes under that binding.
 //
-// A parameter dimension that is a lone variable binds it. A dimension that
-// is linear in exactly one still-unbound variable (c·V + rest, with rest
-// known) solves for it, e.g. (* 2 N) or (+ N 1). Every other dimension is
-// evaluated under the binding and compared with the actual size; then the
-// `where` constraints are checked. Every error names the input, the
-// dimension, the expected expression, and the variables with their values
-// and where each was bound.
+// The variables are solved by the entry's inference plan (the one rule of
+// types/shape_inference.h, computed when the manifest is parsed). Every
+// dimension is then evaluated under the binding and compared with the actual
+// size; then the `where` constraints are checked. Every error names the
+// input, the dimension, the expected expression, and the variables with their
+// values and where each was bound.
 #pragma once
 #include <cstdint>
 #include <span>

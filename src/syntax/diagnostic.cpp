@@ -52,7 +52,9 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
   if (!d.expected.empty()) out += " " + pad + " = expected: " + d.expected + "\n";
   if (!d.actual.empty()) out += " " + pad + " =   actual: " + d.actual + "\n";
   if (!d.counterexample.empty()) out += " " + pad + " = counterexample: " + counterexample_text(d) + "\n";
-  for (const auto& n : d.notes) out += " " + pad + " = note: " + n + "\n";
+  // A note that starts with "help: " is the fix, rendered as rustc does.
+  for (const auto& n : d.notes)
+    out += " " + pad + (n.rfind("help: ", 0) == 0 ? " = " + n : " = note: " + n) + "\n";
   return out;
 }
 

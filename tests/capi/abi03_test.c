@@ -619,6 +619,57 @@ static void test_eight_threads_match_one(void** state) {
   shapeml_module_release(m);
 }
 
+/* A shared pool (behind a statistics adaptor) and a shared npz archive from 8
+   threads: every allocation comes back, every read sees the same values. */
+typedef struct {
+  shapeml_memory* mem;
+  shapeml_tensor* shared;
+  int failures;
+} mem_worker;
+
+static void* mem_worker_main(void* arg) {
+  mem_worker* w = arg;
+  for (int k = 0; k < 500; ++k) {
+    int64_t n = 1 + (k % 37) * 16;
+    shapeml_tensor* t = NULL;
+    shapeml_status* st = shapeml_tensor_create(w->mem, SHAPEML_DTYPE_F32, 1, &n, &t);
+    if (st) {
+      w->failures++;
+      shapeml_status_free(st);
+      continue;
+    }
+    if (((float*)shapeml_tensor_data(t))[n - 1] != 0.0f) w->failures++;
+    shapeml_tensor_retain(w->shared);
+    if (((const float*)shapeml_tensor_data(w->shared))[2] != 3.0f) w->failures++;
+    shapeml_tensor_release(w->shared);
+    shapeml_tensor_release(t);
+  }
+  return NULL;
+}
+
+static void test_memory_and_tensors_from_eight_threads(void** state) {
+  (void)state;
+  shapeml_memory *pool = NULL, *stats = NULL;
+  ok(shapeml_memory_create_pool(NULL, 0, &pool));
+  ok(shapeml_memory_create_statistics_adaptor(pool, &stats));
+  float v[4] = {1, 2, 3, 4};
+  shapeml_tensor* shared = f32_vector(v, 4);
+  mem_worker w[THREADS];
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; ++i) w[i] = (mem_worker){stats, shared, 0};
+  for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_create(&th[i], NULL, mem_worker_main, &w[i]), 0);
+  for (int i = 0; i < THREADS; ++i) pthread_join(th[i], NULL);
+  for (int i = 0; i < THREADS; ++i) assert_int_equal(w[i].failures, 0);
+  shapeml_memory_statistics s = SHAPEML_MEMORY_STATISTICS_INIT;
+  ok(shapeml_memory_get_statistics(stats, &s));
+  assert_int_equal(s.allocation_count, THREADS * 500);
+  assert_int_equal(s.deallocation_count, THREADS * 500);
+  assert_int_equal(s.bytes_in_use, 0);
+  shapeml_tensor_release(shared);
+  shapeml_memory_release(stats);
+  shapeml_memory_release(pool);
+}
+
 #ifdef WITH_COMPILER
 /* ---- JIT modules and AOT builds (libshapeml.so) ---------------------------- */
 
@@ -636,6 +687,57 @@ static shapeml_context* ctx_new(void) {
   shapeml_context* c = NULL;
   ok(shapeml_context_create(NULL, &c));
   return c;
+}
+
+/* One context, one check result: checked and read from 8 threads, compared
+   with the single-threaded rendering. */
+typedef struct {
+  shapeml_context* ctx;
+  shapeml_check_result* shared;
+  const char* expected;
+  int failures;
+} check_worker;
+
+static const char* kBadSrc =
+    "(module m (func f (dims B D F)\n"
+    "  (params (x (tensor f32 (B D) host)) (w (tensor f32 (F D) host)))\n"
+    "  (returns (tensor f32 (B D) host))\n"
+    "  (return (matmul x w))))\n";
+
+static void* check_worker_main(void* arg) {
+  check_worker* w = arg;
+  for (int k = 0; k < 10; ++k) {
+    shapeml_check_result* r = NULL;
+    const char* text = NULL;
+    shapeml_status* st = shapeml_check_source(w->ctx, "bad.sml", kBadSrc, strlen(kBadSrc), &r);
+    if (!st) st = shapeml_check_result_render(r, SHAPEML_FORMAT_TEXT, &text);
+    if (st || strcmp(text, w->expected) != 0) w->failures++;
+    shapeml_status_free(st);
+    shapeml_check_result_release(r);
+    shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+    st = shapeml_check_result_get_diagnostic(w->shared, 0, &d);
+    if (st || strcmp(d.code, "E0301") != 0) w->failures++;
+    shapeml_status_free(st);
+  }
+  return NULL;
+}
+
+static void test_check_from_eight_threads(void** state) {
+  (void)state;
+  shapeml_context* ctx = ctx_new();
+  shapeml_check_result* r = NULL;
+  const char* expected = NULL;
+  ok(shapeml_check_source(ctx, "bad.sml", kBadSrc, strlen(kBadSrc), &r));
+  ok(shapeml_check_result_render(r, SHAPEML_FORMAT_TEXT, &expected));
+  assert_non_null(strstr(expected, "E0301"));
+  check_worker w[THREADS];
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; ++i) w[i] = (check_worker){ctx, r, expected, 0};
+  for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_create(&th[i], NULL, check_worker_main, &w[i]), 0);
+  for (int i = 0; i < THREADS; ++i) pthread_join(th[i], NULL);
+  for (int i = 0; i < THREADS; ++i) assert_int_equal(w[i].failures, 0);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
 }
 
 static void test_front_end_struct_sizes(void** state) {
@@ -881,7 +983,9 @@ int main(void) {
       cmocka_unit_test(test_entry_call_with_options),
       cmocka_unit_test(test_entry_specialize_aot),
       cmocka_unit_test(test_eight_threads_match_one),
+      cmocka_unit_test(test_memory_and_tensors_from_eight_threads),
 #ifdef WITH_COMPILER
+      cmocka_unit_test(test_check_from_eight_threads),
       cmocka_unit_test(test_front_end_struct_sizes),
       cmocka_unit_test(test_jit_entries),
       cmocka_unit_test(test_jit_eight_threads),

@@ -47,7 +47,8 @@ TEST(Checker, MatmulMismatchHasCounterexample) {
 }
 
 TEST(Checker, ReshapeObligationIsProvedFromConstraints) {
-  std::string params = "(x (tensor f32 (B S D) host))";
+  // `hd` binds H and Dh (E0308 otherwise: nothing else determines them).
+  std::string params = "(x (tensor f32 (B S D) host)) (hd (tensor f32 (H Dh) host))";
   auto ok = check_source("t", fn("B S D H Dh", "(= D (* H Dh))", params, "(tensor f32 (B S H Dh) host)", "(return (reshape x (B S H Dh)))"));
   EXPECT_TRUE(ok.ok());
   auto bad = check_source("t", fn("B S D H Dh", "", params, "(tensor f32 (B S H Dh) host)", "(return (reshape x (B S H Dh)))"));
@@ -60,7 +61,7 @@ TEST(Checker, DivisibilityAndModConstraints) {
   std::string params = "(x (tensor f32 (S) host))";
   auto ok = check_source("t", fn("S", "(= (mod S 4) 0)", params, "(tensor f32 ((floordiv S 4) 4) host)", "(return (reshape x ((floordiv S 4) 4)))"));
   EXPECT_TRUE(ok.ok()) << (ok.diags.all().empty() ? "" : ok.diags.all()[0].message);
-  auto ok2 = check_source("t", fn("S H", "(divides H S)", params, "(tensor f32 (S) host)", "(return x)"));
+  auto ok2 = check_source("t", fn("S H", "(divides H S)", params + " (h (tensor f32 (H) host))", "(tensor f32 (S) host)", "(return x)"));
   EXPECT_TRUE(ok2.ok());
 }
 
@@ -117,6 +118,40 @@ TEST(Checker, CallsInstantiateShapeVariables) {
   EXPECT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
 }
 
+TEST(Checker, UninferableShapeVariableIsE0308) {
+  // M occurs only in the result: no call could bind it.
+  auto r = check_source("t", fn("N M", "", "(x (tensor f32 (N) host))", "(tensor f32 (M) host)", "(return (fill 0.0 (tensor f32 (M) host)))"));
+  ASSERT_EQ(codes(r), std::vector<std::string>{"E0308"});
+  EXPECT_NE(r.diags.all()[0].message.find("`M`"), std::string::npos);
+  // (* N N) is not linear in N: not determined either.
+  auto sq = check_source("t", fn("N", "", "(x (tensor f32 ((* N N)) host))", "(tensor f32 ((* N N)) host)", "(return x)"));
+  EXPECT_EQ(codes(sq), std::vector<std::string>{"E0308"});
+  // K bound by `a`, then M solved from (* K M) (linear once K is known), then
+  // Dh from the `where` equality.
+  auto ok = check_source("t", fn("K M H Dh", "(= M (* H Dh))", "(a (tensor f32 (K) host)) (b (tensor f32 ((* K M)) host)) (h (tensor f32 (H) host))",
+                                 "(tensor f32 ((* K M)) host)", "(return b)"));
+  EXPECT_TRUE(ok.ok()) << (ok.diags.all().empty() ? "" : ok.diags.all()[0].message);
+}
+
+TEST(Checker, CallInfersLinearDimensionsLikeTheRuntime) {
+  // The callee's M is solved from (* K M) once K is bound; the caller passes
+  // (* 2 P) for it with K = 2, so M = P.
+  std::string src =
+      "(module t (func g (dims K M) (params (a (tensor f32 (K) host)) (b (tensor f32 ((* K M)) host))) (returns (tensor f32 (M K) host))"
+      " (return (reshape b (M K))))"
+      " (func f (dims P) (params (a (tensor f32 (2) host)) (b (tensor f32 ((* 2 P)) host))) (returns (tensor f32 (P 2) host))"
+      " (return (call g a b))))";
+  auto r = check_source("t", src);
+  EXPECT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
+  // With an odd length there is no integer M: E0306 at the call.
+  std::string bad = src;
+  bad.replace(bad.find("((* 2 P))"), 9, "((+ (* 2 P) 1))");
+  bad.replace(bad.find("(P 2)"), 5, "(P 3)");
+  auto rb = check_source("t", bad);
+  ASSERT_FALSE(rb.ok());
+  EXPECT_EQ(codes(rb)[0], "E0306");
+}
+
 TEST(Checker, UnsatisfiableWhereIsRejected) {
   auto r = check_source("t", fn("N", "(< N 1)", "(x (tensor f32 (N) host))", "(tensor f32 (N) host)", "(return x)"));
   EXPECT_EQ(codes(r), std::vector<std::string>{"E0307"});
@@ -125,7 +160,8 @@ TEST(Checker, UnsatisfiableWhereIsRejected) {
 TEST(Checker, UnknownIsNeverAcceptance) {
   // A goal Z3 cannot settle in 1 ms must be E0501, never accepted.
   auto r = check_source("t",
-                        fn("A B C", "(= (* A A A) (+ (* B B B) (* C C C)))", "(x (tensor f32 (A) host))", "(tensor f32 (B) host)", "(return x)"),
+                        fn("A B C", "(= (* A A A) (+ (* B B B) (* C C C)))", "(x (tensor f32 (A) host)) (bc (tensor f32 (B C) host))",
+                           "(tensor f32 (B) host)", "(return x)"),
                         {1, false});
   ASSERT_FALSE(r.ok());
   auto c = codes(r);
@@ -133,7 +169,7 @@ TEST(Checker, UnknownIsNeverAcceptance) {
 }
 
 TEST(Checker, RecordsObligationsAsSmtLib) {
-  auto r = check_source("t", fn("B D H Dh", "(= D (* H Dh))", "(x (tensor f32 (B D) host))", "(tensor f32 (B H Dh) host)", "(return (reshape x (B H Dh)))"),
+  auto r = check_source("t", fn("B D H Dh", "(= D (* H Dh))", "(x (tensor f32 (B D) host)) (h (tensor f32 (H) host))", "(tensor f32 (B H Dh) host)", "(return (reshape x (B H Dh)))"),
                         {2000, true});
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r.obligations.empty());

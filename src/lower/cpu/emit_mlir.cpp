@@ -21,6 +21,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "types/shape_inference.h"
+
 namespace shapeml::lower::cpu {
 
 using syntax::OpFamily;
@@ -440,15 +442,19 @@ class Emitter {
       if (b.op == OpKind::Call) {
         const ir::Function* callee = m_.find(b.attrs.callee);
         if (!callee) fail("internal: unknown callee `" + b.attrs.callee + "`");
-        std::map<std::string, int64_t> cenv;
+        // The callee's shape variables, by the one rule of types/shape_inference.h.
+        std::vector<types::Shape> param_shapes;
+        std::vector<std::vector<int64_t>> arg_sizes;
         for (size_t i = 0; i < callee->params.size() && i < ins.size(); ++i) {
-          const auto& pt = callee->values[callee->params[i]].type;
-          for (size_t k = 0; k < pt.rank() && k < ins[i].ty.rank(); ++k) {
-            std::set<std::string> vs;
-            pt.shape[k].free_vars(vs);
-            if (vs.size() == 1 && pt.shape[k] == types::Poly::var(*vs.begin()) && !cenv.count(*vs.begin())) cenv[*vs.begin()] = ins[i].ty.shape[k];
-          }
+          param_shapes.push_back(callee->values[callee->params[i]].type.shape);
+          arg_sizes.push_back(ins[i].ty.shape);
         }
+        std::vector<const std::vector<int64_t>*> arg_ptrs;
+        for (const auto& a : arg_sizes) arg_ptrs.push_back(&a);
+        types::ConcreteSolve solved =
+            types::solve_shape_variables(types::plan_shape_inference(callee->dims, param_shapes, callee->where), arg_ptrs);
+        if (solved.failure) fail("internal: the arguments of the call to `" + callee->name + "` do not bind its shape variables");
+        std::map<std::string, int64_t> cenv = solved.binding;
         check_bindings(*callee, cenv);
         line("// call @" + callee->name + " inlined with" + [&] {
           std::string s;

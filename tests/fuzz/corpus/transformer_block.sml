@@ -26,8 +26,10 @@
     (where (= D (* H Dh)))
     (params
       (x (tensor f32 (B S D) host))
-      ; 1/sqrt(Dh), passed in: shape variables are not values
-      (scale (tensor f32 () host))
+      ; per-head score scale, 1/sqrt(Dh) for standard attention (shape
+      ; variables are not values); its shape also tells a caller's runtime H,
+      ; and then Dh follows from D = H*Dh
+      (scale (tensor f32 (H 1 1) host))
       (g1 (tensor f32 (D) host))
       (wq (tensor f32 (D D) host))
       (wk (tensor f32 (D D) host))

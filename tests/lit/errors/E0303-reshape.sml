@@ -22,7 +22,7 @@
   ; Heads: D = H * Dh is what makes the reshape valid; D >= H is not enough.
   (func heads (dims S D H Dh)
     (where (>= D H))
-    (params (x (tensor f32 (S D) host)))
+    (params (dims_H_Dh (tensor f32 (H Dh) host)) (x (tensor f32 (S D) host)))
     (returns (tensor f32 (S H Dh) host))
 ; CHECK: error[E0303]: `reshape` changes the number of elements: (* D S) elements into (* Dh H S)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+4]]:13

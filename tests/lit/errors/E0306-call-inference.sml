@@ -3,9 +3,10 @@
 ; RUN: %expect-exit 1 %shapemlc check %s 2>&1 | FileCheck %s -DFILE=%s
 ; RUN: %expect-exit 1 %shapemlc check --format=json %s 2>&1 | %diags | FileCheck %s --check-prefix=JSON
 (module m
-  ; N and M appear only inside a product: neither can be inferred.
+  ; N comes from `n`; then (* N M) is linear in M, but a caller that passes
+  ; K for it has no exact symbolic M = K / N.
   (func flat (dims N M)
-    (params (x (tensor f32 ((* N M)) host)))
+    (params (n (tensor f32 (N) host)) (x (tensor f32 ((* N M)) host)))
     (returns (tensor f32 ((* N M)) host))
     (return x))
   (func at_least_two (dims N)
@@ -16,11 +17,11 @@
   (func f (dims K)
     (params (x (tensor f32 (K) host)))
     (returns (tensor f32 (K) host))
-; CHECK: error[E0306]: cannot infer shape variable `N` of `flat` from the arguments
+; CHECK: error[E0306]: cannot infer shape variable `M` of `flat` from dimension 0 of argument 2, K, against (* M N)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12
-; CHECK: = note: a shape variable is inferred where a parameter dimension is that variable alone
+; CHECK: = note: solving for `M` needs a division that is not exact for every value of the caller's shape variables
 ; JSON: E0306 [[@LINE+1]]:12
-    (let a (call flat x))
+    (let a (call flat x x))
 ; K = 1 is the only value that breaks N >= 2.
 ; CHECK: error[E0306]: the call may violate `at_least_two`'s constraint (>= N 2)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+5]]:12

@@ -20,7 +20,7 @@
 ; CHECK-NOT: counterexample
 ; JSON-NEXT: E0307 [[@LINE+1]]:12
     (where (divides 2 N) (= (mod N 2) 1))
-    (params (x (tensor f32 (N) host)))
+    (params (dims_M (tensor f32 (M) host)) (x (tensor f32 (N) host)))
 ; With impossible constraints the body would check anyway; it is not the
 ; reason for the error.
     (returns (tensor f32 (M) host))

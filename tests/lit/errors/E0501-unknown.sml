@@ -11,7 +11,7 @@
 (module m
   (func f (dims A B C)
     (where (= (* A A) (* 2 (* B B))))
-    (params (x (tensor f32 (A) host)))
+    (params (dims_B_C (tensor f32 (B C) host)) (x (tensor f32 (A) host)))
     (returns (tensor f32 (B) host))
 ; CHECK: error[E0501]: could not prove (= A B) within 50 ms
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+7]]:13

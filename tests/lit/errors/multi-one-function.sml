@@ -5,7 +5,7 @@
 ; RUN: %expect-exit 1 %shapemlc check --format=json %s 2>&1 | %diags | FileCheck %s --check-prefix=JSON
 (module m
   (func f (dims B S D H)
-    (params (x (tensor f32 (B S D) host)) (i (tensor i32 (S) host)) (w (tensor f32 (D D) host)))
+    (params (dims_H (tensor f32 (H) host)) (x (tensor f32 (B S D) host)) (i (tensor i32 (S) host)) (w (tensor f32 (D D) host)))
     (returns (tensor f32 (B S D) host))
 ; CHECK: error[E0201]: operands of `add` have different dtypes f32 and i32
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:13

@@ -5,7 +5,7 @@
 (module bt
   (func f (dims B N M K)
     (where (= K M))
-    (params (v (tensor f32 (M) host)) (c (tensor f32 (N 1) host)) (s (tensor i32 () host)))
+    (params (dims_B (tensor f32 (B) host)) (v (tensor f32 (M) host)) (c (tensor f32 (N 1) host)) (s (tensor i32 () host)))
     (returns (tensor f32 (B N M) host) (tensor f32 (N K) host) (tensor i32 (B N) host))
     ; CHECK: a = broadcast_to(v) {:shape (B N M)} : (tensor f32 (B N M) host)
     (let a (broadcast_to v (B N M)))

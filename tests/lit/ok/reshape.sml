@@ -12,7 +12,7 @@
   ; Heads: D = H * Dh.
   (func heads (dims B S D H Dh)
     (where (= D (* H Dh)))
-    (params (x (tensor f32 (B S D) host)))
+    (params (dims_H_Dh (tensor f32 (H Dh) host)) (x (tensor f32 (B S D) host)))
     (returns (tensor f32 (B H S Dh) host))
     (let h (reshape x (B S H Dh)))
     (return (permute h (0 2 1 3))))
