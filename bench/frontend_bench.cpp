@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "check/checker.h"
+#include "driver/frontend.h"
 
 namespace {
 
@@ -28,7 +28,7 @@ void check_program(benchmark::State& state, const std::string& rel) {
   shapeml::check::CheckStats last;
   bool ok = true;
   for (auto _ : state) {
-    auto r = shapeml::check::check_source(rel, text);
+    auto r = shapeml::driver::check_source(rel, text);
     ok = r.ok();
     last = r.stats;
     benchmark::DoNotOptimize(r);

@@ -11,6 +11,7 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools          # LLVM, lit, FileCheck
   libmlir-19-dev mlir-19-tools       # CPU code generation
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
+  libcli11-dev                       # shapemlc's per-subcommand command line (header-only)
   zlib1g-dev                         # deflate entries of .npz checkpoints
   abigail-tools                      # ABI snapshot check (abidw/abidiff)
   coq                                # mechanized metatheory in proofs/

@@ -1,20 +1,19 @@
 // shapeml_module_build (0.3): ahead-of-time builds with a struct of options
-// and bindings as arrays. Every failure carries the code of its cause: bad
-// options or bindings INVALID_ARGUMENT, an unknown entry NOT_FOUND, an
-// unwritable output IO_ERROR, a missing linker UNAVAILABLE, oversized shapes
+// and bindings as arrays, through the driver (src/driver: check_source, then
+// build_shared_object, which validates the bindings and the output path).
+// Every failure carries the code of its cause: bad options or bindings
+// INVALID_ARGUMENT, an unknown entry NOT_FOUND, an unwritable output
+// IO_ERROR, a missing linker UNAVAILABLE, oversized shapes
 // RESOURCE_EXHAUSTED; only a failure of code generation itself is INTERNAL.
 // libshapeml.so only.
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <set>
 
 #include "abi/struct_reader.h"
 #include "capi/handles.h"
-#include "check/checker.h"
+#include "driver/frontend.h"
+#include "driver/pipeline.h"
 #include "jit/jit_code_provider.h"
 #include "runtime/shape_binding.h"
 
@@ -34,22 +33,6 @@ namespace {
 constexpr const char* kFn = "shapeml_module_build";
 
 shapeml_status* invalid(const std::string& m) { return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(kFn) + ": " + m); }
-
-// The directory of `path` must exist and be writable, and `path` must not be
-// a directory: checked before minutes of code generation.
-shapeml_status* check_output_path(const std::string& path) {
-  if (path.empty()) return invalid("out_path is empty");
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return make_status(SHAPEML_STATUS_IO_ERROR, std::string(kFn) + ": cannot write " + path + ": it is a directory");
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  if (::access(dir.c_str(), W_OK) != 0) {
-    int e = errno;
-    return make_status(SHAPEML_STATUS_IO_ERROR, std::string(kFn) + ": cannot write " + path + ": directory " + dir + ": " + std::strerror(e));
-  }
-  return nullptr;
-}
 
 // The linker driver lower::cpu::build_shared_object runs (`cc` or $SHAPEML_CC).
 shapeml_status* check_linker() {
@@ -111,7 +94,7 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
       specs.push_back(std::move(s));
     }
 
-    shapeml::check::CheckResult r = shapeml::check::check_source(name ? name : "<source>", std::string(source ? source : "", length),
+    shapeml::check::CheckResult r = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length),
                                                                  shapeml::capi::context_check_options(context));
     if (!r.ok()) {
       std::string text;
@@ -123,28 +106,22 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
     auto sigs = rt::parse_manifest(shapeml::jit::entries_manifest(*r.module, shapeml::lower::cpu::target_name(target)),
                                    name ? name : "<source>");
     if (!sigs.ok()) return to_status(sigs.status());
-    std::set<std::pair<std::string, rt::Binding>> seen;
+    // The driver validates the bindings (variables, values, `where`); on top
+    // of that every tensor of the signature must be representable.
     for (size_t i = 0; i < specs.size(); ++i) {
-      const rt::EntrySig* e = sigs->find(specs[i].entry);
-      if (!e) {
-        std::string have;
-        for (const auto& x : sigs->entries) have += (have.empty() ? "" : ", ") + x.name;
-        return make_status(SHAPEML_STATUS_NOT_FOUND, std::string(kFn) + ": bindings[" + std::to_string(i) + "]: no function `" + specs[i].entry +
-                                                         "` in the program (it has: " + (have.empty() ? "none" : have) + ")");
-      }
-      rt::Status st = rt::check_binding(*e, specs[i].bindings);
-      if (!st.ok()) return make_status(static_cast<shapeml_status_code>(st.code()), std::string(kFn) + ": bindings[" + std::to_string(i) + "]: " + st.message());
-      if (!seen.emplace(specs[i].entry, specs[i].bindings).second)
-        return invalid("bindings[" + std::to_string(i) + "] repeats " + rt::binding_str(*e, specs[i].bindings) + " of `" + specs[i].entry + "`");
+      std::string at = std::string(kFn) + ": bindings[" + std::to_string(i) + "]: ";
+      if (rt::Status st = shapeml::driver::validate_specialization(*r.module, specs[i]); !st.ok())
+        return make_status(static_cast<shapeml_status_code>(st.code()), at + st.message());
+      if (rt::Status st = rt::check_binding(*sigs->find(specs[i].entry), specs[i].bindings); !st.ok())
+        return make_status(static_cast<shapeml_status_code>(st.code()), at + st.message());
     }
-    if (auto* st = check_output_path(out_path)) return st;
     if (auto* st = check_linker()) return st;
-
-    std::string error;
-    if (!shapeml::lower::cpu::build_shared_object(*r.module, specs, target, out_path, error)) {
-      if (error.rfind("cannot write", 0) == 0) return make_status(SHAPEML_STATUS_IO_ERROR, std::string(kFn) + ": " + error);
-      rt::Status st = shapeml::jit::classify_compile_error(error);
-      return make_status(static_cast<shapeml_status_code>(st.code()), std::string(kFn) + ": " + st.message());
+    rt::Status built = shapeml::driver::build_shared_object(*r.module, specs, target, out_path);
+    if (!built.ok()) {
+      // The driver reports a failure inside code generation as INTERNAL;
+      // the back end's message says more (too large, not a CPU program).
+      rt::Status st = built.code() == rt::StatusCode::Internal ? shapeml::jit::classify_compile_error(built.message()) : built;
+      return make_status(static_cast<shapeml_status_code>(st.code()), std::string(kFn) + ": " + built.message());
     }
     return nullptr;
   });

@@ -6,7 +6,7 @@
 
 #include "abi/struct_reader.h"
 #include "capi/status.h"
-#include "check/checker.h"
+#include "driver/frontend.h"
 
 using shapeml::capi::guarded;
 using shapeml::capi::make_status;
@@ -81,7 +81,7 @@ SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const
     if (!context) return null_arg("shapeml_check_source", "context");
     if (!source && length) return null_arg("shapeml_check_source", "source");
     auto* r = new shapeml_check_result;
-    r->result = shapeml::check::check_source(name ? name : "<source>", std::string(source ? source : "", length), context->options);
+    r->result = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length), context->options);
     const auto& src = *r->result.source;
     for (const auto& d : r->result.diags.all()) {
       r->text += shapeml::syntax::render_text(d, src);

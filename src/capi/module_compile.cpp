@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "capi/handles.h"
-#include "check/checker.h"
+#include "driver/frontend.h"
+#include "driver/pipeline.h"
 #include "jit/bindings_spec.h"
-#include "jit/jit_code_provider.h"
 
 using shapeml::capi::guarded;
 using shapeml::capi::make_status;
@@ -29,8 +29,8 @@ shapeml::lower::cpu::CpuTarget cpu_target(shapeml_target t) {
 // Checks `source`; on errors returns CHECK_FAILED carrying every diagnostic.
 shapeml_status* checked(const char* fn, shapeml_context* ctx, const char* name, const char* source, size_t length,
                         shapeml::check::CheckResult& r) {
-  r = shapeml::check::check_source(name ? name : "<source>", std::string(source ? source : "", length),
-                                   shapeml::capi::context_check_options(ctx));
+  r = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length),
+                                    shapeml::capi::context_check_options(ctx));
   if (r.ok()) return nullptr;
   std::string text;
   for (const auto& d : r.diags.all()) text += shapeml::syntax::render_text(d, *r.source);
@@ -54,11 +54,12 @@ SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, con
       if (options->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->struct_size is not set");
       std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
     }
+    if (o.target != SHAPEML_TARGET_NATIVE && o.target != SHAPEML_TARGET_X86_64)
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(o.target) +
+                                                              " in options (expected SHAPEML_TARGET_NATIVE or SHAPEML_TARGET_X86_64)");
     shapeml::check::CheckResult r;
     if (auto* st = checked(fn, context, name, source, length, r)) return st;
-    auto provider = std::make_unique<shapeml::jit::JitCodeProvider>(std::move(*r.module), cpu_target(o.target));
-    std::string manifest = provider->manifest();
-    auto m = shapeml::runtime::Module::create(manifest, std::move(provider), name ? name : "<source>", memory_of(o.memory));
+    auto m = shapeml::driver::jit_module(std::move(*r.module), cpu_target(o.target), name ? name : "<source>", memory_of(o.memory));
     if (!m.ok()) return to_status(m.status());
     auto* h = new shapeml_module;
     h->module = m.value();
@@ -83,10 +84,8 @@ SHAPEML_API shapeml_status* shapeml_module_build_shared_object(shapeml_context* 
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": bindings: " + error);
     shapeml::check::CheckResult r;
     if (auto* st = checked(fn, context, name, source, length, r)) return st;
-    for (const auto& s : specs)
-      if (!r.module->find(s.entry)) return make_status(SHAPEML_STATUS_NOT_FOUND, std::string(fn) + ": no function `" + s.entry + "` in the program");
-    if (!shapeml::lower::cpu::build_shared_object(*r.module, specs, cpu_target(target), out_path, error))
-      return make_status(SHAPEML_STATUS_INTERNAL, std::string(fn) + ": " + error);
+    auto built = shapeml::driver::build_shared_object(*r.module, specs, cpu_target(target), out_path);
+    if (!built.ok()) return to_status(shapeml::runtime::Status(built.code(), std::string(fn) + ": " + built.message()));
     return nullptr;
   });
 }

@@ -1,4 +1,5 @@
-// The front end's entry point: source text -> typed IR or diagnostics.
+// The checker's stages (elaborate, verify) and what they produce. The
+// pipeline that runs them is src/driver/frontend.h.
 #pragma once
 #include <memory>
 #include <optional>
@@ -14,7 +15,9 @@
 namespace shapeml::check {
 
 struct CheckOptions {
-  unsigned obligation_timeout_ms = 2000;  // spec §6: unknown within this is E0501
+  /// Z3 budget per obligation in ms (spec §6: unknown within it is E0501);
+  /// 0 means the default, 2000, as in the C ABI's context options.
+  unsigned obligation_timeout_ms = 2000;
   bool record_obligations = false;        // keep every obligation as SMT-LIB (`--dump-obligations`)
 };
 
@@ -30,7 +33,7 @@ struct ObligationRecord {
 
 struct CheckStats {
   smt::SolverStats solver;
-  double parse_seconds = 0, check_seconds = 0;
+  double parse_seconds = 0, check_seconds = 0, verify_seconds = 0;
   size_t functions = 0, bindings = 0;
 };
 
@@ -44,8 +47,12 @@ struct CheckResult {
   bool ok() const { return diags.error_count() == 0 && module.has_value(); }
 };
 
-/// Parses and checks one source buffer. Never throws.
-CheckResult check_source(std::string name, std::string text, const CheckOptions& opts = {});
+/// The elaborate stage: checks `ast` and, when it has no error, sets
+/// `r.module` to its typed IR; diagnostics and statistics go to `r`.
+/// Functions that contain one of `lexical_error_offsets` are skipped (their
+/// literals did not read). May throw on an internal error; the driver
+/// (src/driver/frontend.h) turns that into E0900.
+void elaborate(const syntax::ModuleAst& ast, const CheckOptions& opts, std::vector<uint32_t> lexical_error_offsets, CheckResult& r);
 
 /// Re-checks a typed module, as after every pass (spec §7). A non-empty result
 /// means the pass broke the program: those are internal errors (E0900).

@@ -609,35 +609,8 @@ class Elaborator final : public RuleEnv {
 
 }  // namespace
 
-CheckResult check_source(std::string name, std::string text, const CheckOptions& opts) {
-  CheckResult r;
-  auto src = std::make_shared<syntax::SourceFile>(std::move(name), std::move(text));
-  r.source = src;
-  try {
-    auto t0 = std::chrono::steady_clock::now();
-    syntax::SExprFile sx = syntax::read_sexprs(*src, r.diags);
-    bool lexical_errors = r.diags.error_count() != 0;
-    if (!lexical_errors || !sx.items.empty()) r.ast = syntax::parse_module(sx, r.diags);
-    auto t1 = std::chrono::steady_clock::now();
-    r.stats.parse_seconds = std::chrono::duration<double>(t1 - t0).count();
-    // A function that holds a lexical error (a literal that did not read) is
-    // not checked: that would only add noise about the stand-in value. The
-    // other functions are.
-    std::vector<uint32_t> lexical_offsets;
-    if (lexical_errors)
-      for (const auto& d : r.diags.all()) lexical_offsets.push_back(d.span.begin);
-    if (r.ast) Elaborator(r, opts, std::move(lexical_offsets)).run(*r.ast);
-    r.stats.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    if (r.module) {
-      // The typed IR must re-check on its own (spec §7).
-      for (auto& d : verify_module(*r.module, opts)) r.diags.all().push_back(d);
-      if (r.diags.error_count()) r.module.reset();
-    }
-  } catch (const std::exception& e) {
-    r.diags.report("E0900", {0, 0}, std::string("internal compiler error: ") + e.what());
-    r.module.reset();
-  }
-  return r;
+void elaborate(const syntax::ModuleAst& ast, const CheckOptions& opts, std::vector<uint32_t> lexical_error_offsets, CheckResult& r) {
+  Elaborator(r, opts, std::move(lexical_error_offsets)).run(ast);
 }
 
 }  // namespace shapeml::check

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "check/checker.h"
+#include "driver/frontend.h"
 #include "lower/cpu/cpu_backend.h"
 #include "lower/cpu/pipeline.h"
 
@@ -115,7 +115,7 @@ double load(const void* p, DType dt, int64_t i) {
 // ---- compile and run -------------------------------------------------------------
 
 std::shared_ptr<shapeml::check::CheckResult> check(const std::string& src) {
-  auto r = std::make_shared<shapeml::check::CheckResult>(shapeml::check::check_source("test.sml", src));
+  auto r = std::make_shared<shapeml::check::CheckResult>(shapeml::driver::check_source("test.sml", src));
   if (!r->ok()) {
     std::string msg;
     for (const auto& d : r->diags.all()) msg += shapeml::syntax::render_text(d, *r->source) + "\n";

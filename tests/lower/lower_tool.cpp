@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "check/checker.h"
+#include "driver/frontend.h"
 #include "lower/cpu/cpu_backend.h"
 
 namespace cpu = shapeml::lower::cpu;
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  auto r = shapeml::check::check_source(file, ss.str());
+  auto r = shapeml::driver::check_source(file, ss.str());
   if (!r.ok()) {
     for (const auto& d : r.diags.all()) std::cerr << shapeml::syntax::render_text(d, *r.source) << "\n";
     return 1;

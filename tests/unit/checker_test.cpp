@@ -2,9 +2,9 @@
 
 #include <map>
 
-#include "check/checker.h"
+#include "driver/frontend.h"
 
-using shapeml::check::check_source;
+using shapeml::driver::check_source;
 using shapeml::check::CheckResult;
 
 namespace {

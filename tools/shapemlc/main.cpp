@@ -1,48 +1,57 @@
-// shapemlc: a thin command line over the shapeml library.
+// shapemlc: a thin command line over the shapeml driver (src/driver). Each
+// subcommand parses its own options (CLI11), so an option a subcommand does
+// not take is an error; the pipeline itself lives in the driver.
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <chrono>
-#include <optional>
-#include <set>
-#include <random>
-
-#include "check/checker.h"
+#include "driver/frontend.h"
+#include "driver/pipeline.h"
 #include "jit/bindings_spec.h"
-#include "jit/jit_code_provider.h"
-#include "lower/cpu/cpu_backend.h"
-#include "runtime/module.h"
 #include "runtime/npy.h"
+#include "shapeml.h"
 #include "syntax/parser.h"
 #include "syntax/sexpr.h"
+#include "types/shape_inference.h"
 
 namespace {
 
+namespace rt = shapeml::runtime;
+
 const char* kUsage = R"(usage: shapemlc COMMAND [OPTIONS] FILE...
 
-Commands:
+Commands (each takes only its own options; `shapemlc COMMAND --help`):
   check FILE...          parse and type-check; exit 0 only when every file checks.
                          Diagnostics go to stderr.
+        [--format=text|json] [--timeout-ms=N] [--dump-obligations DIR] [--stats]
   fmt FILE               print FILE in canonical layout (comments kept) to stdout.
-  build FILE -o OUT.so --bind SPEC...
+  build FILE -o OUT.so --bind SPEC... [--entry NAME] [--target T] [--timeout-ms=N]
                          compile ahead of time into a shared object that
                          libshapeml_runtime.so loads (no LLVM/MLIR/Z3 needed).
-  run FILE --entry NAME [--input P=FILE.npy]... [--random P=SEED]...
-          [--bind SPEC] [--output FILE.npy]...
+  run FILE [--entry NAME] [--input P=FILE.npy]... [--random P=SEED]...
+           [--bind SPEC] [--output FILE.npy]... [--target T] [--timeout-ms=N]
                          JIT-compile, call NAME, write the results.
-  --emit=STAGE FILE      stop after STAGE and print it to stdout:
-                           ast    the parsed program, canonical layout
-                           typed  the typed IR in A-normal form
-                           mlir   MLIR (linalg on tensors) of --entry at --bind
-                           llvm   optimized LLVM IR of --entry at --bind
+  --emit=STAGE FILE [--entry NAME] [--bind SPEC] [--target T] [--timeout-ms=N]
+                         run the pipeline up to STAGE and print it to stdout:
+                           ast           after parse: the program, canonical layout
+                           typed         after elaborate + verify: the typed IR (A-normal form)
+                           mlir          after lower: MLIR (linalg on tensors) of --entry at --bind
+                           lowered-mlir  after the MLIR pass pipeline (LLVM dialect)
+                           llvm          optimized LLVM IR of --entry at --bind
 
-Options for build, run and --emit=mlir|llvm:
+Options:
   --entry NAME           the function (default: the last one in the file)
   --bind SPEC            [ENTRY:]VAR=VALUE,... shape variables of a
                          specialization; build takes several
@@ -53,16 +62,13 @@ Options for build, run and --emit=mlir|llvm:
                          values in [-1, 1) (integers in [-8, 8]); its shape
                          comes from --bind and the other inputs
   --output FILE.npy      run: where to write each result, in order
-
-Options for check:
-  --format=text|json     diagnostics as text (default) or one JSON array per file
-  --timeout-ms=N         Z3 budget per shape obligation (default 2000)
-  --dump-obligations DIR write every discharged obligation as SMT-LIB 2 into DIR
-  --stats                print per-file statistics to stdout
-
-Other:
+  --format=text|json     check: diagnostics as text (default) or one JSON array per file
+  --timeout-ms=N         Z3 budget per shape obligation in ms; 0 means the
+                         default (2000), as in the C ABI's context options
+  --dump-obligations DIR check: write every obligation as SMT-LIB 2 into DIR
+  --stats                check: print per-file statistics to stdout
   -h, --help             this text
-  --version              the version
+  --version              the version (of the shapeml headers it was built with)
 
 Exit status: 0 success, 1 the program has errors, 2 bad usage or unreadable file.
 )";
@@ -136,6 +142,29 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
   return 0;
 }
 
+// What the code-generating commands share.
+struct CodegenArgs {
+  std::string file, entry, out, target = "native";
+  std::vector<std::string> binds, inputs, randoms, outputs;
+  unsigned timeout = 2000;
+};
+
+shapeml::check::CheckOptions check_options(unsigned timeout) {
+  shapeml::check::CheckOptions o;
+  o.obligation_timeout_ms = timeout;  // 0: the driver's default
+  return o;
+}
+
+std::optional<shapeml::check::CheckResult> load_checked(const std::string& f, unsigned timeout,
+                                                        shapeml::driver::FrontendStage stop = shapeml::driver::FrontendStage::Verify) {
+  std::string text, err;
+  if (!read_file(f, text, err)) {
+    std::cerr << "shapemlc: cannot read " << f << ": " << err << "\n";
+    return std::nullopt;
+  }
+  return shapeml::driver::check_source(f, std::move(text), check_options(timeout), stop);
+}
+
 int cmd_check(const std::vector<std::string>& files, bool json, unsigned timeout, const std::string& dump, bool stats) {
   int rc = 0;
   for (const auto& f : files) {
@@ -145,10 +174,9 @@ int cmd_check(const std::vector<std::string>& files, bool json, unsigned timeout
       rc = 2;
       continue;
     }
-    shapeml::check::CheckOptions o;
-    o.obligation_timeout_ms = timeout;
+    shapeml::check::CheckOptions o = check_options(timeout);
     o.record_obligations = !dump.empty();
-    auto r = shapeml::check::check_source(f, std::move(text), o);
+    auto r = shapeml::driver::check_source(f, std::move(text), o);
     if (!r.diags.all().empty() || json) print_diags(r, json);
     if (!r.ok() && rc == 0) rc = 1;
     if (!dump.empty()) {
@@ -158,9 +186,9 @@ int cmd_check(const std::vector<std::string>& files, bool json, unsigned timeout
     if (stats) {
       const auto& s = r.stats;
       std::printf("%s: %s, %zu function(s), %zu binding(s), %zu obligation(s) (%zu by normalization, %zu Z3 queries), "
-                  "parse %.2f ms, check %.2f ms, Z3 %.2f ms\n",
+                  "parse %.2f ms, check %.2f ms, verify %.2f ms, Z3 %.2f ms\n",
                   f.c_str(), r.ok() ? "ok" : "errors", s.functions, s.bindings, s.solver.obligations, s.solver.syntactic, s.solver.z3_queries,
-                  s.parse_seconds * 1e3, s.check_seconds * 1e3, s.solver.z3_seconds * 1e3);
+                  s.parse_seconds * 1e3, s.check_seconds * 1e3, s.verify_seconds * 1e3, s.solver.z3_seconds * 1e3);
     }
   }
   return rc;
@@ -183,87 +211,72 @@ int cmd_fmt(const std::string& f) {
   return 0;
 }
 
-int cmd_emit(const std::string& stage, const std::string& f, unsigned timeout) {
-  std::string text, err;
-  if (!read_file(f, text, err)) {
-    std::cerr << "shapemlc: cannot read " << f << ": " << err << "\n";
-    return 2;
-  }
-  if (stage == "ast") {
-    // Parse only: the AST of a program with type errors is still printable,
-    // but not one with syntax errors.
-    shapeml::syntax::SourceFile src(f, text);
-    shapeml::syntax::DiagnosticSink diags;
-    auto sx = shapeml::syntax::read_sexprs(src, diags);
-    auto ast = shapeml::syntax::parse_module(sx, diags);
-    if (diags.error_count() || !ast) {
-      for (const auto& d : diags.all()) std::cerr << shapeml::syntax::render_text(d, src) << "\n";
-      return 1;
-    }
-    std::cout << shapeml::syntax::print_module(*ast);
-    return 0;
-  }
-  shapeml::check::CheckOptions o;
-  o.obligation_timeout_ms = timeout;
-  auto r = shapeml::check::check_source(f, std::move(text), o);
-  if (!r.ok()) {
-    print_diags(r, false);
-    return 1;
-  }
-  std::cout << shapeml::ir::print_module(*r.module);
-  return 0;
-}
-
-
-struct CodegenArgs {
-  std::string entry, out, target = "native";
-  std::vector<std::string> binds, inputs, randoms, outputs;
-};
-
-std::optional<shapeml::check::CheckResult> load_checked(const std::string& f, unsigned timeout) {
-  std::string text, err;
-  if (!read_file(f, text, err)) {
-    std::cerr << "shapemlc: cannot read " << f << ": " << err << "\n";
-    return std::nullopt;
-  }
-  shapeml::check::CheckOptions o;
-  o.obligation_timeout_ms = timeout;
-  auto r = shapeml::check::check_source(f, std::move(text), o);
-  if (!r.ok()) {
-    print_diags(r, false);
-    return std::nullopt;
-  }
-  return r;
-}
-
 std::string default_entry(const shapeml::ir::Module& m, const std::string& entry) {
   if (!entry.empty()) return entry;
   return m.functions.empty() ? "" : m.functions.back().name;
 }
 
-bool target_of(const std::string& t, shapeml::lower::cpu::CpuTarget& out) {
-  if (t == "native") out.native = true;
-  else if (t == "x86-64") out.native = false;
-  else {
-    std::cerr << "shapemlc: unknown --target `" << t << "` (expected native or x86-64)\n";
-    return false;
+// --emit=STAGE: the pipeline up to STAGE.
+int cmd_emit(const std::string& stage, const CodegenArgs& a) {
+  using shapeml::driver::FrontendStage;
+  if (stage == "ast") {
+    // Parse only: the AST of a program with type errors is still printable,
+    // but not one with syntax errors.
+    auto r = load_checked(a.file, a.timeout, FrontendStage::Parse);
+    if (!r) return 2;
+    if (r->diags.error_count() || !r->ast) {
+      print_diags(*r, false);
+      return 1;
+    }
+    std::cout << shapeml::syntax::print_module(*r->ast);
+    return 0;
   }
-  return true;
+  auto target = shapeml::driver::parse_target(a.target);
+  if (!target.ok()) {
+    std::cerr << "shapemlc: --target: " << target.status().message() << "\n";
+    return 2;
+  }
+  auto r = load_checked(a.file, a.timeout);
+  if (!r) return 2;
+  if (!r->ok()) {
+    print_diags(*r, false);
+    return 1;
+  }
+  if (stage == "typed") {
+    std::cout << shapeml::ir::print_module(*r->module);
+    return 0;
+  }
+  std::string entry = default_entry(*r->module, a.entry);
+  shapeml::lower::cpu::Specialization s;
+  std::string err;
+  if (!shapeml::jit::parse_specialization(a.binds.empty() ? "" : a.binds[0], entry, s, err)) {
+    std::cerr << "shapemlc: --bind: " << err << "\n";
+    return 2;
+  }
+  auto lowered = shapeml::driver::lower_to_text(*r->module, s, stage == "mlir"           ? shapeml::driver::LowerStage::Mlir
+                                                               : stage == "lowered-mlir" ? shapeml::driver::LowerStage::LoweredMlir
+                                                                                         : shapeml::driver::LowerStage::Llvm,
+                                                *target);
+  if (!lowered.ok()) {
+    std::cerr << "shapemlc: --emit=" << stage << ": " << lowered.status().message() << "\n";
+    return lowered.status().code() == rt::StatusCode::Internal ? 1 : 2;
+  }
+  std::cout << *lowered;
+  return 0;
 }
 
-int cmd_build(const std::string& f, const CodegenArgs& a, unsigned timeout) {
-  if (a.out.empty()) {
-    std::cerr << "shapemlc: build needs -o OUT.so\n";
+int cmd_build(const CodegenArgs& a) {
+  auto target = shapeml::driver::parse_target(a.target);
+  if (!target.ok()) {
+    std::cerr << "shapemlc: --target: " << target.status().message() << "\n";
     return 2;
   }
-  if (a.binds.empty()) {
-    std::cerr << "shapemlc: build needs at least one --bind [ENTRY:]VAR=VALUE,...\n";
-    return 2;
+  auto r = load_checked(a.file, a.timeout);
+  if (!r) return 2;
+  if (!r->ok()) {
+    print_diags(*r, false);
+    return 1;
   }
-  shapeml::lower::cpu::CpuTarget target;
-  if (!target_of(a.target, target)) return 2;
-  auto r = load_checked(f, timeout);
-  if (!r) return 1;
   std::string entry = default_entry(*r->module, a.entry);
   std::vector<shapeml::lower::cpu::Specialization> specs;
   for (const auto& b : a.binds) {
@@ -273,43 +286,16 @@ int cmd_build(const std::string& f, const CodegenArgs& a, unsigned timeout) {
       std::cerr << "shapemlc: --bind " << b << ": " << err << "\n";
       return 2;
     }
-    if (!r->module->find(s.entry)) {
-      std::cerr << "shapemlc: no function `" << s.entry << "` in " << f << "\n";
-      return 2;
-    }
     specs.push_back(std::move(s));
   }
-  std::string err;
   auto t0 = std::chrono::steady_clock::now();
-  if (!shapeml::lower::cpu::build_shared_object(*r->module, specs, target, a.out, err)) {
-    std::cerr << "shapemlc: build failed: " << err << "\n";
-    return 1;
+  auto st = shapeml::driver::build_shared_object(*r->module, specs, *target, a.out);
+  if (!st.ok()) {
+    std::cerr << "shapemlc: build failed: " << st.message() << "\n";
+    return st.code() == rt::StatusCode::Internal ? 1 : 2;
   }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("built %s: %zu specialization(s) for %s in %.0f ms\n", a.out.c_str(), specs.size(), shapeml::lower::cpu::target_name(target).c_str(), ms);
-  return 0;
-}
-
-int cmd_emit_code(const std::string& stage, const std::string& f, const CodegenArgs& a, unsigned timeout) {
-  shapeml::lower::cpu::CpuTarget target;
-  if (!target_of(a.target, target)) return 2;
-  auto r = load_checked(f, timeout);
-  if (!r) return 1;
-  std::string entry = default_entry(*r->module, a.entry);
-  shapeml::lower::cpu::Specialization s;
-  std::string err;
-  if (!shapeml::jit::parse_specialization(a.binds.empty() ? "" : a.binds[0], entry, s, err)) {
-    std::cerr << "shapemlc: --bind: " << err << "\n";
-    return 2;
-  }
-  std::string text = stage == "mlir"
-                         ? shapeml::lower::cpu::emit_mlir(*r->module, s.entry, s.bindings, shapeml::lower::cpu::emit_options_for(target), &err)
-                         : shapeml::lower::cpu::emit_llvm(*r->module, s.entry, s.bindings, target, err);
-  if (text.empty()) {
-    std::cerr << "shapemlc: --emit=" << stage << ": " << err << "\n";
-    return 1;
-  }
-  std::cout << text;
+  std::printf("built %s: %zu specialization(s) for %s in %.0f ms\n", a.out.c_str(), specs.size(), shapeml::lower::cpu::target_name(*target).c_str(), ms);
   return 0;
 }
 
@@ -336,16 +322,30 @@ void fill_random(shapeml::runtime::Tensor& t, uint64_t seed) {
     }
 }
 
-int cmd_run(const std::string& f, const CodegenArgs& a, unsigned timeout) {
-  namespace rt = shapeml::runtime;
-  shapeml::lower::cpu::CpuTarget target;
-  if (!target_of(a.target, target)) return 2;
-  auto r = load_checked(f, timeout);
-  if (!r) return 1;
+bool split_kv(const std::string& kv, std::string& k, std::string& v) {
+  size_t eq = kv.find('=');
+  if (eq == std::string::npos) return false;
+  k = kv.substr(0, eq);
+  v = kv.substr(eq + 1);
+  return true;
+}
+
+int cmd_run(const CodegenArgs& a) {
+  auto target = shapeml::driver::parse_target(a.target);
+  if (!target.ok()) {
+    std::cerr << "shapemlc: --target: " << target.status().message() << "\n";
+    return 2;
+  }
+  auto r = load_checked(a.file, a.timeout);
+  if (!r) return 2;
+  if (!r->ok()) {
+    print_diags(*r, false);
+    return 1;
+  }
   std::string entry = default_entry(*r->module, a.entry);
   const shapeml::ir::Function* fn = r->module->find(entry);
   if (!fn) {
-    std::cerr << "shapemlc: no function `" << entry << "` in " << f << "\n";
+    std::cerr << "shapemlc: no function `" << entry << "` in " << a.file << "\n";
     return 2;
   }
   std::map<std::string, int64_t> bound;
@@ -364,16 +364,11 @@ int cmd_run(const std::string& f, const CodegenArgs& a, unsigned timeout) {
       if (fn->values[fn->params[i]].name == name) return static_cast<int>(i);
     return -1;
   };
-  auto split = [](const std::string& kv, std::string& k, std::string& v) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos) return false;
-    k = kv.substr(0, eq);
-    v = kv.substr(eq + 1);
-    return true;
-  };
+  std::vector<std::vector<int64_t>> given(fn->params.size());
+  std::vector<const std::vector<int64_t>*> known_shapes(fn->params.size(), nullptr);
   for (const auto& in : a.inputs) {
     std::string k, v;
-    int i = split(in, k, v) ? param_index(k) : -1;
+    int i = split_kv(in, k, v) ? param_index(k) : -1;
     if (i < 0) {
       std::cerr << "shapemlc: --input " << in << ": expected P=FILE.npy with P a parameter of `" << entry << "`\n";
       return 2;
@@ -384,38 +379,48 @@ int cmd_run(const std::string& f, const CodegenArgs& a, unsigned timeout) {
       return 2;
     }
     inputs[i] = t.value();
-    // Bind shape variables that are lone dimensions of this parameter.
-    const auto& pt = fn->values[fn->params[i]].type;
-    for (size_t d = 0; d < pt.rank() && d < static_cast<size_t>(inputs[i]->ndim()); ++d) {
-      std::set<std::string> vs;
-      pt.shape[d].free_vars(vs);
-      if (vs.size() == 1 && pt.shape[d] == shapeml::types::Poly::var(*vs.begin()) && !bound.count(*vs.begin()))
-        bound[*vs.begin()] = inputs[i]->dl().shape[d];
-    }
+    given[i].assign(inputs[i]->dl().shape, inputs[i]->dl().shape + inputs[i]->ndim());
+    known_shapes[i] = &given[i];
   }
+  // The shapes of --random parameters: the binding rule of the language
+  // (types/shape_inference.h) on --bind and the inputs that are given.
+  std::vector<shapeml::types::Shape> param_shapes;
+  for (auto p : fn->params) param_shapes.push_back(fn->values[p].type.shape);
+  auto plan = shapeml::types::plan_shape_inference(fn->dims, param_shapes, fn->where);
+  auto solved = shapeml::types::solve_shape_variables(plan, known_shapes, bound);
+  if (!solved.failure) bound = solved.binding;
   for (const auto& in : a.randoms) {
     std::string k, v;
-    int i = split(in, k, v) ? param_index(k) : -1;
+    int i = split_kv(in, k, v) ? param_index(k) : -1;
     if (i < 0) {
       std::cerr << "shapemlc: --random " << in << ": expected P=SEED with P a parameter of `" << entry << "`\n";
       return 2;
     }
-    const auto& pt = fn->values[fn->params[i]].type;
+    uint64_t seed = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+      std::cerr << "shapemlc: --random " << in << ": the seed must be a non-negative integer, not `" << v << "`\n";
+      return 2;
+    }
     std::vector<int64_t> shape;
-    for (const auto& d : pt.shape) {
+    for (const auto& d : param_shapes[i]) {
       auto x = d.eval(bound);
       if (!x) {
         std::cerr << "shapemlc: --random " << k << ": dimension " << d.str() << " is unknown; bind its variables with --bind VAR=VALUE\n";
         return 2;
       }
+      if (*x < 0) {
+        std::cerr << "shapemlc: --random " << k << ": dimension " << d.str() << " is " << *x << " with these bindings\n";
+        return 2;
+      }
       shape.push_back(*x);
     }
-    auto t = rt::Tensor::create(pt.dtype, shape);
+    auto t = rt::Tensor::create(fn->values[fn->params[i]].type.dtype, shape);
     if (!t.ok()) {
       std::cerr << "shapemlc: " << t.status().message() << "\n";
       return 2;
     }
-    fill_random(*t.value(), std::strtoull(v.c_str(), nullptr, 10));
+    fill_random(*t.value(), seed);
     inputs[i] = t.value();
   }
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -423,9 +428,7 @@ int cmd_run(const std::string& f, const CodegenArgs& a, unsigned timeout) {
       std::cerr << "shapemlc: parameter `" << fn->values[fn->params[i]].name << "` of `" << entry << "` has no --input or --random\n";
       return 2;
     }
-  auto provider = std::make_unique<shapeml::jit::JitCodeProvider>(*r->module, target);
-  std::string manifest = provider->manifest();
-  auto m = rt::Module::create(manifest, std::move(provider), f);
+  auto m = shapeml::driver::jit_module(*r->module, *target, a.file);
   if (!m.ok()) {
     std::cerr << "shapemlc: " << m.status().message() << "\n";
     return 1;
@@ -463,105 +466,142 @@ int cmd_run(const std::string& f, const CodegenArgs& a, unsigned timeout) {
   return 0;
 }
 
+// --timeout-ms on every command that checks: a non-negative integer.
+void add_timeout(CLI::App* app, unsigned& timeout) {
+  app->add_option("--timeout-ms", timeout, "Z3 budget per obligation in ms (0: default 2000)")->check(CLI::Range(0u, 3600000u));
+}
+
+void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
+  app->add_option("--entry", a.entry, "the function (default: the last one)");
+  // One value per occurrence: the file that follows is not a second binding.
+  auto* b = app->add_option("--bind", a.binds, "[ENTRY:]VAR=VALUE,...")->allow_extra_args(false);
+  if (!many_binds) b->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  app->add_option("--target", a.target, "native or x86-64")->check(CLI::IsMember({"native", "x86-64"}));
+  add_timeout(app, a.timeout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
+  if (argc <= 1) {
     std::cerr << kUsage;
     return 2;
   }
-  std::string cmd, emit, dump;
-  bool json = false, stats = false;
-  unsigned timeout = 2000;
-  std::vector<std::string> files;
-  CodegenArgs cg;
-  auto value = [&](size_t& i, const char* opt) -> std::optional<std::string> {
-    if (i + 1 >= args.size()) {
-      std::cerr << "shapemlc: " << opt << " needs a value\n";
-      return std::nullopt;
-    }
-    return args[++i];
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
-      return 0;
-    } else if (a == "--version") {
-      std::cout << "shapemlc 0.2.0\n";
-      return 0;
-    } else if (a.rfind("--emit=", 0) == 0) {
-      emit = a.substr(7);
-      if (emit != "ast" && emit != "typed" && emit != "mlir" && emit != "llvm") {
-        std::cerr << "shapemlc: unknown stage `" << emit << "` for --emit (expected ast, typed, mlir or llvm)\n";
-        return 2;
-      }
-    } else if (a == "--format=json") {
-      json = true;
-    } else if (a == "--format=text") {
-      json = false;
-    } else if (a.rfind("--timeout-ms=", 0) == 0) {
-      try {
-        timeout = static_cast<unsigned>(std::stoul(a.substr(13)));
-      } catch (...) {
-        std::cerr << "shapemlc: --timeout-ms needs a number\n";
-        return 2;
-      }
-    } else if (a == "--dump-obligations") {
-      if (i + 1 >= args.size()) {
-        std::cerr << "shapemlc: --dump-obligations needs a directory\n";
-        return 2;
-      }
-      dump = args[++i];
-    } else if (a == "--stats") {
-      stats = true;
-    } else if (a == "--entry" || a == "--bind" || a == "-o" || a == "--target" || a == "--input" || a == "--random" || a == "--output") {
-      auto v = value(i, a.c_str());
-      if (!v) return 2;
-      if (a == "--entry") cg.entry = *v;
-      else if (a == "--bind") cg.binds.push_back(*v);
-      else if (a == "-o") cg.out = *v;
-      else if (a == "--target") cg.target = *v;
-      else if (a == "--input") cg.inputs.push_back(*v);
-      else if (a == "--random") cg.randoms.push_back(*v);
-      else cg.outputs.push_back(*v);
-    } else if (a.size() > 1 && a[0] == '-') {
-      std::cerr << "shapemlc: unknown option `" << a << "` (see --help)\n";
-      return 2;
-    } else if (cmd.empty() && emit.empty() && (a == "check" || a == "fmt" || a == "build" || a == "run")) {
-      cmd = a;
-    } else {
-      files.push_back(a);
-    }
-  }
-  if (files.empty()) {
-    std::cerr << "shapemlc: no input file (see --help)\n";
+  CLI::App app{"shapemlc: the shapeml compiler"};
+  app.set_help_flag();  // our own usage text, below
+  app.set_help_all_flag();
+  bool help = false, version = false;
+  app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
+  std::string emit;
+  CodegenArgs emit_args;
+  app.add_option("--emit", emit, "stop after STAGE")->check(CLI::IsMember({"ast", "typed", "mlir", "lowered-mlir", "llvm"}));
+  add_codegen_options(&app, emit_args, false);
+  std::vector<std::string> emit_files;
+  app.add_option("emit-file", emit_files);
+  app.require_subcommand(0, 1);
+
+  auto* check = app.add_subcommand("check", "type-check files");
+  std::vector<std::string> check_files;
+  std::string format = "text", dump;
+  bool stats = false;
+  unsigned check_timeout = 2000;
+  check->add_option("--format", format)->check(CLI::IsMember({"text", "json"}));
+  add_timeout(check, check_timeout);
+  check->add_option("--dump-obligations", dump)->type_name("DIR");
+  check->add_flag("--stats", stats);
+  check->add_option("files", check_files);
+
+  auto* fmt = app.add_subcommand("fmt", "canonical layout");
+  std::vector<std::string> fmt_files;
+  fmt->add_option("files", fmt_files);
+
+  auto* build = app.add_subcommand("build", "ahead-of-time shared object");
+  CodegenArgs build_args;
+  add_codegen_options(build, build_args, true);
+  build->add_option("-o", build_args.out)->type_name("OUT.so");
+  std::vector<std::string> build_files;
+  build->add_option("files", build_files);
+
+  auto* run = app.add_subcommand("run", "JIT-compile and call an entry point");
+  CodegenArgs run_args;
+  add_codegen_options(run, run_args, false);
+  run->add_option("--input", run_args.inputs)->allow_extra_args(false)->type_name("P=FILE.npy");
+  run->add_option("--random", run_args.randoms)->allow_extra_args(false)->type_name("P=SEED");
+  run->add_option("--output", run_args.outputs)->allow_extra_args(false)->type_name("FILE.npy");
+  std::vector<std::string> run_files;
+  run->add_option("files", run_files);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::string sub = check->parsed() ? "check" : fmt->parsed() ? "fmt" : build->parsed() ? "build" : run->parsed() ? "run" : "";
+    std::cerr << "shapemlc: " << (sub.empty() ? "" : sub + ": ") << what << " (see --help)\n";
     return 2;
   }
-  if (!emit.empty()) {
+  if (help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (version) {
+    std::printf("shapemlc %d.%d.%d\n", SHAPEML_VERSION_MAJOR, SHAPEML_VERSION_MINOR, SHAPEML_VERSION_PATCH);
+    return 0;
+  }
+  auto one_file = [](const std::vector<std::string>& files, const char* what) -> std::optional<std::string> {
+    if (files.empty()) {
+      std::cerr << "shapemlc: no input file (see --help)\n";
+      return std::nullopt;
+    }
     if (files.size() != 1) {
-      std::cerr << "shapemlc: --emit takes exactly one file\n";
+      std::cerr << "shapemlc: " << what << " takes exactly one file\n";
+      return std::nullopt;
+    }
+    return files[0];
+  };
+  bool top_level_codegen = !emit_args.entry.empty() || !emit_args.binds.empty() || emit_args.target != "native" || emit_args.timeout != 2000;
+  if (app.get_subcommands().empty()) {
+    if (emit.empty()) {
+      if (emit_files.empty()) std::cerr << "shapemlc: no input file (see --help)\n";
+      else std::cerr << "shapemlc: expected a command: check, fmt, build, run or --emit=STAGE (see --help)\n";
       return 2;
     }
-    if (emit == "mlir" || emit == "llvm") return cmd_emit_code(emit, files[0], cg, timeout);
-    return cmd_emit(emit, files[0], timeout);
+    auto f = one_file(emit_files, "--emit");
+    if (!f) return 2;
+    emit_args.file = *f;
+    return cmd_emit(emit, emit_args);
   }
-  if (cmd == "build" || cmd == "run") {
-    if (files.size() != 1) {
-      std::cerr << "shapemlc: " << cmd << " takes exactly one file\n";
+  if (!emit.empty() || top_level_codegen || !emit_files.empty()) {
+    std::cerr << "shapemlc: options and files go after the command (e.g. `shapemlc build FILE --bind ...`); --emit is not a command's option\n";
+    return 2;
+  }
+  if (check->parsed()) {
+    if (check_files.empty()) {
+      std::cerr << "shapemlc: no input file (see --help)\n";
       return 2;
     }
-    return cmd == "build" ? cmd_build(files[0], cg, timeout) : cmd_run(files[0], cg, timeout);
+    return cmd_check(check_files, format == "json", check_timeout, dump, stats);
   }
-  if (cmd == "fmt") {
-    if (files.size() != 1) {
-      std::cerr << "shapemlc: fmt takes exactly one file\n";
+  if (fmt->parsed()) {
+    auto f = one_file(fmt_files, "fmt");
+    return f ? cmd_fmt(*f) : 2;
+  }
+  if (build->parsed()) {
+    auto f = one_file(build_files, "build");
+    if (!f) return 2;
+    if (build_args.out.empty()) {
+      std::cerr << "shapemlc: build needs -o OUT.so\n";
       return 2;
     }
-    return cmd_fmt(files[0]);
+    if (build_args.binds.empty()) {
+      std::cerr << "shapemlc: build needs at least one --bind [ENTRY:]VAR=VALUE,...\n";
+      return 2;
+    }
+    build_args.file = *f;
+    return cmd_build(build_args);
   }
-  if (cmd == "check") return cmd_check(files, json, timeout, dump, stats);
-  std::cerr << "shapemlc: expected a command: check, fmt, build, run or --emit=STAGE (see --help)\n";
-  return 2;
+  auto f = one_file(run_files, "run");
+  if (!f) return 2;
+  run_args.file = *f;
+  return cmd_run(run_args);
 }

@@ -7,6 +7,6 @@
   (func f (dims N) (where (divides 4 N))
     (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return x))
   (func g (params (x (tensor f32 (4) host))) (returns (tensor f32 (4) (cuda 0))) (return (copy_to_device x (cuda 0)))))
-; WHERE: the bindings violate the constraint (divides 4 N) of `f`
-; UNBOUND: shape variable `N` of `f` is not bound
+; WHERE: the binding N=6 of `f` violates its constraint (divides 4 N)
+; UNBOUND: the binding of `f` does not give shape variable `N`
 ; DEVICE: lives on (cuda 0): not a CPU program

@@ -1,0 +1,63 @@
+#include "driver/frontend.h"
+
+#include <chrono>
+#include <exception>
+
+#include "syntax/parser.h"
+#include "syntax/sexpr.h"
+
+namespace shapeml::driver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// parse: text -> S-expressions -> AST. Returns the offsets of lexical errors
+// (functions that hold one are not elaborated: their literals did not read).
+std::vector<uint32_t> parse(check::CheckResult& r) {
+  syntax::SExprFile sx = syntax::read_sexprs(*r.source, r.diags);
+  bool lexical_errors = r.diags.error_count() != 0;
+  if (!lexical_errors || !sx.items.empty()) r.ast = syntax::parse_module(sx, r.diags);
+  std::vector<uint32_t> offsets;
+  if (lexical_errors)
+    for (const auto& d : r.diags.all()) offsets.push_back(d.span.begin);
+  return offsets;
+}
+
+// verify: the typed IR must re-check on its own (spec §7); a failure here is
+// a bug in an earlier stage (E0900).
+void verify(check::CheckResult& r, const check::CheckOptions& opts) {
+  if (!r.module) return;
+  for (auto& d : check::verify_module(*r.module, opts)) r.diags.all().push_back(d);
+  if (r.diags.error_count()) r.module.reset();
+}
+
+}  // namespace
+
+check::CheckResult check_source(std::string name, std::string text, const check::CheckOptions& opts_in, FrontendStage stop_after) {
+  check::CheckResult r;
+  check::CheckOptions opts = opts_in;
+  if (opts.obligation_timeout_ms == 0) opts.obligation_timeout_ms = check::CheckOptions{}.obligation_timeout_ms;
+  r.source = std::make_shared<syntax::SourceFile>(std::move(name), std::move(text));
+  try {
+    auto t0 = Clock::now();
+    std::vector<uint32_t> lexical = parse(r);
+    r.stats.parse_seconds = seconds_since(t0);
+    if (stop_after == FrontendStage::Parse || !r.ast) return r;
+
+    t0 = Clock::now();
+    check::elaborate(*r.ast, opts, std::move(lexical), r);
+    r.stats.check_seconds = seconds_since(t0);
+    if (stop_after == FrontendStage::Elaborate) return r;
+
+    t0 = Clock::now();
+    verify(r, opts);
+    r.stats.verify_seconds = seconds_since(t0);
+  } catch (const std::exception& e) {
+    r.diags.report("E0900", {0, 0}, std::string("internal compiler error: ") + e.what());
+    r.module.reset();
+  }
+  return r;
+}
+
+}  // namespace shapeml::driver

@@ -1,0 +1,103 @@
+#include "driver/pipeline.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <unistd.h>
+
+#include "jit/jit_code_provider.h"
+#include "lower/cpu/emit_mlir.h"
+
+namespace shapeml::driver {
+
+using runtime::Status;
+
+runtime::Result<lower::cpu::CpuTarget> parse_target(const std::string& name) {
+  lower::cpu::CpuTarget t;
+  if (name == "native") t.native = true;
+  else if (name == "x86-64") t.native = false;
+  else return runtime::invalid_argument("unknown target `" + name + "` (expected native or x86-64)");
+  return t;
+}
+
+Status validate_specialization(const ir::Module& m, const lower::cpu::Specialization& s) {
+  const ir::Function* f = m.find(s.entry);
+  if (!f) return runtime::not_found("no function `" + s.entry + "` in module `" + m.name + "`");
+  for (const auto& [k, v] : s.bindings)
+    if (std::find(f->dims.begin(), f->dims.end(), k) == f->dims.end())
+      return runtime::invalid_argument("`" + s.entry + "` has no shape variable `" + k + "`");
+  for (const auto& d : f->dims) {
+    auto it = s.bindings.find(d);
+    if (it == s.bindings.end()) return runtime::invalid_argument("the binding of `" + s.entry + "` does not give shape variable `" + d + "`");
+    if (it->second < 1)
+      return runtime::invalid_argument("shape variable `" + d + "` of `" + s.entry + "` is bound to " + std::to_string(it->second) +
+                                       "; shape variables are >= 1");
+  }
+  for (const auto& c : f->where) {
+    auto holds = c.eval(s.bindings);
+    if (holds == true) continue;
+    std::string vals;
+    for (const auto& d : f->dims) vals += (vals.empty() ? "" : ", ") + d + "=" + std::to_string(s.bindings.at(d));
+    return runtime::invalid_argument("the binding " + vals + " of `" + s.entry + "` " +
+                                     (holds ? "violates its constraint " : "cannot evaluate its constraint (overflow) ") + c.str());
+  }
+  return {};
+}
+
+runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu::Specialization& s, LowerStage stage,
+                                           const lower::cpu::CpuTarget& target) {
+  if (Status st = validate_specialization(m, s); !st.ok()) return st;
+  std::string error, text;
+  switch (stage) {
+    case LowerStage::Mlir: text = lower::cpu::emit_mlir(m, s.entry, s.bindings, lower::cpu::emit_options_for(target), &error); break;
+    case LowerStage::LoweredMlir: text = lower::cpu::emit_lowered_mlir(m, s.entry, s.bindings, target, error); break;
+    case LowerStage::Llvm: text = lower::cpu::emit_llvm(m, s.entry, s.bindings, target, error); break;
+  }
+  if (text.empty()) return runtime::internal_error("lowering `" + s.entry + "`: " + error);
+  return text;
+}
+
+runtime::Result<std::shared_ptr<runtime::Module>> jit_module(ir::Module m, const lower::cpu::CpuTarget& target, const std::string& name,
+                                                             runtime::MemoryResourcePtr memory) {
+  auto provider = std::make_unique<jit::JitCodeProvider>(std::move(m), target);
+  std::string manifest = provider->manifest();
+  return runtime::Module::create(manifest, std::move(provider), name, std::move(memory));
+}
+
+namespace {
+// The directory the shared object goes to must exist and be writable: that
+// is the caller's to fix (IO_ERROR), not a bug in a stage.
+Status check_output_path(const std::string& out_path) {
+  if (out_path.empty()) return runtime::invalid_argument("the output path is empty");
+  std::filesystem::path p(out_path);
+  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return runtime::io_error("cannot write " + out_path + ": directory " + dir.string() + " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0)
+    return runtime::io_error("cannot write " + out_path + ": directory " + dir.string() + ": " + std::strerror(errno));
+  if (std::filesystem::is_directory(p, ec)) return runtime::io_error("cannot write " + out_path + ": it is a directory");
+  return {};
+}
+}  // namespace
+
+Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Specialization>& specs, const lower::cpu::CpuTarget& target,
+                           const std::string& out_path) {
+  if (specs.empty()) return runtime::invalid_argument("no specialization to build");
+  std::set<std::pair<std::string, std::map<std::string, int64_t>>> seen;
+  for (const auto& s : specs) {
+    if (Status st = validate_specialization(m, s); !st.ok()) return st;
+    if (!seen.insert({s.entry, s.bindings}).second) {
+      std::string b;
+      for (const auto& [k, v] : s.bindings) b += (b.empty() ? "" : ",") + k + "=" + std::to_string(v);
+      return runtime::invalid_argument("specialization " + s.entry + ":" + b + " is given twice");
+    }
+  }
+  if (Status st = check_output_path(out_path); !st.ok()) return st;
+  std::string error;
+  if (!lower::cpu::build_shared_object(m, specs, target, out_path, error)) return runtime::internal_error("building " + out_path + ": " + error);
+  return {};
+}
+
+}  // namespace shapeml::driver
