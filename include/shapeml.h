@@ -14,6 +14,27 @@
  *   Use the `SHAPEML_*_INIT` macros to fill defaults.
  * - Enums are `int32_t`. The library never prints to stdout, never aborts the
  *   process, never lets a C++ exception cross this boundary.
+ * - A `struct_size` must be the size of some published version of the struct
+ *   or end at one of its field boundaries (or be larger than the library
+ *   knows); a size that ends inside a field (e.g. half a pointer) is
+ *   INVALID_ARGUMENT.
+ * - Every `@return` lists the status codes a function can return. Any
+ *   function that allocates can also return RESOURCE_EXHAUSTED, and any
+ *   function INTERNAL (a bug in shapeml); those two are not repeated.
+ *
+ * Thread safety (docs/guide/README.md, "Threads"):
+ * - shapeml_status: owned by one caller; do not share without a lock.
+ * - shapeml_context, shapeml_module, shapeml_entry, shapeml_memory: safe to
+ *   use from any number of threads at once (immutable after creation, or
+ *   internally synchronized).
+ * - shapeml_check_result, shapeml_npz: immutable after creation; every
+ *   getter may be called from any number of threads at once.
+ * - shapeml_tensor: reference counting and getters are thread-safe; the
+ *   data is not synchronized: writing a tensor (as a call's output, or
+ *   through shapeml_tensor_data) while another thread reads or writes it is
+ *   a data race, as for any buffer.
+ * - Retain/release of every object is atomic; release the last reference
+ *   only when no other thread uses the object.
  *
  * Declarations under `#ifdef SHAPEML_UNSTABLE_API` form the unstable tier:
  * they may change in any release and live in their own linker version node.
@@ -42,55 +63,83 @@ extern "C" {
  *  Compile-time version of this header; compare with shapeml_version() at run time. */
 /**@{*/
 #define SHAPEML_VERSION_MAJOR 0 /**< Incremented on an incompatible ABI change (SONAME libshapeml.so.MAJOR). */
-#define SHAPEML_VERSION_MINOR 2 /**< Incremented when symbols or struct fields are appended. */
+#define SHAPEML_VERSION_MINOR 3 /**< Incremented when symbols or struct fields are appended. */
 #define SHAPEML_VERSION_PATCH 0 /**< Incremented for fixes without ABI change. */
 /**@}*/
 
-/** The library's version as "MAJOR.MINOR.PATCH"; a static string. */
+/** The library's version as "MAJOR.MINOR.PATCH".
+ *  @return a static string (never NULL, never freed). */
 SHAPEML_API const char* shapeml_version(void);
 
-/** The library's version as MAJOR * 10000 + MINOR * 100 + PATCH. */
+/** The library's version as a number.
+ *  @return MAJOR * 10000 + MINOR * 100 + PATCH. */
 SHAPEML_API uint32_t shapeml_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /** @name Status */
 /**@{*/
 
-/** Stable status codes. Append-only: a value never changes meaning. */
+/** Stable status codes. Append-only: a value never changes meaning
+ *  (docs/design/status-codes.md says which condition gets which code). */
 typedef int32_t shapeml_status_code;
 enum {
   SHAPEML_STATUS_OK = 0,               /**< Success (a NULL status). */
-  SHAPEML_STATUS_INVALID_ARGUMENT = 1, /**< A NULL handle, a bad index, a malformed options struct. */
-  SHAPEML_STATUS_OUT_OF_MEMORY = 2,    /**< An allocation failed. */
-  SHAPEML_STATUS_NOT_FOUND = 3,        /**< A named thing (file, entry point) does not exist. */
+  SHAPEML_STATUS_INVALID_ARGUMENT = 1, /**< A NULL handle, a bad index, a malformed options struct, a bad shape, dtype or binding. */
+  SHAPEML_STATUS_RESOURCE_EXHAUSTED = 2, /**< (since 0.3; same code as OUT_OF_MEMORY) An allocation failed, a pool's
+                                              limit was reached, or a size exceeds what can be represented. */
+  SHAPEML_STATUS_OUT_OF_MEMORY = 2,    /**< The 0.1 name of RESOURCE_EXHAUSTED, kept for source compatibility. */
+  SHAPEML_STATUS_NOT_FOUND = 3,        /**< A named thing (file, entry point, specialization, array) does not exist. */
   SHAPEML_STATUS_IO_ERROR = 4,         /**< A file could not be read or written. */
   SHAPEML_STATUS_CHECK_FAILED = 5,     /**< The program has errors; its diagnostics say which. */
-  SHAPEML_STATUS_UNIMPLEMENTED = 6,    /**< Not supported by this build. */
-  SHAPEML_STATUS_UNAVAILABLE = 7,      /**< A device or library is missing at run time. */
-  SHAPEML_STATUS_INTERNAL = 8          /**< A bug in shapeml; the message says where. */
+  SHAPEML_STATUS_UNIMPLEMENTED = 6,    /**< Valid, but not supported by this build (e.g. device tensors). */
+  SHAPEML_STATUS_UNAVAILABLE = 7,      /**< A device, plugin or library is missing at run time. */
+  SHAPEML_STATUS_INTERNAL = 8,         /**< A bug in shapeml; the message says where. */
+  SHAPEML_STATUS_FAILED_PRECONDITION = 9, /**< (since 0.3) The arguments are valid but an object's state forbids the
+                                               operation (e.g. a read-only tensor as a call's output). */
+  SHAPEML_STATUS_INCOMPATIBLE_MODULE = 10 /**< (since 0.3) A module was built for another module ABI version;
+                                               rebuild it with a matching shapemlc. */
 };
 
 /** An error: a code and a message. Owned by the caller; free with shapeml_status_free(). */
 typedef struct shapeml_status shapeml_status;
 
-/** The code of `status`; SHAPEML_STATUS_OK for NULL. */
+/** The code of `status`.
+ *  @return the code; SHAPEML_STATUS_OK for NULL. */
 SHAPEML_API shapeml_status_code shapeml_status_get_code(const shapeml_status* status);
 
-/** The message of `status` (UTF-8, borrowed until the status is freed); "" for NULL. */
+/** The message of `status`.
+ *  @return UTF-8 text, borrowed until the status is freed; "" for NULL. */
 SHAPEML_API const char* shapeml_status_get_message(const shapeml_status* status);
 
 /** Frees `status`; NULL is a no-op. */
 SHAPEML_API void shapeml_status_free(shapeml_status* status);
 
-/** A static, human-readable name for a code, e.g. "INVALID_ARGUMENT". */
+/** A human-readable name for a code.
+ *  @return a static string, e.g. "INVALID_ARGUMENT"; "UNKNOWN" for a number
+ *          that is no code. Code 2 is "RESOURCE_EXHAUSTED". */
 SHAPEML_API const char* shapeml_status_code_name(shapeml_status_code code);
+
+/**
+ * (since 0.3) Creates a status, for code written by a user that must hand a
+ * shapeml-style error to shapeml or to its own callers (a binding's
+ * callbacks, a wrapper around an entry call). The message is copied.
+ * @param code a SHAPEML_STATUS_* value.
+ * @param message UTF-8 text; NULL means "".
+ * @return NULL when `code` is SHAPEML_STATUS_OK; a new status (owned by the
+ *         caller, free with shapeml_status_free()) otherwise; for a number
+ *         that is no code, an INVALID_ARGUMENT status saying so (with the
+ *         message); when memory is exhausted, the static RESOURCE_EXHAUSTED
+ *         status (never NULL).
+ */
+SHAPEML_API shapeml_status* shapeml_status_create(shapeml_status_code code, const char* message);
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
 /** @name Context */
 /**@{*/
 
-/** Owns compiler settings and (later) caches; safe to share across threads once created. */
+/** Owns compiler settings and (later) caches. Thread-safe: immutable after
+ *  creation, usable from any number of threads at once. */
 typedef struct shapeml_context shapeml_context;
 
 /** Options for shapeml_context_create(). Initialize with SHAPEML_CONTEXT_OPTIONS_INIT. */
@@ -107,6 +156,8 @@ typedef struct shapeml_context_options {
  * @param options may be NULL for defaults; otherwise `struct_size` must be at
  *        least `sizeof(size_t)`.
  * @param out receives an owned reference; set to NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a bad
+ *         `struct_size`.
  */
 SHAPEML_API shapeml_status* shapeml_context_create(const shapeml_context_options* options, shapeml_context** out);
 
@@ -121,7 +172,8 @@ SHAPEML_API void shapeml_context_release(shapeml_context* context);
 /** @name Checking source and reading diagnostics */
 /**@{*/
 
-/** The outcome of checking one source buffer: its diagnostics. */
+/** The outcome of checking one source buffer: its diagnostics. Thread-safe:
+ *  immutable after creation; every getter may run on many threads at once. */
 typedef struct shapeml_check_result shapeml_check_result;
 
 /** Diagnostic severities. */
@@ -165,6 +217,9 @@ typedef struct shapeml_diagnostic {
  * @param name may be NULL ("<source>").
  * @param source may be NULL only when `length` is 0.
  * @param out receives an owned result; set to NULL on failure.
+ * @return NULL on success (also for a program with errors);
+ *         INVALID_ARGUMENT for a NULL `context`, `out`, or `source` with a
+ *         non-zero length.
  */
 SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const char* name, const char* source, size_t length,
                                                  shapeml_check_result** out);
@@ -175,26 +230,32 @@ SHAPEML_API void shapeml_check_result_retain(shapeml_check_result* result);
 /** Drops a reference to `result`; NULL is a no-op. */
 SHAPEML_API void shapeml_check_result_release(shapeml_check_result* result);
 
-/** 1 when the program checked without errors, 0 otherwise (also for NULL). */
+/** Whether the program checked.
+ *  @return 1 when the program checked without errors, 0 otherwise (also for NULL). */
 SHAPEML_API int32_t shapeml_check_result_passed(const shapeml_check_result* result);
 
-/** Number of diagnostics; 0 for NULL. */
+/** @return the number of diagnostics; 0 for NULL. */
 SHAPEML_API size_t shapeml_check_result_diagnostic_count(const shapeml_check_result* result);
 
-/** Fills `*out` (whose struct_size the caller set) with diagnostic `index`. */
+/** Fills `*out` (whose struct_size the caller set) with diagnostic `index`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *          `struct_size` or an index out of range. */
 SHAPEML_API shapeml_status* shapeml_check_result_get_diagnostic(const shapeml_check_result* result, size_t index, shapeml_diagnostic* out);
 
-/** Note `note_index` of diagnostic `index` (borrowed). */
+/** Note `note_index` of diagnostic `index` (borrowed from the result) in `*out`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or an index out of range. */
 SHAPEML_API shapeml_status* shapeml_check_result_get_note(const shapeml_check_result* result, size_t index, size_t note_index,
                                                           const char** out);
 
-/** Entry `k` of diagnostic `index`'s counterexample: a shape variable and its value. */
+/** Entry `k` of diagnostic `index`'s counterexample: a shape variable (borrowed) and its value.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or an index out of range. */
 SHAPEML_API shapeml_status* shapeml_check_result_get_counterexample(const shapeml_check_result* result, size_t index, size_t k,
                                                                     const char** name, int64_t* value);
 
 /**
  * All diagnostics rendered as text (with source line and caret) or as a JSON
  * array. The string is borrowed from the result.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments or an unknown format.
  */
 SHAPEML_API shapeml_status* shapeml_check_result_render(const shapeml_check_result* result, shapeml_format format, const char** out);
 /**@}*/
@@ -206,30 +267,41 @@ SHAPEML_API shapeml_status* shapeml_check_result_render(const shapeml_check_resu
  *  a shapeml_memory* is accepted means the host resource. */
 /**@{*/
 
-/** A reference-counted memory resource. */
+/** A reference-counted memory resource. Thread-safe: every built-in resource
+ *  may allocate from many threads at once (a user's vtable must be too). */
 typedef struct shapeml_memory shapeml_memory;
 
-/** The host resource (64-byte aligned, thread-safe). */
+/** The host resource (64-byte aligned, thread-safe) in `*out` (owned).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out`. */
 SHAPEML_API shapeml_status* shapeml_memory_create_host(shapeml_memory** out);
 
 /**
  * Wraps a user's resource. The library copies the vtable and calls
  * `resource->destroy(resource->user)` once, when the last tensor allocated
  * from it and the last reference are gone. On failure `destroy` is not called.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a
+ *         `struct_size` that is not a field boundary of the vtable (e.g. one
+ *         that ends inside a function pointer), or a NULL allocate/deallocate.
  */
 SHAPEML_API shapeml_status* shapeml_memory_create_from_resource(const shapeml_memory_resource* resource, shapeml_memory** out);
 
-/** Counts bytes in use, peak, allocations over `upstream` (NULL: host). */
+/** Counts bytes in use, peak, allocations over `upstream` (NULL: host).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out`. */
 SHAPEML_API shapeml_status* shapeml_memory_create_statistics_adaptor(shapeml_memory* upstream, shapeml_memory** out);
 
-/** A coalescing pool over `upstream` (NULL: host); `maximum_bytes` 0 = unbounded. */
+/** A coalescing pool over `upstream` (NULL: host); `maximum_bytes` 0 = unbounded.
+ *  An allocation beyond the limit fails (a tensor creation then returns RESOURCE_EXHAUSTED).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out`. */
 SHAPEML_API shapeml_status* shapeml_memory_create_pool(shapeml_memory* upstream, size_t maximum_bytes, shapeml_memory** out);
 
-/** Reports every allocate/deallocate on `upstream` to `callback` (never to stdout). */
+/** Reports every allocate/deallocate on `upstream` to `callback` (never to stdout).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out` or `callback`. */
 SHAPEML_API shapeml_status* shapeml_memory_create_logging_adaptor(shapeml_memory* upstream, shapeml_log_callback callback, void* user,
                                                                   shapeml_memory** out);
 
-/** Fills `*out` (caller sets struct_size); NOT_FOUND when the resource keeps no statistics. */
+/** Fills `*out` (caller sets struct_size).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or a bad
+ *          `struct_size`; NOT_FOUND when the resource keeps no statistics. */
 SHAPEML_API shapeml_status* shapeml_memory_get_statistics(const shapeml_memory* memory, shapeml_memory_statistics* out);
 
 /** Adds a reference; NULL is a no-op. */
@@ -249,16 +321,62 @@ SHAPEML_API void shapeml_memory_release(shapeml_memory* memory);
 typedef int32_t shapeml_dtype;
 enum { SHAPEML_DTYPE_F32 = 0, SHAPEML_DTYPE_F64 = 1, SHAPEML_DTYPE_BF16 = 2, SHAPEML_DTYPE_I32 = 3, SHAPEML_DTYPE_I64 = 4, SHAPEML_DTYPE_BOOL = 5 };
 
-/** A reference-counted tensor. */
+/** A reference-counted tensor. Reference counting and every getter are
+ *  thread-safe; the data is not synchronized (see the file comment). */
 typedef struct shapeml_tensor shapeml_tensor;
 
-/** A zero-filled, row-major host tensor from `memory` (NULL: host). `shape` may be NULL when `rank` is 0. */
+/** A zero-filled, row-major host tensor from `memory` (NULL: host) in `*out` (owned).
+ *  `shape` may be NULL when `rank` is 0.
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out` or `shape`, an
+ *          unknown dtype, a negative dimension or rank above 64;
+ *          RESOURCE_EXHAUSTED when the element count overflows or the
+ *          resource cannot allocate. */
 SHAPEML_API shapeml_status* shapeml_tensor_create(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape,
                                                   shapeml_tensor** out);
 
-/** A tensor holding a copy of `bytes` bytes at `data`, which must equal the tensor's size. */
+/** A tensor holding a copy of `bytes` bytes at `data`, which must equal the tensor's size.
+ *  @return as shapeml_tensor_create(); also INVALID_ARGUMENT for a NULL
+ *          `data` with `bytes` > 0 or a `bytes` that is not the tensor's size. */
 SHAPEML_API shapeml_status* shapeml_tensor_create_copy(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape,
                                                        const void* data, size_t bytes, shapeml_tensor** out);
+
+/** (since 0.3) As shapeml_tensor_create(), but the data is not initialized
+ *  (for outputs that are written before they are read).
+ *  @return as shapeml_tensor_create(). */
+SHAPEML_API shapeml_status* shapeml_tensor_create_uninitialized(shapeml_memory* memory, shapeml_dtype dtype, size_t rank,
+                                                                const int64_t* shape, shapeml_tensor** out);
+
+/** (since 0.3) Flags for shapeml_tensor_wrap(). */
+enum {
+  SHAPEML_TENSOR_READ_ONLY = 1 /**< shapeml never writes the data; the tensor is rejected as a call's output. */
+};
+
+/** (since 0.3) Called once with `user` and the wrapped data pointer when a wrapping tensor dies. */
+typedef void (*shapeml_tensor_deleter)(void* user, void* data);
+
+/**
+ * (since 0.3) Wraps a user's host buffer without copying. The tensor's
+ * element (i0, i1, ...) is at `data + sum(ik * strides[k]) * element_size`.
+ * The data need not be aligned (a call copies an unaligned input; an
+ * unaligned output is computed into aligned memory and copied back).
+ * @param dtype a SHAPEML_DTYPE_*.
+ * @param shape `rank` dimensions (may be NULL when `rank` is 0).
+ * @param strides `rank` strides in elements, or NULL for row-major. Entry
+ *        calls accept only row-major (compact) tensors.
+ * @param data the first element; may be NULL only when the tensor has no elements.
+ * @param deleter may be NULL (the caller keeps the buffer alive longer than
+ *        the tensor); otherwise called exactly once, with `deleter_user` and
+ *        `data`, when the last reference goes — only if this call succeeds:
+ *        on failure the caller still owns the buffer and the deleter is not called.
+ * @param flags 0 or SHAPEML_TENSOR_READ_ONLY.
+ * @param out receives an owned reference; NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out`, `shape` or
+ *         `data` (with elements), an unknown dtype, a negative dimension,
+ *         rank above 64, a negative stride or unknown flag bits;
+ *         RESOURCE_EXHAUSTED when the byte size overflows.
+ */
+SHAPEML_API shapeml_status* shapeml_tensor_wrap(shapeml_dtype dtype, size_t rank, const int64_t* shape, const int64_t* strides, void* data,
+                                                shapeml_tensor_deleter deleter, void* deleter_user, uint32_t flags, shapeml_tensor** out);
 
 /** Adds a reference; NULL is a no-op. */
 SHAPEML_API void shapeml_tensor_retain(shapeml_tensor* tensor);
@@ -266,62 +384,95 @@ SHAPEML_API void shapeml_tensor_retain(shapeml_tensor* tensor);
 /** Drops a reference; NULL is a no-op. */
 SHAPEML_API void shapeml_tensor_release(shapeml_tensor* tensor);
 
-/** The dtype; -1 for NULL. */
+/** @return the dtype; -1 for NULL. */
 SHAPEML_API shapeml_dtype shapeml_tensor_dtype(const shapeml_tensor* tensor);
 
-/** The rank; 0 for NULL. */
+/** @return the rank; 0 for NULL. */
 SHAPEML_API size_t shapeml_tensor_rank(const shapeml_tensor* tensor);
 
-/** The shape (`rank` entries, borrowed); NULL for NULL. */
+/** @return the shape (`rank` entries, borrowed for the tensor's life); NULL for NULL. */
 SHAPEML_API const int64_t* shapeml_tensor_shape(const shapeml_tensor* tensor);
 
-/** The first element (row-major, dense); NULL for NULL. */
+/** @return the first element (data + byte_offset); NULL for NULL or a tensor without elements.
+ *  Do not write through it when the tensor is read-only. */
 SHAPEML_API void* shapeml_tensor_data(const shapeml_tensor* tensor);
 
-/** Size of the data in bytes; 0 for NULL. */
+/** @return the size of the elements in bytes (element count * element size); 0 for NULL. */
 SHAPEML_API size_t shapeml_tensor_byte_size(const shapeml_tensor* tensor);
 
-/** A borrowed DLTensor view (valid while the tensor lives); NULL for NULL. */
+/** @return a borrowed DLTensor view (valid while the tensor lives); NULL for NULL. */
 SHAPEML_API const DLTensor* shapeml_tensor_dltensor(const shapeml_tensor* tensor);
+
+/** (since 0.3) @return the strides in elements (`rank` entries, always
+ *  explicit, borrowed for the tensor's life); NULL for NULL. */
+SHAPEML_API const int64_t* shapeml_tensor_strides(const shapeml_tensor* tensor);
+
+/** (since 0.3) @return the device the data lives on ({kDLCPU, 0} for host
+ *  tensors); {0, 0} (no valid device type) for NULL. */
+SHAPEML_API DLDevice shapeml_tensor_device(const shapeml_tensor* tensor);
+
+/** (since 0.3) @return 1 when shapeml must not write the tensor (a
+ *  read-only DLPack import, or wrapped with SHAPEML_TENSOR_READ_ONLY), 0
+ *  otherwise (also for NULL). */
+SHAPEML_API int32_t shapeml_tensor_is_read_only(const shapeml_tensor* tensor);
 
 /**
  * Exports as a legacy DLManagedTensor, zero copy. The tensor stays alive
- * until the consumer calls `(*out)->deleter(*out)`.
+ * until the consumer calls `(*out)->deleter(*out)`. The legacy struct has
+ * no flags: export a read-only tensor with the versioned function instead.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments;
+ *         FAILED_PRECONDITION for a read-only tensor (the legacy struct
+ *         cannot carry the flag, so the consumer could write it).
  */
 SHAPEML_API shapeml_status* shapeml_tensor_export_dlpack(shapeml_tensor* tensor, DLManagedTensor** out);
 
-/** Exports as a DLPack 1.0 DLManagedTensorVersioned, zero copy (same ownership rule). */
+/** Exports as a DLPack 1.x DLManagedTensorVersioned (version 1.0), zero copy (same ownership
+ *  rule). The READ_ONLY flag is set when the tensor is read-only.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments. */
 SHAPEML_API shapeml_status* shapeml_tensor_export_dlpack_versioned(shapeml_tensor* tensor, DLManagedTensorVersioned** out);
 
 /**
  * Imports a host DLManagedTensor, zero copy. On success shapeml owns it and
  * calls its deleter when the tensor dies; on failure the caller still owns it.
  * Non-CPU devices, unsupported dtypes and non-compact strides are rejected.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         descriptor (rank, shape, dtype, strides, byte_offset) or an
+ *         out-of-range device type; UNIMPLEMENTED for a non-CPU device.
  */
 SHAPEML_API shapeml_status* shapeml_tensor_import_dlpack(DLManagedTensor* managed, shapeml_tensor** out);
 
-/** Imports a DLManagedTensorVersioned (major version 1), zero copy; same rules. */
+/** Imports a DLManagedTensorVersioned (major version 1), zero copy; same rules. With
+ *  DLPACK_FLAG_BITMASK_READ_ONLY the tensor is read-only: it is rejected as a call's
+ *  output and keeps the flag when exported again.
+ *  @return as shapeml_tensor_import_dlpack(); UNIMPLEMENTED also for a major version other than 1. */
 SHAPEML_API shapeml_status* shapeml_tensor_import_dlpack_versioned(DLManagedTensorVersioned* managed, shapeml_tensor** out);
 
-/** Reads a NumPy .npy file (C order, little-endian f4/f8/i4/i8/b1). */
+/** Reads a NumPy .npy file (C order, little-endian f4/f8/i4/i8/b1) into `*out` (owned).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or a
+ *          malformed file; NOT_FOUND when there is no file; IO_ERROR when it
+ *          cannot be read; UNIMPLEMENTED for a dtype or order shapeml lacks. */
 SHAPEML_API shapeml_status* shapeml_tensor_load_npy(const char* path, shapeml_memory* memory, shapeml_tensor** out);
 
-/** Writes a NumPy .npy file (version 1.0 header). */
+/** Writes a NumPy .npy file (version 1.0 header).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments; IO_ERROR when the file cannot be written. */
 SHAPEML_API shapeml_status* shapeml_tensor_save_npy(const shapeml_tensor* tensor, const char* path);
 
-/** The arrays of a NumPy .npz archive (stored or deflated entries). */
+/** The arrays of a NumPy .npz archive (stored or deflated entries).
+ *  Thread-safe: immutable after loading. */
 typedef struct shapeml_npz shapeml_npz;
 
-/** Reads every array of an .npz archive. */
+/** Reads every array of an .npz archive into `*out` (owned; release with shapeml_npz_release()).
+ *  @return as shapeml_tensor_load_npy(). */
 SHAPEML_API shapeml_status* shapeml_npz_load(const char* path, shapeml_memory* memory, shapeml_npz** out);
 
-/** Number of arrays; 0 for NULL. */
+/** @return the number of arrays; 0 for NULL. */
 SHAPEML_API size_t shapeml_npz_count(const shapeml_npz* npz);
 
-/** Name of array `index` (without `.npy`), borrowed; NULL when out of range. */
+/** @return the name of array `index` (without `.npy`), borrowed from the archive; NULL when out of range. */
 SHAPEML_API const char* shapeml_npz_name(const shapeml_npz* npz, size_t index);
 
-/** A new reference to the array called `name`; NOT_FOUND names the available ones. */
+/** A new reference to the array called `name` in `*out`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments; NOT_FOUND (naming the available arrays). */
 SHAPEML_API shapeml_status* shapeml_npz_get(const shapeml_npz* npz, const char* name, shapeml_tensor** out);
 
 /** Drops the archive; tensors taken from it stay valid. NULL is a no-op. */
@@ -335,7 +486,9 @@ SHAPEML_API void shapeml_npz_release(shapeml_npz* npz);
  *  object (also in libshapeml_runtime). */
 /**@{*/
 
-/** A reference-counted module. */
+/** A reference-counted module. Thread-safe: every function may be called on
+ *  the same module from any number of threads at once (a JIT module compiles
+ *  a new binding without blocking calls of bindings already compiled). */
 typedef struct shapeml_module shapeml_module;
 
 /** Code generation targets. */
@@ -350,16 +503,27 @@ typedef struct shapeml_module_options {
   size_t struct_size;     /**< sizeof(shapeml_module_options). */
   shapeml_memory* memory; /**< Where outputs are allocated; NULL: host. Retained by the module. */
   shapeml_target target;  /**< JIT target. */
+  /** (since 0.3) Most specializations a JIT module keeps compiled at once
+   *  (all entries together); 0 means the default, 64. When a new binding
+   *  would exceed it, the least recently used specialization that no call is
+   *  running is evicted (its machine code freed) and recompiled when needed
+   *  again. While every cached one is running, the cache grows past the
+   *  capacity by at most the number of concurrent calls. AOT specializations
+   *  are never evicted and do not count. */
+  size_t specialization_cache_capacity;
 } shapeml_module_options;
 
 /** Default module options. */
-#define SHAPEML_MODULE_OPTIONS_INIT {sizeof(shapeml_module_options), NULL, SHAPEML_TARGET_NATIVE}
+#define SHAPEML_MODULE_OPTIONS_INIT {sizeof(shapeml_module_options), NULL, SHAPEML_TARGET_NATIVE, 0}
 
 /**
  * Checks and JIT-compiles `source`. Every function is an entry point,
  * specialized and compiled on its first call for each binding of its shape
  * variables (then cached). A program with errors returns CHECK_FAILED whose
- * message holds the rendered diagnostics.
+ * message holds the rendered diagnostics. Only in libshapeml.so.
+ * @param out receives an owned reference; NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         `struct_size` or an unknown target; CHECK_FAILED.
  */
 SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, const char* name, const char* source, size_t length,
                                                    const shapeml_module_options* options, shapeml_module** out);
@@ -367,7 +531,13 @@ SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, con
 /**
  * Loads an ahead-of-time compiled module (`shapemlc build`). A file that is
  * not a shapeml module, or was built for another module ABI, is an error that
- * says so.
+ * says so. Loading runs the object's code: load only trusted paths.
+ * @param out receives an owned reference; NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         `struct_size`, a file that is not a shapeml module or whose
+ *         manifest is malformed; NOT_FOUND when there is no file; IO_ERROR
+ *         when it cannot be read; INCOMPATIBLE_MODULE when it was built for
+ *         another module ABI version.
  */
 SHAPEML_API shapeml_status* shapeml_module_load(const char* path, const shapeml_module_options* options, shapeml_module** out);
 
@@ -375,6 +545,11 @@ SHAPEML_API shapeml_status* shapeml_module_load(const char* path, const shapeml_
  * Compiles `source` ahead of time into a shared object at `out_path`.
  * `bindings` lists the specializations, separated by `;`, each
  * `ENTRY:VAR=VALUE,VAR=VALUE` (e.g. "mlp:B=4,S=128,D=256,F=1024").
+ * Only in libshapeml.so. Since 0.3, prefer shapeml_module_build(), which
+ * takes the bindings as arrays.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *         target or a malformed binding list; NOT_FOUND for an unknown
+ *         entry; CHECK_FAILED; INTERNAL when code generation or linking fails.
  */
 SHAPEML_API shapeml_status* shapeml_module_build_shared_object(shapeml_context* context, const char* name, const char* source, size_t length,
                                                                const char* bindings, shapeml_target target, const char* out_path);
@@ -385,13 +560,14 @@ SHAPEML_API void shapeml_module_retain(shapeml_module* module);
 /** Drops a reference; NULL is a no-op. */
 SHAPEML_API void shapeml_module_release(shapeml_module* module);
 
-/** Number of entry points; 0 for NULL. */
+/** @return the number of entry points; 0 for NULL. */
 SHAPEML_API size_t shapeml_module_entry_count(const shapeml_module* module);
 
-/** Name of entry `index`, borrowed; NULL when out of range. */
+/** @return the name of entry `index`, borrowed from the module; NULL when out of range. */
 SHAPEML_API const char* shapeml_module_entry_name(const shapeml_module* module, size_t index);
 
-/** Looks up `entry`: its number of inputs and outputs. NOT_FOUND lists the entries. */
+/** Looks up `entry`: its number of inputs and outputs (either pointer may be NULL).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL module or entry; NOT_FOUND (listing the entries). */
 SHAPEML_API shapeml_status* shapeml_module_lookup(const shapeml_module* module, const char* entry, size_t* num_inputs, size_t* num_outputs);
 
 /**
@@ -400,9 +576,246 @@ SHAPEML_API shapeml_status* shapeml_module_lookup(const shapeml_module* module, 
  * and the `where` constraints checked (INVALID_ARGUMENT naming the input,
  * dimension, constraint and values). On success `outputs[0..num_outputs)`
  * receive new tensors (owned by the caller); on failure they are set to NULL.
+ * Equivalent to shapeml_entry_call() with default options.
+ * @return as shapeml_entry_call(); also NOT_FOUND for an unknown entry.
  */
 SHAPEML_API shapeml_status* shapeml_module_call(shapeml_module* module, const char* entry, shapeml_tensor* const* inputs, size_t num_inputs,
                                                 shapeml_tensor** outputs, size_t num_outputs);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Capabilities (since 0.3)
+ *  What this library can do, so that a binding does not probe for symbols. */
+/**@{*/
+
+/** Filled by shapeml_get_capabilities(). */
+typedef struct shapeml_capabilities {
+  size_t struct_size;          /**< Set by the caller: sizeof(shapeml_capabilities). */
+  uint32_t abi_major;          /**< SHAPEML_VERSION_MAJOR of the library. */
+  uint32_t abi_minor;          /**< SHAPEML_VERSION_MINOR of the library (which symbols and fields exist). */
+  uint32_t abi_patch;          /**< SHAPEML_VERSION_PATCH of the library. */
+  uint32_t module_abi_version; /**< The compiled-module ABI version this library loads (shapeml_module_load). */
+  int32_t jit;                 /**< 1 when shapeml_module_compile() works (libshapeml.so), 0 otherwise. */
+  int32_t aot_build;           /**< 1 when shapeml_module_build() works (libshapeml.so), 0 otherwise. */
+  int32_t cuda_plugin;         /**< 1 when the CUDA plugin can be loaded; 0 in this release (there is none yet). */
+} shapeml_capabilities;
+
+/** Initializer for shapeml_capabilities. */
+#define SHAPEML_CAPABILITIES_INIT {sizeof(shapeml_capabilities), 0, 0, 0, 0, 0, 0, 0}
+
+/** Fills `*out` (caller sets struct_size; a shorter struct gets its prefix).
+ *  @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_get_capabilities(shapeml_capabilities* out);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Module and entry introspection (since 0.3)
+ *  An entry point as a handle, resolved once, that describes its signature
+ *  and is called without looking its name up again. */
+/**@{*/
+
+/** An entry point of a module. Borrowed from the module: valid while the
+ *  module lives (hold a module reference as long as you use its entries);
+ *  never released. Thread-safe like its module. */
+typedef struct shapeml_entry shapeml_entry;
+
+/** @return the module's name (from its source or manifest), borrowed; NULL for NULL. */
+SHAPEML_API const char* shapeml_module_name(const shapeml_module* module);
+
+/** @return the code-generation target the module was built for, e.g.
+ *  "x86-64" or "znver3" (borrowed); "" when the manifest names none; NULL for NULL. */
+SHAPEML_API const char* shapeml_module_target(const shapeml_module* module);
+
+/** Resolves entry `name` into `*out` (borrowed from the module).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments; NOT_FOUND (listing the entries). */
+SHAPEML_API shapeml_status* shapeml_module_get_entry(const shapeml_module* module, const char* name, shapeml_entry** out);
+
+/** Entry `index` (0 .. shapeml_module_entry_count() - 1) in `*out` (borrowed).
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or an index out of range. */
+SHAPEML_API shapeml_status* shapeml_module_get_entry_at(const shapeml_module* module, size_t index, shapeml_entry** out);
+
+/** @return the entry's name (borrowed); NULL for NULL. */
+SHAPEML_API const char* shapeml_entry_name(const shapeml_entry* entry);
+
+/** @return the number of parameters (inputs); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_param_count(const shapeml_entry* entry);
+
+/** @return the number of results (outputs); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_result_count(const shapeml_entry* entry);
+
+/** @return the number of shape variables (`dims`); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_shape_variable_count(const shapeml_entry* entry);
+
+/** @return shape variable `index` in declaration order (borrowed); NULL for NULL or out of range. */
+SHAPEML_API const char* shapeml_entry_shape_variable(const shapeml_entry* entry, size_t index);
+
+/** @return the number of `where` constraints; 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_constraint_count(const shapeml_entry* entry);
+
+/** @return `where` constraint `index` as text in the language's syntax, e.g.
+ *  "(= (mod D 4) 0)" (borrowed); NULL for NULL or out of range. */
+SHAPEML_API const char* shapeml_entry_constraint(const shapeml_entry* entry, size_t index);
+
+/** Which side of an entry's signature a tensor is on. */
+typedef int32_t shapeml_io_kind;
+enum { SHAPEML_IO_PARAM = 0, SHAPEML_IO_RESULT = 1 };
+
+/** The type of one parameter or result, filled by shapeml_entry_get_tensor_info(). Strings are borrowed from the module. */
+typedef struct shapeml_tensor_info {
+  size_t struct_size;   /**< Set by the caller: sizeof(shapeml_tensor_info). */
+  const char* name;     /**< The parameter's name; "" for a result. */
+  shapeml_dtype dtype;  /**< Element type. */
+  int32_t device_type;  /**< DLDeviceType (kDLCPU, kDLCUDA). */
+  int32_t device_id;    /**< Device ordinal. */
+  size_t rank;          /**< Number of dimensions. */
+  const char* type;     /**< The whole type as text, e.g. "(tensor f32 (B (* 2 N)) host)". */
+} shapeml_tensor_info;
+
+/** Initializer for shapeml_tensor_info. */
+#define SHAPEML_TENSOR_INFO_INIT {sizeof(shapeml_tensor_info), NULL, 0, 0, 0, 0, NULL}
+
+/** Fills `*out` (caller sets struct_size) with parameter or result `index`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *          kind, an index out of range or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_entry_get_tensor_info(const shapeml_entry* entry, shapeml_io_kind kind, size_t index,
+                                                          shapeml_tensor_info* out);
+
+/** What a symbolic dimension is. */
+typedef int32_t shapeml_dim_kind;
+enum {
+  SHAPEML_DIM_CONSTANT = 0,   /**< A number, e.g. 4. */
+  SHAPEML_DIM_VARIABLE = 1,   /**< A lone shape variable, e.g. B. */
+  SHAPEML_DIM_EXPRESSION = 2  /**< Anything else, e.g. (* 2 N) or (+ N 1). */
+};
+
+/** One dimension of a parameter or result, filled by shapeml_entry_get_dim(). Strings are borrowed from the module. */
+typedef struct shapeml_dim_info {
+  size_t struct_size;    /**< Set by the caller: sizeof(shapeml_dim_info). */
+  shapeml_dim_kind kind; /**< SHAPEML_DIM_*. */
+  int64_t value;         /**< The value of a constant; 0 otherwise. */
+  const char* variable;  /**< The variable's name when kind is VARIABLE; NULL otherwise. */
+  const char* text;      /**< The dimension polynomial in canonical text, e.g. "4", "B", "(* 2 N)". */
+} shapeml_dim_info;
+
+/** Initializer for shapeml_dim_info. */
+#define SHAPEML_DIM_INFO_INIT {sizeof(shapeml_dim_info), 0, 0, NULL, NULL}
+
+/** Fills `*out` (caller sets struct_size) with dimension `dim` of parameter or result `index`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *          kind, an index or dimension out of range or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_entry_get_dim(const shapeml_entry* entry, shapeml_io_kind kind, size_t index, size_t dim,
+                                                  shapeml_dim_info* out);
+
+/** @return the number of ahead-of-time specializations the module holds for
+ *  this entry (from its manifest; JIT-made ones are not counted); 0 for NULL. */
+SHAPEML_API size_t shapeml_entry_aot_specialization_count(const shapeml_entry* entry);
+
+/** The binding of AOT specialization `index`: writes the value of every shape
+ *  variable, in the order of shapeml_entry_shape_variable(), into `values`.
+ *  @param num_values must equal shapeml_entry_shape_variable_count().
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an index out
+ *          of range or a wrong `num_values`. */
+SHAPEML_API shapeml_status* shapeml_entry_get_aot_specialization(const shapeml_entry* entry, size_t index, int64_t* values,
+                                                                 size_t num_values);
+
+/**
+ * Makes sure a specialization for the given binding exists (warm-up): a JIT
+ * module compiles it now if it has not; an AOT module checks that it holds
+ * it. `names[i]` = `values[i]` for every shape variable, each exactly once.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
+ *         or repeated variable, a missing one, a value < 1 or a violated
+ *         `where` constraint; NOT_FOUND when an AOT module lacks the binding;
+ *         RESOURCE_EXHAUSTED when a shape of the binding is too large;
+ *         UNIMPLEMENTED when the entry cannot be compiled for the CPU;
+ *         INTERNAL when code generation fails.
+ */
+SHAPEML_API shapeml_status* shapeml_entry_specialize(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
+
+/** Options for shapeml_entry_call(). Initialize with SHAPEML_CALL_OPTIONS_INIT. */
+typedef struct shapeml_call_options {
+  size_t struct_size;     /**< sizeof(shapeml_call_options). */
+  /** Where outputs and intermediates made by the runtime (aligned copies of
+   *  inputs and outputs) are allocated; NULL: the module's resource. Memory
+   *  the generated CPU code allocates for its own temporaries still comes
+   *  from the C heap in this release. */
+  shapeml_memory* memory;
+  /** Caller-provided outputs, one per result, or NULL to allocate new ones.
+   *  Each must have the result's dtype and exact shape (evaluated under the
+   *  binding of this call), live on the host, be row-major, not be read-only
+   *  and not overlap any input. The results are written into them. */
+  shapeml_tensor* const* outputs;
+  /** Reserved for the GPU back end (the device to run on): must be 0 for now. */
+  int32_t device_index;
+  /** Reserved for the GPU back end (a cudaStream_t): must be NULL for now. */
+  void* stream;
+} shapeml_call_options;
+
+/** Default call options. */
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL}
+
+/**
+ * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
+ * shapeml_module_call() (dtype, rank, shape, device, `where`). Without
+ * caller-provided outputs, `outputs[0 .. num_outputs)` receive new tensors
+ * (owned by the caller); with them (options->outputs), `outputs` may be NULL,
+ * or else receives a new reference to each provided tensor. On failure every
+ * `outputs[i]` is set to NULL and provided outputs may hold partial results.
+ * @param options may be NULL for defaults.
+ * @param num_outputs must equal shapeml_entry_result_count().
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         `struct_size`, a non-zero device_index or stream, wrong input or
+ *         output counts, an input or provided output of the wrong dtype,
+ *         rank, shape or device, a non-row-major one, an output that overlaps
+ *         an input, or a violated `where` constraint; FAILED_PRECONDITION for
+ *         a read-only provided output; NOT_FOUND when an AOT module has no
+ *         specialization for the binding; UNIMPLEMENTED for an entry that
+ *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
+ *         cannot be allocated or a shape is too large; INTERNAL when code
+ *         generation fails.
+ */
+SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* entry, shapeml_tensor* const* inputs, size_t num_inputs,
+                                               shapeml_tensor** outputs, size_t num_outputs, const shapeml_call_options* options);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Ahead-of-time builds with options (since 0.3, libshapeml.so only) */
+/**@{*/
+
+/** One specialization to build: entry `entry` with `names[i]` = `values[i]`
+ *  for every one of its shape variables. Its layout is frozen (an array element). */
+typedef struct shapeml_binding {
+  const char* entry;         /**< The entry point's name. */
+  size_t count;              /**< Number of names and values. */
+  const char* const* names;  /**< Shape variable names. */
+  const int64_t* values;     /**< Their values (>= 1). */
+} shapeml_binding;
+
+/** Options for shapeml_module_build(). Initialize with SHAPEML_BUILD_OPTIONS_INIT. */
+typedef struct shapeml_build_options {
+  size_t struct_size;               /**< sizeof(shapeml_build_options). */
+  shapeml_target target;            /**< Code generation target. */
+  const shapeml_binding* bindings;  /**< The specializations to build. */
+  size_t num_bindings;              /**< At least 1. */
+} shapeml_build_options;
+
+/** Default build options (portable x86-64, no bindings yet). */
+#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0}
+
+/**
+ * Checks `source` and compiles the specializations in `options` ahead of time
+ * into a shared object at `out_path`, loadable by shapeml_module_load() in
+ * either library.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
+ *         `struct_size`, an unknown target, no bindings, a binding with an
+ *         unknown, repeated or missing variable, a value < 1, a violated
+ *         `where` constraint, or two equal bindings; NOT_FOUND for an unknown
+ *         entry; CHECK_FAILED; IO_ERROR when `out_path` cannot be written;
+ *         RESOURCE_EXHAUSTED when a shape is too large; UNIMPLEMENTED for an
+ *         entry that is not a CPU program; UNAVAILABLE when the system linker
+ *         is missing; INTERNAL when code generation fails.
+ */
+SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const char* name, const char* source, size_t length,
+                                                 const shapeml_build_options* options, const char* out_path);
 /**@}*/
 
 #ifdef SHAPEML_UNSTABLE_API
@@ -420,7 +833,8 @@ typedef struct shapeml_unstable_check_stats {
   double total_seconds;    /**< Parse + check time. */
 } shapeml_unstable_check_stats;
 
-/** Fills `*out` with the statistics of `result`. */
+/** Fills `*out` (caller sets struct_size) with the statistics of `result`.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or a bad `struct_size`. */
 SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_check_result* result, shapeml_unstable_check_stats* out);
 /**@}*/
 #endif

@@ -12,7 +12,6 @@ PACKAGES=(
   libmlir-19-dev mlir-19-tools       # CPU code generation
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
   libcli11-dev                       # shapemlc's per-subcommand command line (header-only)
-  libdlpack-dev                      # DLPack 0.6 header (legacy DLManagedTensor)
   zlib1g-dev                         # deflate entries of .npz checkpoints
   abigail-tools                      # ABI snapshot check (abidw/abidiff)
   coq                                # mechanized metatheory in proofs/

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "abi/struct_reader.h"
 #include "capi/status.h"
 #include "driver/frontend.h"
 
@@ -29,14 +30,22 @@ const check::CheckOptions& context_check_options(const shapeml_context* c) { ret
 }  // namespace shapeml::capi
 
 namespace {
-// Reads min(struct_size, known) bytes of a caller's struct into a zeroed copy.
-template <class T>
-bool read_struct(const T* in, T& out) {
-  std::memset(&out, 0, sizeof out);
-  if (in->struct_size < sizeof(size_t)) return false;
-  std::memcpy(&out, in, std::min(in->struct_size, sizeof(T)));
-  return true;
-}
+// Field ends of the structs this file reads or writes (abi/struct_reader.h).
+#define END(T, f) SHAPEML_FIELD_END(T, f)
+constexpr std::initializer_list<size_t> kContextOptionsEnds = {END(shapeml_context_options, struct_size),
+                                                               END(shapeml_context_options, obligation_timeout_ms),
+                                                               sizeof(shapeml_context_options)};
+constexpr std::initializer_list<size_t> kDiagnosticEnds = {
+    END(shapeml_diagnostic, struct_size), END(shapeml_diagnostic, code),     END(shapeml_diagnostic, severity),
+    END(shapeml_diagnostic, message),     END(shapeml_diagnostic, file),     END(shapeml_diagnostic, line),
+    END(shapeml_diagnostic, column),      END(shapeml_diagnostic, end_line), END(shapeml_diagnostic, end_column),
+    END(shapeml_diagnostic, offset),      END(shapeml_diagnostic, length),   END(shapeml_diagnostic, expected),
+    END(shapeml_diagnostic, actual),      END(shapeml_diagnostic, counterexample_count), END(shapeml_diagnostic, note_count)};
+constexpr std::initializer_list<size_t> kStatsEnds = {
+    END(shapeml_unstable_check_stats, struct_size), END(shapeml_unstable_check_stats, obligations),
+    END(shapeml_unstable_check_stats, syntactic),   END(shapeml_unstable_check_stats, z3_queries),
+    END(shapeml_unstable_check_stats, z3_seconds),  END(shapeml_unstable_check_stats, total_seconds)};
+#undef END
 }  // namespace
 
 extern "C" {
@@ -46,9 +55,9 @@ SHAPEML_API shapeml_status* shapeml_context_create(const shapeml_context_options
     if (!out) return null_arg("shapeml_context_create", "out");
     *out = nullptr;
     shapeml_context_options o = SHAPEML_CONTEXT_OPTIONS_INIT;
-    if (options && !read_struct(options, o))
-      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, "shapeml_context_create: options->struct_size is " + std::to_string(options->struct_size) +
-                                                              "; set it to sizeof(shapeml_context_options)");
+    o.obligation_timeout_ms = 0;  // a caller's short struct leaves the default (2000) below
+    if (options && !shapeml::abi::read_versioned(*options, o, kContextOptionsEnds))
+      return shapeml::capi::bad_struct_size("shapeml_context_create", "options", options->struct_size, sizeof o, kContextOptionsEnds);
     auto* c = new shapeml_context;
     c->options.obligation_timeout_ms = o.obligation_timeout_ms ? o.obligation_timeout_ms : 2000;
     *out = c;
@@ -105,8 +114,8 @@ SHAPEML_API shapeml_status* shapeml_check_result_get_diagnostic(const shapeml_ch
     const char* fn = "shapeml_check_result_get_diagnostic";
     if (!r) return null_arg(fn, "result");
     if (!out) return null_arg(fn, "out");
-    if (out->struct_size < sizeof(size_t))
-      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": out->struct_size is not set; use SHAPEML_DIAGNOSTIC_INIT");
+    if (!shapeml::abi::acceptable_struct_size(out->struct_size, sizeof(shapeml_diagnostic), kDiagnosticEnds) || out->struct_size < sizeof(size_t))
+      return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof(shapeml_diagnostic), kDiagnosticEnds);
     const auto& all = r->result.diags.all();
     if (index >= all.size()) return bad_index(fn, index, all.size());
     const auto& d = all[index];
@@ -128,7 +137,7 @@ SHAPEML_API shapeml_status* shapeml_check_result_get_diagnostic(const shapeml_ch
     full.actual = d.actual.c_str();
     full.counterexample_count = d.counterexample.size();
     full.note_count = d.notes.size();
-    std::memcpy(out, &full, std::min(out->struct_size, sizeof full));
+    shapeml::abi::write_versioned(full, out, kDiagnosticEnds);
     return nullptr;
   });
 }
@@ -180,11 +189,10 @@ SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_ch
     const char* fn = "shapeml_unstable_check_result_stats";
     if (!r) return null_arg(fn, "result");
     if (!out) return null_arg(fn, "out");
-    if (out->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": out->struct_size is not set");
     const auto& s = r->result.stats;
-    shapeml_unstable_check_stats full{out->struct_size, s.solver.obligations, s.solver.syntactic, s.solver.z3_queries, s.solver.z3_seconds,
+    shapeml_unstable_check_stats full{sizeof full, s.solver.obligations, s.solver.syntactic, s.solver.z3_queries, s.solver.z3_seconds,
                                       s.parse_seconds + s.check_seconds};
-    std::memcpy(out, &full, std::min(out->struct_size, sizeof full));
+    if (!shapeml::abi::write_versioned(full, out, kStatsEnds)) return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof full, kStatsEnds);
     return nullptr;
   });
 }

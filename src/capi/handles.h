@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,29 @@ struct shapeml_npz {
   std::vector<shapeml::runtime::NpzEntry> entries;
 };
 
+// An entry point's handle: its signature plus every string the ABI hands out
+// about it, made once (borrowed by callers for the module's lifetime).
+struct shapeml_entry {
+  struct Dim {
+    shapeml_dim_kind kind;
+    int64_t value;
+    std::string variable, text;
+  };
+  struct Io {
+    std::string name, type;
+    std::vector<Dim> dims;
+  };
+  shapeml_module* owner = nullptr;
+  const shapeml::runtime::EntrySig* sig = nullptr;
+  std::vector<Io> params, results;
+};
+
 struct shapeml_module {
   std::atomic<int64_t> refs{1};
   std::shared_ptr<shapeml::runtime::Module> module;
+  // Entry handles, made on first use (any thread) by capi::entries_of().
+  std::once_flag entries_once;
+  std::vector<std::unique_ptr<shapeml_entry>> entries;
 };
 
 namespace shapeml::capi {
@@ -37,12 +58,17 @@ inline runtime::Tensor* tensor_of(shapeml_tensor* t) { return reinterpret_cast<r
 inline const runtime::Tensor* tensor_of(const shapeml_tensor* t) { return reinterpret_cast<const runtime::Tensor*>(t); }
 inline shapeml_tensor* handle_of(runtime::TensorRef&& t) { return reinterpret_cast<shapeml_tensor*>(t.detach()); }
 
-/// A runtime Status as a C ABI status (NULL when ok); the codes are equal.
-inline shapeml_status* to_status(const runtime::Status& s) {
-  if (s.ok()) return nullptr;
-  return make_status(static_cast<shapeml_status_code>(s.code()), s.message());
-}
-
 inline runtime::MemoryResourcePtr memory_of(shapeml_memory* m) { return m ? m->mr : runtime::host_memory_resource(); }
+
+/// The module's entry handles, made once (thread-safe). Throws only
+/// std::bad_alloc (callers run inside the guard).
+const std::vector<std::unique_ptr<shapeml_entry>>& entries_of(shapeml_module* m);
+
+/// Reads a caller's shapeml_module_options with the struct_size reader:
+/// defaults for NULL, INVALID_ARGUMENT naming `fn` for a bad struct_size.
+shapeml_status* read_module_options(const char* fn, const shapeml_module_options* in, shapeml_module_options& out);
+
+/// A new module handle (one reference) over `m`.
+shapeml_module* new_module_handle(std::shared_ptr<runtime::Module> m);
 
 }  // namespace shapeml::capi

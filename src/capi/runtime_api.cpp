@@ -99,7 +99,8 @@ SHAPEML_API shapeml_status* shapeml_memory_get_statistics(const shapeml_memory* 
     const char* fn = "shapeml_memory_get_statistics";
     if (!memory) return null_arg(fn, "memory");
     if (!out) return null_arg(fn, "out");
-    if (out->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": out->struct_size is not set");
+    if (!rt::statistics_size_ok(out->struct_size))
+      return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof(shapeml_memory_statistics), rt::kStatisticsFieldEnds);
     if (!memory->mr->statistics(out))
       return make_status(SHAPEML_STATUS_NOT_FOUND, std::string(fn) + ": this resource keeps no statistics (wrap it in a statistics adaptor)");
     return nullptr;
@@ -142,6 +143,65 @@ SHAPEML_API shapeml_status* shapeml_tensor_create_copy(shapeml_memory* memory, s
   });
 }
 
+SHAPEML_API shapeml_status* shapeml_tensor_create_uninitialized(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape,
+                                                                shapeml_tensor** out) {
+  return guarded("shapeml_tensor_create_uninitialized", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_tensor_create_uninitialized";
+    if (!out) return null_arg(fn, "out");
+    *out = nullptr;
+    if (rank && !shape) return null_arg(fn, "shape");
+    if (auto* s = check_dtype(fn, dtype)) return s;
+    return finish_tensor(
+        rt::Tensor::create(static_cast<types::DType>(dtype), std::span<const int64_t>(shape, rank), memory_of(memory), /*zero=*/false), out);
+  });
+}
+
+SHAPEML_API shapeml_status* shapeml_tensor_wrap(shapeml_dtype dtype, size_t rank, const int64_t* shape, const int64_t* strides, void* data,
+                                                shapeml_tensor_deleter deleter, void* deleter_user, uint32_t flags, shapeml_tensor** out) {
+  return guarded("shapeml_tensor_wrap", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_tensor_wrap";
+    if (!out) return null_arg(fn, "out");
+    *out = nullptr;
+    if (rank && !shape) return null_arg(fn, "shape");
+    if (auto* s = check_dtype(fn, dtype)) return s;
+    if (flags & ~static_cast<uint32_t>(SHAPEML_TENSOR_READ_ONLY))
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown flag bits " + std::to_string(flags & ~1u) +
+                                                              " (only SHAPEML_TENSOR_READ_ONLY is defined)");
+    if (rank > static_cast<size_t>(rt::kMaxRank))
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": rank " + std::to_string(rank) + " is above " + std::to_string(rt::kMaxRank));
+    bool empty = false;
+    for (size_t i = 0; i < rank; ++i) empty |= shape[i] == 0;
+    if (!data && !empty) return null_arg(fn, "data");
+    if (strides)
+      for (size_t i = 0; i < rank; ++i)
+        if (strides[i] < 0)
+          return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": stride " + std::to_string(i) + " is negative (" +
+                                                                  std::to_string(strides[i]) + ")");
+    struct Owner {
+      shapeml_tensor_deleter deleter;
+      void* user;
+      void* data;
+    };
+    rt::TensorDeleter del;
+    std::unique_ptr<Owner> owner;
+    if (deleter) {
+      owner = std::make_unique<Owner>(Owner{deleter, deleter_user, data});
+      del.ctx = owner.get();
+      del.fn = [](void* ctx) {
+        std::unique_ptr<Owner> o(static_cast<Owner*>(ctx));
+        o->deleter(o->user, o->data);
+      };
+    }
+    auto r = rt::Tensor::borrow(static_cast<types::DType>(dtype), std::span<const int64_t>(shape, rank),
+                                strides ? std::span<const int64_t>(strides, rank) : std::span<const int64_t>(), data, types::Device::host(), del);
+    if (!r.ok()) return make_status(static_cast<shapeml_status_code>(r.status().code()), std::string(fn) + ": " + r.status().message());
+    owner.release();  // the tensor owns it now
+    (*r)->set_read_only((flags & SHAPEML_TENSOR_READ_ONLY) != 0);
+    *out = handle_of(std::move(r).value());
+    return nullptr;
+  });
+}
+
 SHAPEML_API void shapeml_tensor_retain(shapeml_tensor* t) {
   if (t) tensor_of(t)->retain();
 }
@@ -161,6 +221,20 @@ SHAPEML_API void* shapeml_tensor_data(const shapeml_tensor* t) { return t ? tens
 SHAPEML_API size_t shapeml_tensor_byte_size(const shapeml_tensor* t) { return t ? tensor_of(t)->nbytes() : 0; }
 
 SHAPEML_API const DLTensor* shapeml_tensor_dltensor(const shapeml_tensor* t) { return t ? &tensor_of(t)->dl() : nullptr; }
+
+SHAPEML_API const int64_t* shapeml_tensor_strides(const shapeml_tensor* t) { return t ? tensor_of(t)->dl().strides : nullptr; }
+
+SHAPEML_API DLDevice shapeml_tensor_device(const shapeml_tensor* t) {
+  if (!t) {
+    DLDevice none;
+    none.device_type = static_cast<DLDeviceType>(0);
+    none.device_id = 0;
+    return none;
+  }
+  return tensor_of(t)->dl().device;
+}
+
+SHAPEML_API int32_t shapeml_tensor_is_read_only(const shapeml_tensor* t) { return t && tensor_of(t)->is_read_only() ? 1 : 0; }
 
 SHAPEML_API shapeml_status* shapeml_tensor_export_dlpack(shapeml_tensor* t, DLManagedTensor** out) {
   return guarded("shapeml_tensor_export_dlpack", [&]() -> shapeml_status* {
@@ -277,16 +351,11 @@ SHAPEML_API shapeml_status* shapeml_module_load(const char* path, const shapeml_
     if (!out) return null_arg(fn, "out");
     *out = nullptr;
     if (!path) return null_arg(fn, "path");
-    shapeml_module_options o = SHAPEML_MODULE_OPTIONS_INIT;
-    if (options) {
-      if (options->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->struct_size is not set");
-      std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
-    }
+    shapeml_module_options o;
+    if (auto* st = shapeml::capi::read_module_options(fn, options, o)) return st;
     auto r = rt::Module::load(path, memory_of(o.memory));
     if (!r.ok()) return to_status(r.status());
-    auto* m = new shapeml_module;
-    m->module = r.value();
-    *out = m;
+    *out = shapeml::capi::new_module_handle(r.value());
     return nullptr;
   });
 }
@@ -334,17 +403,18 @@ SHAPEML_API shapeml_status* shapeml_module_call(shapeml_module* m, const char* e
     if (!entry) return null_arg(fn, "entry");
     if (num_inputs && !inputs) return null_arg(fn, "inputs");
     if (num_outputs && !outputs) return null_arg(fn, "outputs");
-    const auto* e = m->module->manifest().find(entry);
-    if (e && num_outputs != e->returns.size())
-      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": `" + entry + "` returns " + std::to_string(e->returns.size()) +
+    shapeml_entry* e = nullptr;
+    for (const auto& x : shapeml::capi::entries_of(m))
+      if (x->sig->name == entry) e = x.get();
+    if (!e) {
+      std::string have;
+      for (const auto& x : m->module->manifest().entries) have += (have.empty() ? "" : ", ") + x.name;
+      return make_status(SHAPEML_STATUS_NOT_FOUND, m->module->origin() + ": no entry `" + entry + "` (entries: " + (have.empty() ? "none" : have) + ")");
+    }
+    if (num_outputs != e->sig->returns.size())
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": `" + entry + "` returns " + std::to_string(e->sig->returns.size()) +
                                                               " tensor(s) but num_outputs is " + std::to_string(num_outputs));
-    std::vector<rt::Tensor*> in(num_inputs);
-    for (size_t i = 0; i < num_inputs; ++i) in[i] = inputs[i] ? tensor_of(inputs[i]) : nullptr;
-    std::vector<rt::TensorRef> out;
-    auto st = m->module->call(entry, std::span<rt::Tensor* const>(in.data(), in.size()), out);
-    if (!st.ok()) return to_status(st);
-    for (size_t i = 0; i < num_outputs && i < out.size(); ++i) outputs[i] = handle_of(std::move(out[i]));
-    return nullptr;
+    return shapeml_entry_call(e, inputs, num_inputs, outputs, num_outputs, nullptr);
   });
 }
 

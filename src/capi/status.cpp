@@ -1,25 +1,25 @@
 #include "capi/status.h"
 
-#include <cstdio>
+#include "abi/struct_reader.h"
 
 namespace shapeml::capi {
 
-namespace {
-shapeml_status* static_oom() {
-  // Constructed once; never freed (shapeml_status_free skips it).
-  static shapeml_status* s = new (std::nothrow) shapeml_status{SHAPEML_STATUS_OUT_OF_MEMORY, "out of memory"};
-  return s;
+shapeml_status* out_of_memory_status() noexcept {
+  // A static object, not a heap one, so it exists even when memory is gone
+  // ("out of memory" fits std::string's inline buffer: no allocation).
+  // Never freed (shapeml_status_free skips it).
+  static shapeml_status s{SHAPEML_STATUS_RESOURCE_EXHAUSTED, "out of memory"};
+  return &s;
 }
-}  // namespace
 
-shapeml_status* out_of_memory_status() { return static_oom(); }
+shapeml_status* make_status(shapeml_status_code code, std::string message) noexcept {
+  shapeml_status* s = new (std::nothrow) shapeml_status{code, std::move(message)};
+  return s ? s : out_of_memory_status();
+}
 
-shapeml_status* make_status(shapeml_status_code code, std::string message) {
-  try {
-    return new shapeml_status{code, std::move(message)};
-  } catch (...) {
-    return static_oom();
-  }
+shapeml_status* bad_struct_size(const char* fn, const char* what, size_t size, size_t known, std::initializer_list<size_t> field_ends) {
+  return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + what + "->struct_size is " +
+                                                          abi::accepted_sizes_text(size, known, field_ends));
 }
 
 }  // namespace shapeml::capi
@@ -45,19 +45,19 @@ SHAPEML_API void shapeml_status_free(shapeml_status* s) {
   if (s && s != shapeml::capi::out_of_memory_status()) delete s;
 }
 
-SHAPEML_API const char* shapeml_status_code_name(shapeml_status_code code) {
-  switch (code) {
-    case SHAPEML_STATUS_OK: return "OK";
-    case SHAPEML_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case SHAPEML_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    case SHAPEML_STATUS_NOT_FOUND: return "NOT_FOUND";
-    case SHAPEML_STATUS_IO_ERROR: return "IO_ERROR";
-    case SHAPEML_STATUS_CHECK_FAILED: return "CHECK_FAILED";
-    case SHAPEML_STATUS_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case SHAPEML_STATUS_UNAVAILABLE: return "UNAVAILABLE";
-    case SHAPEML_STATUS_INTERNAL: return "INTERNAL";
+SHAPEML_API const char* shapeml_status_code_name(shapeml_status_code code) { return shapeml::runtime::status_code_name(code); }
+
+SHAPEML_API shapeml_status* shapeml_status_create(shapeml_status_code code, const char* message) {
+  if (code == SHAPEML_STATUS_OK) return nullptr;
+  const char* m = message ? message : "";
+  try {
+    if (code < 0 || code >= shapeml::runtime::kStatusCodeCount)
+      return shapeml::capi::make_status(SHAPEML_STATUS_INVALID_ARGUMENT,
+                                        "shapeml_status_create: unknown status code " + std::to_string(code) + " (message: " + m + ")");
+    return shapeml::capi::make_status(code, m);
+  } catch (...) {
+    return shapeml::capi::out_of_memory_status();
   }
-  return "UNKNOWN";
 }
 
 }  // extern "C"

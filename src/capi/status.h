@@ -1,10 +1,13 @@
-// The C ABI's status object and the guard that keeps C++ exceptions from
-// crossing the boundary. Only src/capi knows about the C ABI.
+// The C ABI's status object. The guard that keeps C++ exceptions from
+// crossing the boundary is the runtime's one guard (runtime::guarded), made
+// to return `shapeml_status*` by the ErrorAs specialization below; the code
+// names come from the runtime's one table. Only src/capi knows about the C ABI.
 #pragma once
 #define SHAPEML_UNSTABLE_API
 #include <new>
 #include <string>
 
+#include "runtime/status.h"
 #include "shapeml.h"
 
 struct shapeml_status {
@@ -14,27 +17,36 @@ struct shapeml_status {
 
 namespace shapeml::capi {
 
-/// Allocates a status; on allocation failure returns a static OOM status
-/// (which shapeml_status_free recognizes and does not free).
-shapeml_status* make_status(shapeml_status_code code, std::string message);
-shapeml_status* out_of_memory_status();
+/// Allocates a status; on allocation failure returns the static
+/// RESOURCE_EXHAUSTED status (never NULL, which would mean success), which
+/// shapeml_status_free recognizes and does not free. Never throws.
+shapeml_status* make_status(shapeml_status_code code, std::string message) noexcept;
+shapeml_status* out_of_memory_status() noexcept;
 
-/// Runs `f` (returning shapeml_status*), turning any exception into a status.
-template <class F>
-shapeml_status* guarded(const char* fn, F&& f) noexcept {
+/// A runtime Status as a C ABI status (NULL when ok); the codes are equal.
+inline shapeml_status* to_status(const runtime::Status& s) noexcept {
+  if (s.ok()) return nullptr;
   try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return out_of_memory_status();
-  } catch (const std::exception& e) {
-    return make_status(SHAPEML_STATUS_INTERNAL, std::string(fn) + ": internal error: " + e.what());
+    return make_status(static_cast<shapeml_status_code>(s.code()), s.message());
   } catch (...) {
-    return make_status(SHAPEML_STATUS_INTERNAL, std::string(fn) + ": internal error: unknown exception");
+    return out_of_memory_status();
   }
 }
+
+using runtime::guarded;
 
 inline shapeml_status* null_arg(const char* fn, const char* arg) {
   return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": argument `" + arg + "` is NULL");
 }
 
+/// INVALID_ARGUMENT: "fn: what->struct_size is 12 (accepted: ...)".
+shapeml_status* bad_struct_size(const char* fn, const char* what, size_t size, size_t known, std::initializer_list<size_t> field_ends);
+
 }  // namespace shapeml::capi
+
+namespace shapeml::runtime {
+template <>
+struct ErrorAs<shapeml_status*> {
+  static shapeml_status* from(const Status& s) noexcept { return capi::to_status(s); }
+};
+}  // namespace shapeml::runtime

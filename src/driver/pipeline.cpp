@@ -60,10 +60,10 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
 }
 
 runtime::Result<std::shared_ptr<runtime::Module>> jit_module(ir::Module m, const lower::cpu::CpuTarget& target, const std::string& name,
-                                                             runtime::MemoryResourcePtr memory) {
+                                                             runtime::MemoryResourcePtr memory, size_t cache_capacity) {
   auto provider = std::make_unique<jit::JitCodeProvider>(std::move(m), target);
   std::string manifest = provider->manifest();
-  return runtime::Module::create(manifest, std::move(provider), name, std::move(memory));
+  return runtime::Module::create(manifest, std::move(provider), name, std::move(memory), cache_capacity);
 }
 
 namespace {

@@ -48,9 +48,10 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
                                            const lower::cpu::CpuTarget& target);
 
 /// artifact (jit): a runtime module over the typed IR; each entry point is
-/// lowered and compiled on its first call for each binding.
+/// lowered and compiled on its first call for each binding. At most
+/// `cache_capacity` specializations stay compiled (0: the default, 64).
 runtime::Result<std::shared_ptr<runtime::Module>> jit_module(ir::Module m, const lower::cpu::CpuTarget& target, const std::string& name,
-                                                             runtime::MemoryResourcePtr memory = nullptr);
+                                                             runtime::MemoryResourcePtr memory = nullptr, size_t cache_capacity = 0);
 
 /// artifact (aot): every specialization lowered and compiled into one shared
 /// object at `out_path`. Specializations are validated first; two that bind

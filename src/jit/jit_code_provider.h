@@ -14,11 +14,30 @@
 
 namespace shapeml::jit {
 
+/// The status code for an error message of the CPU back end (lower/cpu
+/// reports errors as text): "internal: ..." and unrecognized failures are
+/// INTERNAL; "too many elements" and overflowing dimensions
+/// RESOURCE_EXHAUSTED; "not a CPU program" UNIMPLEMENTED; bindings that name
+/// unknown variables, miss one, are < 1 or violate a constraint
+/// INVALID_ARGUMENT; a missing function NOT_FOUND. Used by the JIT and by
+/// AOT builds, so both report the same code for the same failure.
+runtime::Status classify_compile_error(const std::string& error);
+
+/// The manifest (src/abi/compiled_entry.h) of every function of `module` as
+/// an entry, with no specialization: what a JIT module serves, and the
+/// signatures AOT build bindings are checked against.
+std::string entries_manifest(const ir::Module& module, const std::string& target);
+
 class JitCodeProvider final : public runtime::CodeProvider {
  public:
   JitCodeProvider(ir::Module module, lower::cpu::CpuTarget target);
   void* lookup(const std::string& symbol) override;
-  bool specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol, std::string& error) override;
+  bool can_specialize() const override { return true; }
+  /// Compiles through lower::cpu::CpuJit (which serializes compiles of one
+  /// module; calls of compiled code never wait for it). The compiler's error
+  /// is classified by classify_compile_error().
+  runtime::Status specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol) override;
+  void release(const std::string& symbol) override;
 
   /// The manifest of every function of the module, with no specialization
   /// (they are made on demand).

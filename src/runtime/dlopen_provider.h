@@ -1,7 +1,7 @@
 // The ahead-of-time code provider: a shared object that exports
 //   const char* shapeml_module_manifest(void);
 //   uint32_t    shapeml_module_abi_version(void);
-// and the entry symbols its manifest names (runtime/compiled_entry.h).
+// and the entry symbols its manifest names (abi/compiled_entry.h).
 #pragma once
 #include <memory>
 #include <string>
@@ -20,7 +20,7 @@ class DlopenCodeProvider final : public CodeProvider {
   ///   INVALID_ARGUMENT dlopen failed (its message is included), or the
   ///                    object is not a shapeml module (a symbol is missing),
   ///                    or its manifest function returned NULL
-  ///   UNIMPLEMENTED    the module was built for another ABI version
+  ///   INCOMPATIBLE_MODULE the module was built for another ABI version
   static Result<std::unique_ptr<DlopenCodeProvider>> open(const std::string& path);
   ~DlopenCodeProvider() override;
 

@@ -47,7 +47,7 @@ Status validate(const DLTensor& dl, const char* what) {
     return invalid_argument(std::string(what) + ": ndim " + std::to_string(dl.ndim) + " is out of range [0, " +
                             std::to_string(kMaxRank) + "]");
   if (dl.ndim > 0 && !dl.shape) return invalid_argument(std::string(what) + ": shape is NULL");
-  if (dl.device.device_type != kDLCPU)
+  if (static_cast<int32_t>(dl.device.device_type) != static_cast<int32_t>(kDLCPU))
     return unimplemented(std::string(what) + ": the tensor is on device " + dl_device_str(dl.device) +
                          "; this runtime imports host (kDLCPU) tensors only");
   if (!from_dl_dtype(dl.dtype))
@@ -91,6 +91,9 @@ Result<TensorRef> import(Managed* m, const char* what, bool read_only) {
 Result<DLManagedTensor*> to_dlpack(const TensorRef& t) {
   return guarded("to_dlpack", [&]() -> Result<DLManagedTensor*> {
     if (!t) return invalid_argument("to_dlpack: tensor is NULL");
+    if (t->is_read_only())
+      return failed_precondition("to_dlpack: the tensor is read-only and the legacy DLManagedTensor cannot say so (a consumer "
+                                 "could write it); export it as a DLManagedTensorVersioned, which carries the READ_ONLY flag");
     return Export<DLManagedTensor>::make(t);
   });
 }

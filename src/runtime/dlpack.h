@@ -1,11 +1,10 @@
 // DLPack import and export for host tensors, zero copy, in both flavours:
-// the legacy DLManagedTensor (DLPack 0.6, Debian's header) and the versioned
-// DLManagedTensorVersioned of DLPack 1.0 (runtime/dlpack_versioned.h).
+// the legacy DLManagedTensor (DLPack 0.x) and the versioned
+// DLManagedTensorVersioned of DLPack 1.0 (declared in include/shapeml_dlpack.h).
 // Ownership rules: docs/design/dlpack.md.
 #pragma once
-#include <dlpack/dlpack.h>
+#include "shapeml_dlpack.h"
 
-#include "runtime/dlpack_versioned.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 
@@ -14,7 +13,8 @@ namespace shapeml::runtime {
 /// Exports `t` without copying. The returned managed tensor holds a reference
 /// to `t` (its data stays valid) until the consumer calls its deleter, exactly
 /// once. Its shape and strides arrays belong to the managed tensor (strides
-/// are always explicit).
+/// are always explicit). A read-only tensor is FAILED_PRECONDITION (the
+/// legacy struct has no flags to say so).
 Result<DLManagedTensor*> to_dlpack(const TensorRef& t);
 
 /// As to_dlpack, versioned: version {1, 0}; flags READ_ONLY when `t` is

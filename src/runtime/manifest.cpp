@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "runtime/compiled_entry.h"
+#include "abi/compiled_entry.h"
 #include "syntax/sexpr.h"
 
 namespace shapeml::runtime {
@@ -72,9 +72,9 @@ class Parser {
         if (c.items.size() != 2 || c.items[1].kind != SExpr::Kind::Int || c.items[1].int_value < 0)
           fail(&c, "expected (abi N)");
         out.abi = static_cast<uint32_t>(c.items[1].int_value);
-        if (out.abi != kCompiledEntryAbiVersion)
-          throw ManifestError{unimplemented(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
-                                            "); this runtime reads abi " + std::to_string(kCompiledEntryAbiVersion))};
+        if (out.abi != abi::kCompiledEntryAbiVersion)
+          throw ManifestError{incompatible_module(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
+                                            "); this runtime reads abi " + std::to_string(abi::kCompiledEntryAbiVersion))};
         have_abi = true;
       } else if (head_is(c, "name")) {
         if (c.items.size() != 2) fail(&c, "expected (name NAME)");

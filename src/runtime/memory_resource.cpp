@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "abi/struct_reader.h"
+
 namespace shapeml::runtime {
 namespace {
 
@@ -161,19 +163,20 @@ void MemoryResource::deallocate(void* ptr, size_t bytes, size_t alignment, void*
 }
 
 bool MemoryResource::statistics(shapeml_memory_statistics* out) const noexcept {
-  if (!out || out->struct_size < sizeof(size_t)) return false;
+  if (!out || !statistics_size_ok(out->struct_size)) return false;
   return do_statistics(out);
 }
 
 Result<MemoryResourcePtr> MemoryResource::from_vtable(const shapeml_memory_resource& vtable, std::string name) {
   return guarded("MemoryResource::from_vtable", [&]() -> Result<MemoryResourcePtr> {
     shapeml_memory_resource vt{};
-    size_t n = vtable.struct_size < sizeof vt ? vtable.struct_size : sizeof vt;
-    if (n < offsetof(shapeml_memory_resource, deallocate) + sizeof(vt.deallocate))
+    const size_t need = SHAPEML_FIELD_END(shapeml_memory_resource, deallocate);
+    if (vtable.struct_size < need)
       return invalid_argument("memory resource: struct_size " + std::to_string(vtable.struct_size) +
-                              " is too small to hold `allocate` and `deallocate`");
-    std::memcpy(&vt, &vtable, n);
-    vt.struct_size = sizeof vt;
+                              " is too small to hold `allocate` and `deallocate` (at least " + std::to_string(need) + ")");
+    if (!abi::read_versioned(vtable, vt, kVtableFieldEnds))
+      return invalid_argument("memory resource: struct_size is " +
+                              abi::accepted_sizes_text(vtable.struct_size, sizeof vt, kVtableFieldEnds));
     if (!vt.allocate) return invalid_argument("memory resource: `allocate` is NULL");
     if (!vt.deallocate) return invalid_argument("memory resource: `deallocate` is NULL");
     return MemoryResourcePtr(std::make_shared<VtableResource>(vt, std::move(name)));
@@ -208,11 +211,11 @@ MemoryResourcePtr make_logging_adaptor(MemoryResourcePtr upstream, shapeml_log_c
 }
 
 void write_statistics(const shapeml_memory_statistics& in, shapeml_memory_statistics* out) noexcept {
-  if (!out) return;
-  size_t n = out->struct_size < sizeof in ? out->struct_size : sizeof in;
-  if (n <= sizeof(size_t)) return;
-  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t), reinterpret_cast<const char*>(&in) + sizeof(size_t),
-              n - sizeof(size_t));
+  if (out) abi::write_versioned(in, out, kStatisticsFieldEnds);
+}
+
+bool statistics_size_ok(size_t struct_size) noexcept {
+  return struct_size >= sizeof(size_t) && abi::acceptable_struct_size(struct_size, sizeof(shapeml_memory_statistics), kStatisticsFieldEnds);
 }
 
 }  // namespace shapeml::runtime

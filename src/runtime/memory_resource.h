@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "abi/struct_reader.h"
 #include "runtime/status.h"
 
 namespace shapeml::runtime {
@@ -79,8 +80,23 @@ MemoryResourcePtr make_statistics_adaptor(MemoryResourcePtr upstream);
 MemoryResourcePtr make_logging_adaptor(MemoryResourcePtr upstream, shapeml_log_callback callback, void* user,
                                        void (*user_destroy)(void*) = nullptr);
 
-/// Copies a resource's statistics into `out`, honouring out->struct_size.
+/// Copies a resource's statistics into `out`, honouring out->struct_size
+/// (nothing is written for a size that is no field boundary).
 void write_statistics(const shapeml_memory_statistics& in, shapeml_memory_statistics* out) noexcept;
+/// Whether `struct_size` is an acceptable size of shapeml_memory_statistics.
+bool statistics_size_ok(size_t struct_size) noexcept;
+
+/// Field ends of the versioned structs of shapeml_memory.h (abi/struct_reader.h).
+#define SHAPEML_VT_END(f) SHAPEML_FIELD_END(shapeml_memory_resource, f)
+inline constexpr std::initializer_list<size_t> kVtableFieldEnds = {SHAPEML_VT_END(struct_size), SHAPEML_VT_END(user), SHAPEML_VT_END(allocate),
+                                                                   SHAPEML_VT_END(deallocate), SHAPEML_VT_END(statistics), SHAPEML_VT_END(destroy)};
+#undef SHAPEML_VT_END
+#define SHAPEML_ST_END(f) SHAPEML_FIELD_END(shapeml_memory_statistics, f)
+inline constexpr std::initializer_list<size_t> kStatisticsFieldEnds = {
+    SHAPEML_ST_END(struct_size), SHAPEML_ST_END(bytes_in_use), SHAPEML_ST_END(peak_bytes_in_use), SHAPEML_ST_END(allocation_count),
+    SHAPEML_ST_END(deallocation_count), SHAPEML_ST_END(bytes_allocated_total), SHAPEML_ST_END(failed_allocation_count),
+    SHAPEML_ST_END(bytes_reserved)};
+#undef SHAPEML_ST_END
 
 }  // namespace shapeml::runtime
 #endif  /* __cplusplus */

@@ -1,5 +1,6 @@
 #include "runtime/module.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/dlopen_provider.h"
@@ -8,7 +9,7 @@
 namespace shapeml::runtime {
 
 Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text, std::unique_ptr<CodeProvider> provider,
-                                               const std::string& origin, MemoryResourcePtr memory) {
+                                               const std::string& origin, MemoryResourcePtr memory, size_t cache_capacity) {
   return guarded("Module::create", [&]() -> Result<std::shared_ptr<Module>> {
     if (!provider) return invalid_argument(origin + ": no code provider");
     auto m = parse_manifest(manifest_text, origin);
@@ -18,14 +19,19 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
     mod->origin_ = origin;
     mod->provider_ = std::move(provider);
     mod->memory_ = memory ? std::move(memory) : host_memory_resource();
+    mod->capacity_ = cache_capacity ? cache_capacity : kDefaultCacheCapacity;
     for (const EntrySig& e : mod->manifest_.entries) {
-      auto& slot = mod->cache_[e.name];
+      auto& slots = mod->cache_[e.name];
       for (const SpecializationSig& s : e.specializations) {
         void* fn = mod->provider_->lookup(s.symbol);
         if (!fn)
           return invalid_argument(origin + ": the manifest names symbol `" + s.symbol + "` for entry `" + e.name + "` (" +
                                   binding_str(e, s.bind) + "), but the module does not export it");
-        slot[s.bind] = reinterpret_cast<CompiledEntryFn>(fn);
+        auto slot = std::make_shared<Slot>();
+        slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+        slot->pinned = true;
+        slot->ready.store(true, std::memory_order_release);
+        slots[s.bind] = std::move(slot);
       }
     }
     return mod;
@@ -44,30 +50,99 @@ Result<std::shared_ptr<Module>> Module::load(const std::string& path, MemoryReso
 size_t Module::specialization_count(const std::string& entry) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(entry);
-  return it == cache_.end() ? 0 : it->second.size();
+  if (it == cache_.end()) return 0;
+  size_t n = 0;
+  for (const auto& [b, slot] : it->second) n += slot->ready.load(std::memory_order_acquire) ? 1 : 0;
+  return n;
 }
 
-Result<CompiledEntryFn> Module::find_specialization(const EntrySig& e, const Binding& b) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = cache_[e.name];
-  if (auto it = slot.find(b); it != slot.end()) return it->second;
-  std::string symbol, error;
-  if (!provider_->specialize(e.name, b, symbol, error)) {
-    if (!error.empty())
-      return Status(StatusCode::NotFound, origin_ + ": entry `" + e.name + "` could not be specialized for " + binding_str(e, b) +
-                                              ": " + error);
-    std::string have;
-    for (const auto& [bind, fn] : slot) have += std::string(have.empty() ? "" : "; ") + binding_str(e, bind);
-    return Status(StatusCode::NotFound, origin_ + ": entry `" + e.name + "` has no specialization for " + binding_str(e, b) +
-                                            " (compiled ahead of time: " + (have.empty() ? "none" : have) + ")");
+Module::Lease::~Lease() {
+  if (!s_) return;
+  std::lock_guard<std::mutex> lock(m_->mu_);
+  --s_->in_use;
+}
+
+Status Module::not_found_error(const EntrySig& e, const Binding& b) const {
+  std::string have;
+  for (const SpecializationSig& s : e.specializations) have += std::string(have.empty() ? "" : "; ") + binding_str(e, s.bind);
+  return not_found(origin_ + ": entry `" + e.name + "` has no specialization for " + binding_str(e, b) +
+                   " (compiled ahead of time: " + (have.empty() ? "none" : have) + ")");
+}
+
+// Evicts least recently used, provider-made, ready slots that no call holds
+// until the count is within the capacity (or nothing more can go).
+void Module::evict_locked() {
+  while (made_ > capacity_) {
+    std::map<Binding, std::shared_ptr<Slot>>* where = nullptr;
+    std::map<Binding, std::shared_ptr<Slot>>::iterator victim;
+    for (auto& [name, slots] : cache_)
+      for (auto it = slots.begin(); it != slots.end(); ++it) {
+        const Slot& s = *it->second;
+        if (s.pinned || s.in_use || !s.ready.load(std::memory_order_acquire)) continue;
+        if (!where || s.last_use < victim->second->last_use) where = &slots, victim = it;
+      }
+    if (!where) return;  // every one is running: grow past the capacity for now
+    std::string symbol = victim->second->symbol;
+    where->erase(victim);
+    --made_;
+    provider_->release(symbol);
   }
+}
+
+Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slots = cache_[e.name];
+    auto it = slots.find(b);
+    if (it != slots.end()) {
+      slot = it->second;
+    } else {
+      if (!provider_->can_specialize()) return not_found_error(e, b);
+      slot = std::make_shared<Slot>();
+      slots.emplace(b, slot);
+      ++made_;
+    }
+    ++slot->in_use;
+    slot->last_use = ++tick_;
+    evict_locked();
+  }
+  Lease lease(this, slot);
+  if (slot->ready.load(std::memory_order_acquire)) return Result<Lease>(std::move(lease));
+  // Once-initialization of this binding: other bindings are not blocked.
+  std::lock_guard<std::mutex> init(slot->init);
+  if (slot->ready.load(std::memory_order_acquire)) return Result<Lease>(std::move(lease));
+  if (slot->failed) return *slot->failed;
+  auto fail = [&](Status st) -> Status {
+    slot->failed = st;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slots = cache_[e.name];
+    auto it = slots.find(b);
+    if (it != slots.end() && it->second == slot) {
+      slots.erase(it);  // a later call tries again
+      --made_;
+    }
+    return st;
+  };
+  std::string symbol;
+  Status st = provider_->specialize(e.name, b, symbol);
+  if (!st.ok())
+    return fail(Status(st.code(), origin_ + ": entry `" + e.name + "` could not be specialized for " + binding_str(e, b) + ": " + st.message()));
   void* fn = provider_->lookup(symbol);
   if (!fn)
-    return internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol +
-                          "` but cannot resolve that symbol");
-  auto f = reinterpret_cast<CompiledEntryFn>(fn);
-  slot[b] = f;
-  return f;
+    return fail(internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol + "` but cannot resolve that symbol"));
+  slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+  slot->symbol = symbol;
+  slot->ready.store(true, std::memory_order_release);
+  return Result<Lease>(std::move(lease));
+}
+
+Status Module::specialize(const EntrySig& e, const Binding& b) {
+  return guarded("Module::specialize", [&]() -> Status {
+    if (Status s = check_binding(e, b); !s.ok()) return s;
+    auto lease = acquire(e, b);
+    return lease.ok() ? Status() : lease.status();
+  });
 }
 
 Status Module::call(const std::string& entry, std::span<const TensorRef> inputs, std::vector<TensorRef>& outputs) {
@@ -87,7 +162,27 @@ Status Module::call(const std::string& entry, std::span<Tensor* const> inputs, s
       for (const EntrySig& x : manifest_.entries) names += (names.empty() ? "" : ", ") + x.name;
       return not_found(origin_ + ": no entry `" + entry + "` (entries: " + (names.empty() ? "none" : names) + ")");
     }
-    std::string fn_name = "entry `" + entry + "`";
+    return call(*e, inputs, outputs, CallOptions{});
+  });
+}
+
+namespace {
+
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (!a.data() || !b.data() || !a.nbytes() || !b.nbytes()) return false;
+  auto a0 = reinterpret_cast<uintptr_t>(a.data()), b0 = reinterpret_cast<uintptr_t>(b.data());
+  return a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+}
+
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kMinAlignment == 0; }
+
+}  // namespace
+
+Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
+  return guarded("Module::call", [&]() -> Status {
+    const EntrySig* e = &entry;
+    const MemoryResourcePtr& mr = options.memory ? options.memory : memory_;
+    std::string fn_name = "entry `" + e->name + "`";
     for (const ParamSig& p : e->params)
       if (p.type.device.kind != types::Device::Kind::Host)
         return unimplemented(fn_name + ": parameter `" + p.name + "` lives on " + types::device_name(p.type.device) +
@@ -99,6 +194,9 @@ Status Module::call(const std::string& entry, std::span<Tensor* const> inputs, s
     if (inputs.size() != e->params.size())
       return invalid_argument(fn_name + " takes " + std::to_string(e->params.size()) + " input" +
                               (e->params.size() == 1 ? "" : "s") + ", got " + std::to_string(inputs.size()));
+    if (!options.outputs.empty() && options.outputs.size() != e->returns.size())
+      return invalid_argument(fn_name + " returns " + std::to_string(e->returns.size()) + " tensor(s), but " +
+                              std::to_string(options.outputs.size()) + " outputs were provided");
     std::vector<std::span<const int64_t>> shapes;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const ParamSig& p = e->params[i];
@@ -120,31 +218,69 @@ Status Module::call(const std::string& entry, std::span<Tensor* const> inputs, s
     }
     auto b = bind_shape_variables(*e, shapes);
     if (!b) return b.status();
-    auto fn = find_specialization(*e, *b);
-    if (!fn) return fn.status();
 
+    // Outputs: the caller's (checked) or new ones.
     std::vector<TensorRef> results;
     for (size_t k = 0; k < e->returns.size(); ++k) {
-      auto shape = evaluate_shape(e->returns[k].shape, *b);
+      const types::TensorType& rt = e->returns[k];
+      auto shape = evaluate_shape(rt.shape, *b);
       if (!shape) return Status(shape.status().code(), fn_name + ": result " + std::to_string(k) + ": " + shape.status().message());
-      auto t = Tensor::create(e->returns[k].dtype, *shape, memory_, /*zero=*/false);
-      if (!t) return Status(t.status().code(), fn_name + ": result " + std::to_string(k) + ": " + t.status().message());
-      results.push_back(std::move(t).value());
+      if (options.outputs.empty()) {
+        auto t = Tensor::create(rt.dtype, *shape, mr, /*zero=*/false);
+        if (!t) return Status(t.status().code(), fn_name + ": result " + std::to_string(k) + ": " + t.status().message());
+        results.push_back(std::move(t).value());
+        continue;
+      }
+      Tensor* t = options.outputs[k];
+      std::string what = fn_name + ": provided output " + std::to_string(k);
+      if (!t) return invalid_argument(what + " is NULL");
+      std::string want = "(tensor " + std::string(types::dtype_name(rt.dtype)) + " (";
+      for (size_t j = 0; j < shape->size(); ++j) want += (j ? " " : "") + std::to_string((*shape)[j]);
+      want += ") host)";
+      if (t->dtype() != rt.dtype || !std::equal(t->shape().begin(), t->shape().end(), shape->begin(), shape->end()))
+        return invalid_argument(what + " is " + t->type_str() + ", expected " + want + " (result type " + rt.str() + " with " +
+                                binding_str(*e, *b) + ")");
+      if (t->dl().device.device_type != kDLCPU)
+        return invalid_argument(what + " is on device " + dl_device_str(t->dl().device) + ", expected host");
+      if (!t->is_contiguous()) return invalid_argument(what + " is not contiguous (row-major)");
+      if (t->is_read_only()) return failed_precondition(what + " is read-only; a call writes its outputs");
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (overlaps(*t, *inputs[i]))
+          return invalid_argument(what + " overlaps input " + std::to_string(i) + " (`" + e->params[i].name +
+                                  "`); the generated code may read an input after writing an output");
+      for (size_t j = 0; j < k; ++j)
+        if (overlaps(*t, *options.outputs[j])) return invalid_argument(what + " overlaps provided output " + std::to_string(j));
+      results.push_back(TensorRef::share(t));
     }
+
+    auto lease = acquire(*e, *b);
+    if (!lease) return lease.status();
+
     std::vector<void*> buffers;
-    std::vector<TensorRef> aligned_copies;  // keeps copies alive for the call
+    std::vector<TensorRef> temporaries;  // aligned copies, alive for the call
     for (Tensor* t : inputs) {
       void* d = t->data();
-      if (reinterpret_cast<uintptr_t>(d) % kMinAlignment != 0) {
-        auto c = t->contiguous_copy(memory_);
+      if (!aligned(d)) {
+        auto c = t->contiguous_copy(mr);
         if (!c) return Status(c.status().code(), fn_name + ": aligning an input: " + c.status().message());
         d = (*c)->data();
-        aligned_copies.push_back(std::move(c).value());
+        temporaries.push_back(std::move(c).value());
       }
       buffers.push_back(d);
     }
-    for (const TensorRef& r : results) buffers.push_back(r->data());
-    (*fn)(buffers.data());
+    std::vector<std::pair<size_t, TensorRef>> copy_back;  // result index, aligned stand-in
+    for (size_t k = 0; k < results.size(); ++k) {
+      void* d = results[k]->data();
+      if (!aligned(d)) {
+        auto c = Tensor::create(results[k]->dtype(), results[k]->shape(), mr, /*zero=*/false);
+        if (!c) return Status(c.status().code(), fn_name + ": aligning output " + std::to_string(k) + ": " + c.status().message());
+        d = (*c)->data();
+        copy_back.emplace_back(k, std::move(c).value());
+      }
+      buffers.push_back(d);
+    }
+    lease->fn()(buffers.data());
+    for (auto& [k, tmp] : copy_back) std::memcpy(results[k]->data(), tmp->data(), results[k]->nbytes());
     outputs = std::move(results);
     return Status();
   });

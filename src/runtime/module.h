@@ -2,20 +2,28 @@
 // the code behind them (a CodeProvider), and the memory resource its outputs
 // come from. Module::call checks inputs against an entry's shape-polymorphic
 // signature, binds its shape variables, finds (or asks for) the matching
-// specialization, allocates the outputs and runs the machine code.
+// specialization, allocates the outputs (or checks the caller's) and runs the
+// machine code.
 //
-// Thread safety: a Module may be called from several threads at once.
+// Thread safety: a Module may be called from several threads at once. The
+// specialization cache is a map from binding to a slot, guarded by a
+// module-wide mutex that is held only to find, insert or evict a slot, never
+// while code is compiled or run. Each slot is initialized once under its own
+// mutex: a call that needs a binding being compiled waits for that binding
+// only; calls of bindings already compiled never wait for a compile.
 #pragma once
+#include <atomic>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "abi/compiled_entry.h"
 #include "runtime/code_provider.h"
-#include "runtime/compiled_entry.h"
 #include "runtime/manifest.h"
 #include "runtime/memory_resource.h"
 #include "runtime/status.h"
@@ -23,14 +31,26 @@
 
 namespace shapeml::runtime {
 
+/// Per-call options (shapeml_call_options without the ABI).
+struct CallOptions {
+  /// Outputs and the runtime's own temporaries come from here; NULL: the module's resource.
+  MemoryResourcePtr memory;
+  /// Caller-provided outputs, one per result (empty: allocate new ones).
+  std::span<Tensor* const> outputs;
+};
+
 class Module {
  public:
+  /// Default specialization cache capacity (JIT-made specializations).
+  static constexpr size_t kDefaultCacheCapacity = 64;
+
   /// A module over `provider` described by `manifest_text`. Every symbol
   /// the manifest names is resolved now (INVALID_ARGUMENT naming it when the
   /// provider lacks one). `origin` names the module in messages; `memory`
-  /// (NULL: host) is where outputs are allocated.
+  /// (NULL: host) is where outputs are allocated; `cache_capacity` (0: the
+  /// default) bounds the specializations made by the provider.
   static Result<std::shared_ptr<Module>> create(const std::string& manifest_text, std::unique_ptr<CodeProvider> provider,
-                                                const std::string& origin, MemoryResourcePtr memory = nullptr);
+                                                const std::string& origin, MemoryResourcePtr memory = nullptr, size_t cache_capacity = 0);
 
   /// Loads an ahead-of-time compiled shared object (DlopenCodeProvider).
   static Result<std::shared_ptr<Module>> load(const std::string& path, MemoryResourcePtr memory = nullptr);
@@ -38,39 +58,82 @@ class Module {
   const Manifest& manifest() const { return manifest_; }
   const std::string& origin() const { return origin_; }
   const MemoryResourcePtr& memory_resource() const { return memory_; }
+  size_t cache_capacity() const { return capacity_; }
 
   /// Runs `entry` on `inputs` (one per parameter, in order). On success
-  /// `outputs` is replaced by the results (new tensors from the module's
-  /// memory resource); on failure it is left unchanged. Errors:
-  ///   NOT_FOUND        no such entry; no specialization for the binding
-  ///                    and the provider cannot make one
-  ///   INVALID_ARGUMENT wrong input count, a NULL input, wrong dtype, rank,
-  ///                    device, non-contiguous data, a dimension that does
-  ///                    not match, a violated `where` constraint
-  ///   UNIMPLEMENTED    the entry takes or returns device tensors
-  ///   OUT_OF_MEMORY    an output could not be allocated
+  /// `outputs` is replaced by the results (new tensors from the memory
+  /// resource, or new references to the caller-provided ones); on failure it
+  /// is left unchanged. Errors:
+  ///   NOT_FOUND          no such entry; no specialization for the binding
+  ///                      and the provider cannot make one
+  ///   INVALID_ARGUMENT   wrong input count, a NULL input, wrong dtype, rank,
+  ///                      device, non-contiguous data, a dimension that does
+  ///                      not match, a violated `where` constraint; a
+  ///                      provided output of the wrong count, dtype, shape,
+  ///                      device or layout, or overlapping an input
+  ///   FAILED_PRECONDITION a read-only provided output
+  ///   UNIMPLEMENTED      the entry takes or returns device tensors
+  ///   RESOURCE_EXHAUSTED an output could not be allocated, a shape is too large
+  ///   INTERNAL           code generation failed
   /// Inputs whose data is not 64-byte aligned are copied to aligned memory
-  /// first (the compiled code requires it); contents are never modified.
+  /// first (the compiled code requires it), and unaligned provided outputs
+  /// are computed into aligned memory and copied back; inputs are never modified.
+  Status call(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options);
   Status call(const std::string& entry, std::span<const TensorRef> inputs, std::vector<TensorRef>& outputs);
   Status call(const std::string& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs);
   Status call(const std::string& entry, std::initializer_list<TensorRef> inputs, std::vector<TensorRef>& outputs) {
     return call(entry, std::span<const TensorRef>(inputs.begin(), inputs.size()), outputs);
   }
 
+  /// Makes sure `entry` has a specialization for `binding` (checked with
+  /// check_binding first): compiles it now when the provider can, else
+  /// NOT_FOUND when the module lacks it.
+  Status specialize(const EntrySig& entry, const Binding& binding);
+
   /// Number of resolved specializations of `entry` (listed in the manifest
-  /// or made by the provider since).
+  /// or made by the provider and still cached).
   size_t specialization_count(const std::string& entry) const;
 
  private:
+  struct Slot {
+    std::mutex init;                  // held while this binding is compiled
+    std::atomic<bool> ready{false};   // fn is set (release/acquire)
+    abi::CompiledEntryFn fn = nullptr;
+    std::string symbol;               // provider symbol (JIT-made only)
+    std::optional<Status> failed;     // the compile failed (seen by waiters)
+    bool pinned = false;              // from the manifest: never evicted
+    // Guarded by Module::mu_:
+    size_t in_use = 0;
+    uint64_t last_use = 0;
+  };
+  /// A slot held by a running call; evictions skip it until it is dropped.
+  class Lease {
+   public:
+    Lease(Module* m, std::shared_ptr<Slot> s) : m_(m), s_(std::move(s)) {}
+    Lease(Lease&& o) noexcept : m_(o.m_), s_(std::move(o.s_)) {}
+    Lease(const Lease&) = delete;
+    ~Lease();
+    abi::CompiledEntryFn fn() const { return s_->fn; }
+
+   private:
+    Module* m_;
+    std::shared_ptr<Slot> s_;
+  };
+
   Module() = default;
-  Result<CompiledEntryFn> find_specialization(const EntrySig& e, const Binding& b);
+  Status not_found_error(const EntrySig& e, const Binding& b) const;
+  Result<Lease> acquire(const EntrySig& e, const Binding& b);
+  void evict_locked();
 
   Manifest manifest_;
   std::string origin_;
   std::unique_ptr<CodeProvider> provider_;
   MemoryResourcePtr memory_;
+  size_t capacity_ = kDefaultCacheCapacity;
   mutable std::mutex mu_;
-  std::map<std::string, std::map<Binding, CompiledEntryFn>> cache_;  // entry -> binding -> code
+  std::map<std::string, std::map<Binding, std::shared_ptr<Slot>>> cache_;  // entry -> binding -> slot
+  size_t made_ = 0;   // slots made by the provider (counted against capacity_)
+  uint64_t tick_ = 0; // LRU clock
 };
 
 }  // namespace shapeml::runtime

@@ -1,5 +1,7 @@
 #include "runtime/shape_binding.h"
 
+#include <algorithm>
+
 #include <optional>
 #include <set>
 
@@ -129,6 +131,46 @@ Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::spa
     } catch (const types::DimOverflow&) {
       return invalid_argument("entry `" + e.name + "`: dimension arithmetic overflows 64-bit integers");
     }
+  });
+}
+
+Status check_binding(const EntrySig& e, const Binding& b) {
+  return guarded("check_binding", [&]() -> Status {
+    std::string who = "entry `" + e.name + "`";
+    for (const auto& [var, value] : b) {
+      if (std::find(e.dims.begin(), e.dims.end(), var) == e.dims.end()) {
+        std::string dims;
+        for (const std::string& d : e.dims) dims += (dims.empty() ? "" : " ") + d;
+        return invalid_argument(who + " has no shape variable `" + var + "` (its shape variables: " + (dims.empty() ? "none" : dims) + ")");
+      }
+      if (value < 1) return invalid_argument(who + ": shape variable " + var + " = " + std::to_string(value) + "; shape variables are >= 1");
+    }
+    for (const std::string& d : e.dims)
+      if (!b.count(d)) return invalid_argument(who + ": the binding does not give shape variable `" + d + "` a value");
+    for (const WhereSig& w : e.where) {
+      auto holds = w.constraint.eval(b);
+      if (holds == true) continue;
+      return invalid_argument(who + ": where constraint " + w.text + (holds ? " does not hold" : " cannot be evaluated (overflow)") +
+                              " for " + binding_str(e, b));
+    }
+    // Every tensor of the signature must be representable: the compiler
+    // rejects more than 2^56 elements, the runtime cannot allocate them.
+    auto check = [&](const types::TensorType& t, const std::string& what) -> Status {
+      int64_t n = 1;
+      for (const Poly& p : t.shape) {
+        auto v = p.eval(b);
+        if (!v) return resource_exhausted(who + ": " + what + " dimension " + p.str() + " overflows 64-bit integers for " + binding_str(e, b));
+        if (*v < 1) return invalid_argument(who + ": " + what + " dimension " + p.str() + " is " + std::to_string(*v) + " for " + binding_str(e, b));
+        if (__builtin_mul_overflow(n, *v, &n) || n > (int64_t{1} << 56))
+          return resource_exhausted(who + ": " + what + " " + t.str() + " has too many elements (more than 2^56) for " + binding_str(e, b));
+      }
+      return {};
+    };
+    for (const ParamSig& p : e.params)
+      if (Status s = check(p.type, "parameter `" + p.name + "`"); !s.ok()) return s;
+    for (size_t k = 0; k < e.returns.size(); ++k)
+      if (Status s = check(e.returns[k], "result " + std::to_string(k)); !s.ok()) return s;
+    return {};
   });
 }
 

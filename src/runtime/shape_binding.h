@@ -22,6 +22,13 @@ namespace shapeml::runtime {
 /// Failures are INVALID_ARGUMENT.
 Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::span<const int64_t>> shapes);
 
+/// Checks a binding given explicitly (shapeml_entry_specialize, AOT build
+/// options): it names only the entry's shape variables, gives every one a
+/// value >= 1, satisfies the `where` constraints (INVALID_ARGUMENT), and
+/// makes no tensor of the signature exceed 2^56 elements or overflow
+/// (RESOURCE_EXHAUSTED).
+Status check_binding(const EntrySig& e, const Binding& b);
+
 /// The concrete shape of `shape` under `b` (every variable bound).
 Result<std::vector<int64_t>> evaluate_shape(const types::Shape& shape, const Binding& b);
 

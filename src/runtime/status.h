@@ -16,18 +16,27 @@
 namespace shapeml::runtime {
 
 enum class StatusCode : int32_t {
-  Ok = 0,               // SHAPEML_STATUS_OK
-  InvalidArgument = 1,  // SHAPEML_STATUS_INVALID_ARGUMENT: bad input (shape, dtype, malformed file)
-  OutOfMemory = 2,      // SHAPEML_STATUS_OUT_OF_MEMORY
-  NotFound = 3,         // SHAPEML_STATUS_NOT_FOUND: file, entry point, specialization
-  IoError = 4,          // SHAPEML_STATUS_IO_ERROR: a file could not be read or written
-  CheckFailed = 5,      // SHAPEML_STATUS_CHECK_FAILED (compiler only)
-  Unimplemented = 6,    // SHAPEML_STATUS_UNIMPLEMENTED: valid but unsupported here
-  Unavailable = 7,      // SHAPEML_STATUS_UNAVAILABLE: a device or library is missing
-  Internal = 8,         // SHAPEML_STATUS_INTERNAL: a bug in shapeml
+  Ok = 0,                  // SHAPEML_STATUS_OK
+  InvalidArgument = 1,     // SHAPEML_STATUS_INVALID_ARGUMENT: bad input (shape, dtype, malformed file, struct_size)
+  ResourceExhausted = 2,   // SHAPEML_STATUS_RESOURCE_EXHAUSTED (== OUT_OF_MEMORY): an allocation failed, a pool or size limit
+  OutOfMemory = ResourceExhausted,  // the 0.1 name of code 2
+  NotFound = 3,            // SHAPEML_STATUS_NOT_FOUND: file, entry point, specialization
+  IoError = 4,             // SHAPEML_STATUS_IO_ERROR: a file could not be read or written
+  CheckFailed = 5,         // SHAPEML_STATUS_CHECK_FAILED (compiler only)
+  Unimplemented = 6,       // SHAPEML_STATUS_UNIMPLEMENTED: valid but unsupported here
+  Unavailable = 7,         // SHAPEML_STATUS_UNAVAILABLE: a device, plugin or library is missing
+  Internal = 8,            // SHAPEML_STATUS_INTERNAL: a bug in shapeml
+  FailedPrecondition = 9,  // SHAPEML_STATUS_FAILED_PRECONDITION: valid arguments, wrong state (read-only output)
+  IncompatibleModule = 10, // SHAPEML_STATUS_INCOMPATIBLE_MODULE: a module built for another module ABI
 };
 
-const char* status_code_name(StatusCode c);
+/// Number of codes (one past the largest).
+inline constexpr int32_t kStatusCodeCount = 11;
+
+/// The one code-name table: "INVALID_ARGUMENT"; "UNKNOWN" for a number that
+/// is no code. The C ABI's shapeml_status_code_name returns these strings.
+const char* status_code_name(int32_t code);
+inline const char* status_code_name(StatusCode c) { return status_code_name(static_cast<int32_t>(c)); }
 
 class [[nodiscard]] Status {
  public:
@@ -50,7 +59,11 @@ inline Status invalid_argument(std::string m) { return {StatusCode::InvalidArgum
 inline Status not_found(std::string m) { return {StatusCode::NotFound, std::move(m)}; }
 inline Status io_error(std::string m) { return {StatusCode::IoError, std::move(m)}; }
 inline Status unimplemented(std::string m) { return {StatusCode::Unimplemented, std::move(m)}; }
-inline Status out_of_memory(std::string m) { return {StatusCode::OutOfMemory, std::move(m)}; }
+inline Status out_of_memory(std::string m) { return {StatusCode::ResourceExhausted, std::move(m)}; }
+inline Status resource_exhausted(std::string m) { return {StatusCode::ResourceExhausted, std::move(m)}; }
+inline Status failed_precondition(std::string m) { return {StatusCode::FailedPrecondition, std::move(m)}; }
+inline Status unavailable(std::string m) { return {StatusCode::Unavailable, std::move(m)}; }
+inline Status incompatible_module(std::string m) { return {StatusCode::IncompatibleModule, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::Internal, std::move(m)}; }
 
 /// A value or the Status that explains why there is none.
@@ -77,19 +90,29 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
-/// Runs `f` (returning Status or Result<T>) and turns any exception into a
-/// status: std::bad_alloc -> OutOfMemory, anything else -> Internal naming
-/// `where`. Every public entry point of the runtime runs inside one.
+/// The status for the exception being handled (call only inside a catch
+/// block): std::bad_alloc -> RESOURCE_EXHAUSTED, anything else -> INTERNAL,
+/// the message naming `where`. Never throws: when even the message cannot be
+/// allocated the status has the right code and an empty message.
+Status status_from_current_exception(const char* where) noexcept;
+
+/// How a guarded function's return type is made from an error Status.
+/// Specialized by src/capi for `shapeml_status*`.
+template <class R>
+struct ErrorAs {
+  static R from(Status s) { return R(std::move(s)); }
+};
+
+/// The one guard: runs `f` (returning Status, Result<T> or, in src/capi,
+/// shapeml_status*) and turns any exception into an error of that type.
+/// Every public entry point of the runtime and every C ABI function runs
+/// inside one.
 template <class F>
 auto guarded(const char* where, F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::OutOfMemory, std::string(where) + ": out of memory");
-  } catch (const std::exception& e) {
-    return Status(StatusCode::Internal, std::string(where) + ": internal error: " + e.what());
   } catch (...) {
-    return Status(StatusCode::Internal, std::string(where) + ": internal error: unknown exception");
+    return ErrorAs<decltype(f())>::from(status_from_current_exception(where));
   }
 }
 

@@ -9,7 +9,7 @@
 // someone else together with a release callback (zero copy: DLPack imports,
 // user buffers).
 #pragma once
-#include <dlpack/dlpack.h>
+#include "shapeml_dlpack.h"
 
 #include <atomic>
 #include <cstddef>
@@ -25,9 +25,9 @@
 
 namespace shapeml::runtime {
 
-/// DLPack 0.8+'s kDLBool (absent from Debian's 0.6 header). shapeml's bool is
+/// DLPack's kDLBool (include/shapeml_dlpack.h). shapeml's bool is
 /// one byte: {kDLBool, 8, 1}.
-inline constexpr uint8_t kDLBoolCode = 6;
+inline constexpr uint8_t kDLBoolCode = kDLBool;
 
 /// Tensors of higher rank are rejected (DLPack has no bound; this keeps
 /// messages and stack buffers small).

@@ -902,7 +902,7 @@ TEST(Program, ConcurrentCompileAndRun) {
   auto r = check(src);
   ASSERT_TRUE(r->ok());
   cpu::CpuJit j;
-  std::vector<shapeml::runtime::CompiledEntryFn> fns(4);
+  std::vector<shapeml::abi::CompiledEntryFn> fns(4);
   std::vector<std::string> errs(4);
   {
     std::vector<std::thread> ts;
@@ -1002,7 +1002,7 @@ TEST(Aot, SharedObjectWithManifest) {
   auto manifest = reinterpret_cast<const char* (*)()>(dlsym(h, "shapeml_module_manifest"));
   ASSERT_NE(abi, nullptr);
   ASSERT_NE(manifest, nullptr);
-  EXPECT_EQ(abi(), shapeml::runtime::kCompiledEntryAbiVersion);
+  EXPECT_EQ(abi(), shapeml::abi::kCompiledEntryAbiVersion);
   std::string mf = manifest();
   EXPECT_EQ(mf, cpu::manifest_text(*r->module, specs, "x86-64"));
   EXPECT_NE(mf.find("(shapeml-module (abi 1) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
@@ -1010,7 +1010,7 @@ TEST(Aot, SharedObjectWithManifest) {
   EXPECT_NE(mf.find("(params (x (tensor f32 (N) host)) (k (tensor f32 () host)))"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(specialization (bind (N 5)) (symbol shapeml_scale_1))"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(specialization (bind (M 2)) (symbol shapeml_mm_2))"), std::string::npos) << mf;
-  auto scale5 = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_scale_1"));
+  auto scale5 = reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_scale_1"));
   ASSERT_NE(scale5, nullptr);
   alignas(64) float x[16] = {1, -2, 3, -4, 0.5f};
   alignas(64) float k[16] = {-2};

@@ -92,7 +92,7 @@ TEST(Manifest, RejectsMalformedManifestsWithPositions) {
 TEST(Manifest, RejectsOtherAbiVersionsAndMissingHeaders) {
   auto r = parse_manifest("(shapeml-module (abi 2) (name m))", "new.so");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::Unimplemented);
+  EXPECT_EQ(r.status().code(), StatusCode::IncompatibleModule);
   EXPECT_NE(r.status().message().find("(abi 2)"), std::string::npos) << r.status().message();
   EXPECT_FALSE(parse_manifest("(shapeml-module (name m))", "x").ok());
   EXPECT_FALSE(parse_manifest("(shapeml-module (abi 1))", "x").ok());

@@ -1,6 +1,7 @@
 // Module: loading hand-written AOT modules (add_module.c, bad_modules.c)
 // through the dlopen provider, and calling them.
 #include <dlfcn.h>
+#include <chrono>
 #include <gtest/gtest.h>
 #include <link.h>
 
@@ -202,7 +203,7 @@ TEST(ModuleLoad, ClearErrorsForBadModules) {
     EXPECT_NE(m.status().message().find(text), std::string::npos) << m.status().message();
   };
   check("/nonexistent/libnothing.so", StatusCode::NotFound, "/nonexistent/libnothing.so: cannot load module: No such file");
-  check(SHAPEML_TEST_BAD_ABI_MODULE, StatusCode::Unimplemented, "was built for module ABI version 2; this runtime loads version 1");
+  check(SHAPEML_TEST_BAD_ABI_MODULE, StatusCode::IncompatibleModule, "was built for module ABI version 2; this runtime loads version 1");
   check(SHAPEML_TEST_MISSING_SYMBOL_MODULE, StatusCode::InvalidArgument,
         "the manifest names symbol `shapeml_f_2` for entry `f` (N=2), but the module does not export it");
   check(SHAPEML_TEST_BAD_MANIFEST_MODULE, StatusCode::InvalidArgument, ":2:45: manifest: `M` is not a shape variable");
@@ -222,30 +223,42 @@ void add_n(void** b) {
   for (int i = 0; i < N; ++i) static_cast<float*>(b[2])[i] = static_cast<float*>(b[0])[i] + static_cast<float*>(b[1])[i];
 }
 template <int... Ns>
-constexpr std::array<CompiledEntryFn, sizeof...(Ns)> table(std::integer_sequence<int, Ns...>) {
+constexpr std::array<shapeml::abi::CompiledEntryFn, sizeof...(Ns)> table(std::integer_sequence<int, Ns...>) {
   return {&add_n<Ns>...};
 }
 constexpr auto kAdd = table(std::make_integer_sequence<int, 17>());
 
 struct FakeJit : CodeProvider {
   int* specialize_calls;
+  std::vector<std::string>* released = nullptr;
+  // When set, compiling N == block_n waits until *gate opens.
+  int64_t block_n = -1;
+  std::atomic<bool>* gate = nullptr;
+  std::atomic<bool>* compiling = nullptr;
   explicit FakeJit(int* calls) : specialize_calls(calls) {}
   void* lookup(const std::string& symbol) override {
     if (symbol.rfind("jit_add_", 0) != 0) return nullptr;
     return reinterpret_cast<void*>(kAdd[std::stoi(symbol.substr(8))]);
   }
-  bool specialize(const std::string& entry, const std::map<std::string, int64_t>& b, std::string& symbol,
-                  std::string& error) override {
+  bool can_specialize() const override { return true; }
+  Status specialize(const std::string& entry, const std::map<std::string, int64_t>& b, std::string& symbol) override {
     ++*specialize_calls;
     int64_t n = b.at("N");
-    if (n > 16) {
-      error = "N=" + std::to_string(n) + " is too large for this fake JIT";
-      return false;
+    if (n == block_n) {
+      compiling->store(true);
+      while (!gate->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    if (n > 16) return resource_exhausted("N=" + std::to_string(n) + " is too large for this fake JIT");
     symbol = "jit_add_" + std::to_string(n);
-    return true;
+    return {};
+  }
+  void release(const std::string& symbol) override {
+    if (released) released->push_back(symbol);
   }
 };
+constexpr const char* kJitManifest =
+    "(shapeml-module (abi 1) (name jit)\n"
+    "  (entry add (dims N) (where (<= N 100)) (params (x (tensor f32 (N) host)) (y (tensor f32 (N) host))) (returns (tensor f32 (N) host))))";
 }  // namespace
 
 TEST(ModuleCall, AsksTheProviderToSpecializeAndCaches) {
@@ -266,9 +279,101 @@ TEST(ModuleCall, AsksTheProviderToSpecializeAndCaches) {
   EXPECT_EQ(calls, 2);
   EXPECT_EQ((*m)->specialization_count("add"), 2u);
   Status s = (*m)->call("add", {f32({20}), f32({20})}, out);
-  EXPECT_EQ(s.code(), StatusCode::NotFound);
+  EXPECT_EQ(s.code(), StatusCode::ResourceExhausted) << "the provider's code is kept, not turned into NOT_FOUND";
   EXPECT_NE(s.message().find("could not be specialized for N=20: N=20 is too large for this fake JIT"), std::string::npos)
       << s.message();
+  EXPECT_EQ((*m)->specialization_count("add"), 2u) << "a failed binding is not cached";
+}
+
+TEST(ModuleCall, BoundedCacheEvictsLeastRecentlyUsed) {
+  int calls = 0;
+  std::vector<std::string> released;
+  auto jit = std::make_unique<FakeJit>(&calls);
+  jit->released = &released;
+  auto m = Module::create(kJitManifest, std::move(jit), "<jit>", nullptr, /*cache_capacity=*/2);
+  ASSERT_TRUE(m.ok()) << m.status().str();
+  std::vector<TensorRef> out;
+  for (int n : {3, 4, 3, 5}) ASSERT_TRUE((*m)->call("add", {f32({n}), f32({n})}, out).ok());
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ((*m)->specialization_count("add"), 2u);
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0], "jit_add_4") << "N=4 was the least recently used";
+  ASSERT_TRUE((*m)->call("add", {f32({4}), f32({4})}, out).ok());
+  EXPECT_EQ(calls, 4) << "an evicted binding is compiled again";
+}
+
+TEST(ModuleCall, ExplicitSpecializeChecksTheBinding) {
+  int calls = 0;
+  auto m = Module::create(kJitManifest, std::make_unique<FakeJit>(&calls), "<jit>");
+  ASSERT_TRUE(m.ok());
+  const EntrySig& e = (*m)->manifest().entries[0];
+  EXPECT_TRUE((*m)->specialize(e, {{"N", 6}}).ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE((*m)->specialize(e, {{"N", 6}}).ok());
+  EXPECT_EQ(calls, 1) << "already there";
+  EXPECT_EQ((*m)->specialize(e, {{"N", 0}}).code(), StatusCode::InvalidArgument);
+  EXPECT_EQ((*m)->specialize(e, {{"M", 3}}).code(), StatusCode::InvalidArgument);
+  EXPECT_EQ((*m)->specialize(e, {}).code(), StatusCode::InvalidArgument);
+  Status w = (*m)->specialize(e, {{"N", 101}});
+  EXPECT_EQ(w.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(w.message().find("(<= N 100)"), std::string::npos) << w.message();
+  EXPECT_EQ(calls, 1) << "bad bindings never reach the provider";
+}
+
+TEST(ModuleCall, CompilingANewBindingDoesNotBlockCompiledOnes) {
+  int calls = 0;
+  std::atomic<bool> gate{false}, compiling{false};
+  auto jit = std::make_unique<FakeJit>(&calls);
+  jit->block_n = 9;
+  jit->gate = &gate;
+  jit->compiling = &compiling;
+  auto m = Module::create(kJitManifest, std::move(jit), "<jit>");
+  ASSERT_TRUE(m.ok());
+  std::vector<TensorRef> out;
+  ASSERT_TRUE((*m)->call("add", {f32({3}, 1), f32({3}, 2)}, out).ok());
+  std::thread slow([&] {
+    std::vector<TensorRef> o;
+    EXPECT_TRUE((*m)->call("add", {f32({9}), f32({9})}, o).ok());
+  });
+  while (!compiling.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // N=9 is being compiled (and blocked): N=3 still runs, many times.
+  for (int k = 0; k < 100; ++k) {
+    ASSERT_TRUE((*m)->call("add", {f32({3}, 1), f32({3}, 2)}, out).ok());
+    EXPECT_EQ(out[0]->data_as<float>()[2], 3.0f + 4.0f);
+  }
+  EXPECT_FALSE(gate.load());
+  gate.store(true);
+  slow.join();
+  EXPECT_EQ((*m)->specialization_count("add"), 2u);
+}
+
+TEST(ModuleCall, CallerProvidedOutputs) {
+  auto m = Module::load(SHAPEML_TEST_ADD_MODULE);
+  ASSERT_TRUE(m.ok()) << m.status().str();
+  const EntrySig& add = *(*m)->manifest().find("add");
+  TensorRef x = f32({4}, 1), y = f32({4}, 10);
+  TensorRef o = f32({4});
+  std::vector<Tensor*> in = {x.get(), y.get()}, outs = {o.get()};
+  std::vector<TensorRef> result;
+  CallOptions opts;
+  opts.outputs = outs;
+  Status s = (*m)->call(add, in, result, opts);
+  ASSERT_TRUE(s.ok()) << s.str();
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].get(), o.get()) << "the result is the provided tensor";
+  EXPECT_EQ(o->data_as<float>()[3], 4.0f + 13.0f);
+  TensorRef wrong = f32({5});
+  std::vector<Tensor*> bad = {wrong.get()};
+  opts.outputs = bad;
+  s = (*m)->call(add, in, result, opts);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("expected (tensor f32 (4) host)"), std::string::npos) << s.message();
+  std::vector<Tensor*> alias = {x.get()};
+  opts.outputs = alias;
+  EXPECT_EQ((*m)->call(add, in, result, opts).code(), StatusCode::InvalidArgument);
+  o->set_read_only(true);
+  opts.outputs = outs;
+  EXPECT_EQ((*m)->call(add, in, result, opts).code(), StatusCode::FailedPrecondition);
 }
 
 TEST(DlopenProvider, OnlySymbolsOfTheObjectItself) {
@@ -278,5 +383,6 @@ TEST(DlopenProvider, OnlySymbolsOfTheObjectItself) {
   EXPECT_EQ((*p)->lookup("shapeml_add_5"), nullptr);
   EXPECT_EQ((*p)->lookup("malloc"), nullptr) << "a libc symbol is not the module's";
   std::string text;
-  EXPECT_FALSE((*p)->specialize("add", {{"N", 5}}, text, text)) << "AOT modules do not specialize";
+  EXPECT_FALSE((*p)->can_specialize()) << "AOT modules do not specialize";
+  EXPECT_FALSE((*p)->specialize("add", {{"N", 5}}, text).ok());
 }

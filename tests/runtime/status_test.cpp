@@ -15,6 +15,11 @@ static_assert(static_cast<int32_t>(StatusCode::CheckFailed) == SHAPEML_STATUS_CH
 static_assert(static_cast<int32_t>(StatusCode::Unimplemented) == SHAPEML_STATUS_UNIMPLEMENTED);
 static_assert(static_cast<int32_t>(StatusCode::Unavailable) == SHAPEML_STATUS_UNAVAILABLE);
 static_assert(static_cast<int32_t>(StatusCode::Internal) == SHAPEML_STATUS_INTERNAL);
+static_assert(static_cast<int32_t>(StatusCode::ResourceExhausted) == SHAPEML_STATUS_RESOURCE_EXHAUSTED);
+static_assert(static_cast<int32_t>(StatusCode::FailedPrecondition) == SHAPEML_STATUS_FAILED_PRECONDITION);
+static_assert(static_cast<int32_t>(StatusCode::IncompatibleModule) == SHAPEML_STATUS_INCOMPATIBLE_MODULE);
+static_assert(SHAPEML_STATUS_OUT_OF_MEMORY == SHAPEML_STATUS_RESOURCE_EXHAUSTED);
+static_assert(kStatusCodeCount == SHAPEML_STATUS_INCOMPATIBLE_MODULE + 1);
 
 TEST(Status, ValuesAndNames) {
   Status ok;
@@ -23,6 +28,10 @@ TEST(Status, ValuesAndNames) {
   Status e = not_found("no entry `f`");
   EXPECT_EQ(e.str(), "NOT_FOUND: no entry `f`");
   EXPECT_STREQ(status_code_name(StatusCode::Unimplemented), "UNIMPLEMENTED");
+  EXPECT_STREQ(status_code_name(StatusCode::OutOfMemory), "RESOURCE_EXHAUSTED");
+  EXPECT_STREQ(status_code_name(StatusCode::IncompatibleModule), "INCOMPATIBLE_MODULE");
+  EXPECT_STREQ(status_code_name(-1), "UNKNOWN");
+  EXPECT_STREQ(status_code_name(kStatusCodeCount), "UNKNOWN");
   Result<int> r = 5;
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(*r, 5);

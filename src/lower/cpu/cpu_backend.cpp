@@ -241,6 +241,8 @@ struct CpuJit::Impl {
   mutable std::mutex mu;
   uint64_t counter = 0;
   std::vector<std::string> notes;
+  // The code of each compiled function, so that release() can free it.
+  std::map<void*, llvm::orc::ResourceTrackerSP> trackers;
 };
 
 CpuJit::CpuJit(CpuTarget target, CompileOptions options) : impl_(std::make_unique<Impl>()) {
@@ -281,7 +283,7 @@ std::vector<std::string> CpuJit::last_notes() const {
   return impl_->notes;
 }
 
-runtime::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                          std::string& error) {
   std::lock_guard<std::mutex> l(impl_->mu);
   impl_->notes.clear();
@@ -299,16 +301,28 @@ runtime::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string&
   if (!verify(*mod, error)) return nullptr;
   optimize(*mod, *tm, impl_->options.opt_level);
   mod->setDataLayout(impl_->jit->getDataLayout());
-  if (auto err = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
+  auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
+  if (auto err = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
     error = "JIT: " + llvm::toString(std::move(err));
     return nullptr;
   }
   auto sym = impl_->jit->lookup(symbol);
   if (!sym) {
     error = "JIT: " + llvm::toString(sym.takeError());
+    llvm::consumeError(tracker->remove());
     return nullptr;
   }
-  return sym->toPtr<runtime::CompiledEntryFn>();
+  auto fn = sym->toPtr<abi::CompiledEntryFn>();
+  impl_->trackers[reinterpret_cast<void*>(fn)] = tracker;
+  return fn;
+}
+
+void CpuJit::release(abi::CompiledEntryFn fn) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  auto it = impl_->trackers.find(reinterpret_cast<void*>(fn));
+  if (it == impl_->trackers.end()) return;
+  llvm::consumeError(it->second->remove());
+  impl_->trackers.erase(it);
 }
 
 // ---- AOT -----------------------------------------------------------------------
@@ -323,7 +337,7 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
   }
   std::vector<std::string> syms(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) syms[i] = "shapeml_" + sanitize(specs[i].entry) + "_" + std::to_string(i);
-  std::string s = "(shapeml-module (abi " + std::to_string(runtime::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")";
+  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")";
   for (const auto& e : order) {
     const ir::Function* f = m.find(e);
     if (!f) continue;
@@ -393,7 +407,7 @@ bool build_object(const ir::Module& m, const std::vector<Specialization>& specs,
     auto* af = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), false), llvm::GlobalValue::ExternalLinkage,
                                       "shapeml_module_abi_version", *merged);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", af));
-    b.CreateRet(b.getInt32(runtime::kCompiledEntryAbiVersion));
+    b.CreateRet(b.getInt32(abi::kCompiledEntryAbiVersion));
   }
   set_target(*merged, *tm, td);
   if (!verify(*merged, error)) return false;

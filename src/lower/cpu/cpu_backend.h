@@ -1,6 +1,6 @@
 // The CPU back end's public C++ API: typed IR -> MLIR -> LLVM -> machine
 // code, just in time (CpuJit) or ahead of time (an object / a shared object
-// with a manifest). The generated code follows src/runtime/compiled_entry.h:
+// with a manifest). The generated code follows src/abi/compiled_entry.h:
 // one `void SYMBOL(void** buffers)` per specialization, inputs then outputs,
 // dense row-major, destination-passing style. Design and pipeline:
 // docs/design/cpu-codegen.md.
@@ -16,7 +16,7 @@
 
 #include "ir/ir.h"
 #include "lower/cpu/emit_mlir.h"
-#include "runtime/compiled_entry.h"
+#include "abi/compiled_entry.h"
 
 namespace shapeml::lower::cpu {
 
@@ -57,8 +57,11 @@ class CpuJit {
 
   /// Compiles `entry` specialized to `bindings`; null with `error` set on
   /// failure (bad bindings, a non-CPU program, an internal error).
-  runtime::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+  abi::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                    std::string& error);
+  /// Frees the machine code of a function compile() returned (no-op for any
+  /// other pointer). The caller guarantees that nothing runs it any more.
+  void release(abi::CompiledEntryFn fn);
   /// Remarks of the last compile(), e.g. a matmul strategy that fell back to
   /// plain loops.
   std::vector<std::string> last_notes() const;
@@ -68,7 +71,7 @@ class CpuJit {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The manifest text (src/runtime/compiled_entry.h) for `specs`; `symbols`
+/// The manifest text (src/abi/compiled_entry.h) for `specs`; `symbols`
 /// receives the symbol of each specialization, in order
 /// (`shapeml_<entry>_<index>`).
 std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,

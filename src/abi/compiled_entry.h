@@ -34,10 +34,10 @@
 #pragma once
 #include <cstdint>
 
-namespace shapeml::runtime {
+namespace shapeml::abi {
 
 inline constexpr uint32_t kCompiledEntryAbiVersion = 1;
 
 using CompiledEntryFn = void (*)(void** buffers);
 
-}  // namespace shapeml::runtime
+}  // namespace shapeml::abi
