@@ -1,6 +1,4 @@
 // The compiler half of the module ABI: JIT compilation and AOT builds.
-#include <algorithm>
-#include <cstring>
 
 #include "capi/handles.h"
 #include "driver/frontend.h"
@@ -50,16 +48,14 @@ SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, con
     if (!context) return null_arg(fn, "context");
     if (!source && length) return null_arg(fn, "source");
     shapeml_module_options o = SHAPEML_MODULE_OPTIONS_INIT;
-    if (options) {
-      if (options->struct_size < sizeof(size_t)) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->struct_size is not set");
-      std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
-    }
+    if (auto* st = shapeml::capi::read_module_options(fn, options, o)) return st;
     if (o.target != SHAPEML_TARGET_NATIVE && o.target != SHAPEML_TARGET_X86_64)
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(o.target) +
                                                               " in options (expected SHAPEML_TARGET_NATIVE or SHAPEML_TARGET_X86_64)");
     shapeml::check::CheckResult r;
     if (auto* st = checked(fn, context, name, source, length, r)) return st;
-    auto m = shapeml::driver::jit_module(std::move(*r.module), cpu_target(o.target), name ? name : "<source>", memory_of(o.memory));
+    auto m = shapeml::driver::jit_module(std::move(*r.module), cpu_target(o.target), name ? name : "<source>", memory_of(o.memory),
+                                         o.specialization_cache_capacity);
     if (!m.ok()) return to_status(m.status());
     auto* h = new shapeml_module;
     h->module = m.value();
