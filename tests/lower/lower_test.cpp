@@ -7,14 +7,17 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +25,7 @@
 
 #include "check/checker.h"
 #include "lower/cpu/cpu_backend.h"
+#include "lower/cpu/link_elf.h"
 #include "lower/cpu/pipeline.h"
 
 namespace cpu = shapeml::lower::cpu;
@@ -1051,6 +1055,154 @@ TEST(Aot, ErrorsAreReported) {
   EXPECT_NE(err.find("`N`"), std::string::npos) << err;
   EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {{"N", 2}}}}, {}, "/nonexistent-dir/x.so", err));
   EXPECT_FALSE(err.empty());
+}
+
+// Files in `dir` (names only), to check that a build leaves no temporaries.
+std::vector<std::string> files_in(const std::filesystem::path& dir) {
+  std::vector<std::string> r;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) r.push_back(e.path().filename().string());
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+// Sets an environment variable for one scope (nullptr: unset), restoring it after.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(const char* n, const char* value) : name(n) {
+    if (const char* o = std::getenv(n)) old = o;
+    if (value) ::setenv(n, value, 1);
+    else ::unsetenv(n);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+// Section 4 of issue 7: an AOT build needs no system C compiler. With PATH
+// pointing at an empty directory (no cc, ld, as) and SHAPEML_CC unset, the
+// .so is linked in process (LLD), loads with dlopen and computes the right
+// values: f64 exp/log (libm calls), f32 tanh (inline), a matmul (malloc'ed
+// intermediates), checked against float64 loops here.
+TEST(Aot, BuildsWithoutASystemCompiler) {
+  std::string src = R"((module nocc
+  (func f (dims N) (params (x (tensor f64 (N) host)) (y (tensor f32 (N) host)) (a (tensor f32 (N N) host)))
+    (returns (tensor f64 (N) host) (tensor f32 (N) host) (tensor f32 (N N) host))
+    (return (add (exp x) (log x)) (tanh y) (matmul (matmul a a) a)))))";
+  auto r = check(src);
+  ASSERT_TRUE(r->ok());
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-nocc-" + std::to_string(::getpid()));
+  auto empty = dir / "empty-path";
+  std::filesystem::create_directories(empty);
+  std::string so = (dir / "libnocc.so").string();
+  std::string err;
+  {
+    ScopedEnv path("PATH", empty.c_str());
+    ScopedEnv cc("SHAPEML_CC", nullptr);
+    ASSERT_TRUE(cpu::build_shared_object(*r->module, {{"f", {{"N", 6}}}}, {}, so, err)) << err;
+  }
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"empty-path", "libnocc.so"})) << "temporary files left behind";
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto fn = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+  ASSERT_NE(fn, nullptr);
+  alignas(64) double x[6] = {0.25, 1, 2.5, 7, 1e-3, 30};
+  alignas(64) float y[6] = {-3, -0.5f, 0, 0.125f, 1, 9};
+  alignas(64) float a[36];
+  for (int i = 0; i < 36; ++i) a[i] = static_cast<float>((i * 7 % 11) - 5) / 4;
+  alignas(64) double ox[6] = {};
+  alignas(64) float oy[6] = {}, oa[36] = {};
+  void* bufs[] = {x, y, a, ox, oy, oa};
+  fn(bufs);
+  for (int i = 0; i < 6; ++i) {
+    double want = std::exp(x[i]) + std::log(x[i]);
+    EXPECT_NEAR(ox[i], want, 4e-16 * std::fabs(want)) << i;
+    EXPECT_NEAR(oy[i], std::tanh(static_cast<double>(y[i])), 5e-7) << i;
+  }
+  std::vector<double> a2(36, 0.0), a3(36, 0.0);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      for (int k = 0; k < 6; ++k) a2[i * 6 + j] += static_cast<double>(a[i * 6 + k]) * a[k * 6 + j];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      for (int k = 0; k < 6; ++k) a3[i * 6 + j] += a2[i * 6 + k] * a[k * 6 + j];
+  for (int i = 0; i < 36; ++i) EXPECT_NEAR(oa[i], a3[i], 1e-5 * (1 + std::fabs(a3[i]))) << i;
+  dlclose(h);
+  // DT_NEEDED: libm (exp/log f64) and libc (malloc/free), nothing else.
+  std::string cmd = "readelf -d " + so + " 2>/dev/null | grep NEEDED";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[512];
+  std::string needed;
+  while (fgets(line, sizeof line, p)) needed += line;
+  pclose(p);
+  EXPECT_NE(needed.find("[libm.so.6]"), std::string::npos) << needed;
+  EXPECT_NE(needed.find("[libc.so.6]"), std::string::npos) << needed;
+  EXPECT_EQ(std::count(needed.begin(), needed.end(), '\n'), 2) << needed;
+  std::filesystem::remove_all(dir);
+}
+
+// The output appears atomically: a failed build leaves an existing file as it
+// was and no temporaries; a successful one replaces it.
+TEST(Aot, OutputIsReplacedAtomically) {
+  auto r = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");
+  ASSERT_TRUE(r->ok());
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-atomic-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string so = (dir / "liba.so").string();
+  { std::ofstream(so) << "keep me"; }
+  auto content = [&] {
+    std::ifstream in(so);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string err;
+  // Fails while compiling (unbound N): nothing written.
+  EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {}}}, {}, so, err));
+  EXPECT_EQ(content(), "keep me");
+  // Fails while linking (an external driver that does not exist): same.
+  EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {{"N", 4}}}}, {}, so, err, {}, (dir / "no-such-cc").string()));
+  EXPECT_NE(err.find("no-such-cc"), std::string::npos) << err;
+  EXPECT_EQ(content(), "keep me");
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"liba.so"});
+  // Succeeds: replaced by a loadable .so.
+  ASSERT_TRUE(cpu::build_shared_object(*r->module, {{"f", {{"N", 4}}}}, {}, so, err)) << err;
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"liba.so"});
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  EXPECT_NE(dlsym(h, "shapeml_f_0"), nullptr);
+  dlclose(h);
+  // A directory that does not exist: an error naming it.
+  EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {{"N", 4}}}}, {}, (dir / "nope" / "x.so").string(), err));
+  EXPECT_NE(err.find("nope"), std::string::npos) << err;
+  std::filesystem::remove_all(dir);
+}
+
+// LLD's errors become an error string: never output on stdout, never an
+// exit. A file that is not an object makes LLD fail; the process goes on and
+// the linker can be used again.
+TEST(Aot, LinkerErrorsAreReturned) {
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-lld-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string bogus = (dir / "bogus.o").string(), out = (dir / "out.so").string();
+  { std::ofstream(bogus) << "this is not an ELF object\n"; }
+  std::string err;
+  ::testing::internal::CaptureStdout();
+  bool ok = cpu::detail::link_shared_object(bogus, out, "out.so", err);
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(printed, "");
+  EXPECT_NE(err.find("LLD"), std::string::npos) << err;
+  EXPECT_NE(err.find("bogus.o"), std::string::npos) << err;
+  EXPECT_NE(err.find("error"), std::string::npos) << err;
+  // Undefined symbols that libc/libm do not define are link errors (-z defs),
+  // not a .so that fails later in dlopen.
+  auto r = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");
+  ASSERT_TRUE(r->ok());
+  std::string obj = (dir / "a.o").string();
+  ASSERT_TRUE(cpu::build_object(*r->module, {{"f", {{"N", 4}}}}, {}, obj, err)) << err;
+  EXPECT_TRUE(cpu::detail::link_shared_object(obj, out, "out.so", err)) << err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
