@@ -303,7 +303,12 @@ std::string shape_text(const std::vector<int64_t>& s) {
 
 std::string tt(DType dt, const std::vector<int64_t>& s) { return "(tensor " + ty(dt) + " " + shape_text(s) + " host)"; }
 
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+// In long double (x87: exponent range to 1e-4951), so that results that are
+// subnormal in double (sigmoid(-730) ~ 1e-317) are computed without
+// underflow; 1 / (1 + exp(-x)) in double would give 0 there.
+long double sigmoid_ld(long double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+double sigmoid(double x) { return static_cast<double>(sigmoid_ld(x)); }
+double silu(double x) { return static_cast<double>(x * sigmoid_ld(x)); }
 
 // ---- elementwise -----------------------------------------------------------------
 
@@ -325,7 +330,7 @@ std::vector<UnaryCase> float_unary() {
       {"sigmoid", -12, 12, sigmoid},
       {"relu", -3, 3, [](double x) { return std::isnan(x) || x > 0 ? x : 0; }},  // NaN propagates
       {"gelu", -6, 6, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
-      {"silu", -12, 12, [](double x) { return x * sigmoid(x); }},
+      {"silu", -12, 12, silu},
   };
 }
 
@@ -359,7 +364,12 @@ INSTANTIATE_TEST_SUITE_P(AllOps, FloatUnary,
 
 TEST(Elementwise, SpecialValues) {
   double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> xs = {0.0, -0.0, 1e-30, -1e-30, 88.0, 89.0, 100.0, -87.0, -104.0, -200.0, 1e30, -1e30, inf, -inf, nan, 1.0, -1.0};
+  // Also subnormal inputs (f32: 1e-40, 2^-149; f64: 1e-310, 2^-1074) and
+  // arguments whose exp/sigmoid/silu are subnormal (f32: -88 ... -103; f64:
+  // -710 ... -744).
+  std::vector<double> xs = {0.0, -0.0, 1e-30, -1e-30, 88.0, 89.0, 100.0, -87.0, -104.0, -200.0, 1e30, -1e30, inf, -inf, nan, 1.0, -1.0,
+                            1e-40, -1e-40, 1.401298464324817e-45, -1.401298464324817e-45, 1e-310, -1e-310, 4.9406564584124654e-324,
+                            -88.0, -90.5, -95.0, -100.0, -103.0, 95.0, 103.0, -710.0, -730.0, -744.0, 730.0};
   for (DType dt : {DType::F32, DType::F64}) {
     for (const auto& c : float_unary()) {
       std::string op = c.op;
@@ -376,9 +386,11 @@ TEST(Elementwise, SpecialValues) {
         if (op == "gelu" && std::isinf(v[0])) r = v[0] > 0 ? inf : nan;  // -inf * 0
         return dt == DType::F32 ? static_cast<double>(static_cast<float>(r)) : r;
       });
-      // Near the f32 range limits relative error grows (exp(88)); denormal
-      // results may flush to zero.
-      expect_close(out[0], want, dt == DType::F32 ? 1e-5 : 1e-13, 1e-37, op + " " + ty(dt) + " special values");
+      // Near the f32 range limits relative error grows (exp(88)). Subnormal
+      // results are not flushed to zero: within 4 units of the smallest
+      // subnormal (docs/design/subnormals.md).
+      expect_close(out[0], want, dt == DType::F32 ? 1e-5 : 1e-13, dt == DType::F32 ? 4 * 1.401298464324817e-45 : 4 * 4.9406564584124654e-324,
+                   op + " " + ty(dt) + " special values");
     }
   }
 }
