@@ -1190,6 +1190,40 @@ TEST(Aot, OutputIsReplacedAtomically) {
   std::filesystem::remove_all(dir);
 }
 
+// LLD is not reentrant: concurrent builds are serialized inside, and each
+// produces its own correct .so.
+TEST(Aot, ConcurrentBuildsAreSerialized) {
+  auto r = check("(module a (func f (dims N) (params (x (tensor f64 (N) host))) (returns (tensor f64 (N) host)) (return (exp x))))");
+  ASSERT_TRUE(r->ok());
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-conc-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  constexpr int kThreads = 4;
+  std::vector<std::string> errs(kThreads);
+  std::vector<int> oks(kThreads, 0);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      std::string so = (dir / ("lib" + std::to_string(t) + ".so")).string();
+      oks[t] = cpu::build_shared_object(*r->module, {{"f", {{"N", t + 1}}}}, {}, so, errs[t]);
+    });
+  for (auto& t : ts) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(oks[t]) << errs[t];
+    std::string so = (dir / ("lib" + std::to_string(t) + ".so")).string();
+    void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto fn = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+    ASSERT_NE(fn, nullptr);
+    alignas(64) double x[8] = {0.5, -1, 2, 3}, y[8] = {};
+    void* bufs[] = {x, y};
+    fn(bufs);
+    for (int i = 0; i <= t; ++i) EXPECT_NEAR(y[i], std::exp(x[i]), 4e-16 * std::exp(x[i])) << t << " " << i;
+    for (int i = t + 1; i < 8; ++i) EXPECT_EQ(y[i], 0.0) << "wrote past N";
+    dlclose(h);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // LLD's errors become an error string: never output on stdout, never an
 // exit. A file that is not an object makes LLD fail; the process goes on and
 // the linker can be used again.
