@@ -1241,6 +1241,37 @@ TEST(Aot, LinkerErrorsAreReturned) {
   EXPECT_NE(err.find("LLD"), std::string::npos) << err;
   EXPECT_NE(err.find("bogus.o"), std::string::npos) << err;
   EXPECT_NE(err.find("error"), std::string::npos) << err;
+  // LLD also ends a fatal error (here: a truncated ELF object) by "exiting":
+  // that must come back as an error too, and the linker must still work
+  // afterwards (link_elf.cpp cleans up LLD's context). In a child process (a
+  // death test that must exit normally with 0), in case it does not.
+  {
+    auto r0 = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");
+    ASSERT_TRUE(r0->ok());
+    std::string obj = (dir / "full.o").string(), cut = (dir / "cut.o").string();
+    ASSERT_TRUE(cpu::build_object(*r0->module, {{"f", {{"N", 4}}}}, {}, obj, err)) << err;
+    std::filesystem::copy_file(obj, cut);
+    std::filesystem::resize_file(cut, 100);  // valid ELF magic, truncated headers
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [&] {
+      std::string e1, e2, e3, e4;
+      bool ok1 = cpu::detail::link_shared_object(cut, out, "out.so", e1);
+      bool ok2 = cpu::detail::link_shared_object(obj, out, "out.so", e2);
+      bool ok3 = cpu::detail::link_shared_object(cut, out, "out.so", e3);
+      bool ok4 = cpu::detail::link_shared_object(obj, out, "out.so", e4);
+      std::fprintf(stderr, "first: %s\nsecond: %s\nfourth: %s\n", e1.c_str(), e2.c_str(), e4.c_str());
+      void* h = ok4 ? dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+      auto fn = h ? reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0")) : nullptr;
+      alignas(64) float x[4] = {1, -2, 3, -4}, y[4] = {};
+      void* bufs[] = {x, y};
+      if (fn) fn(bufs);
+      bool fine = !ok1 && !ok3 && e1.find("cut.o") != std::string::npos && e1 == e3 && ok2 && ok4 && fn && y[0] == -1 &&
+                  y[1] == 2 && y[2] == -3 && y[3] == 4;
+      std::_Exit(fine ? 0 : 1);
+    };
+    EXPECT_EXIT(child(),
+        ::testing::ExitedWithCode(0), "first: linking out.so with the in-process linker");
+  }
   // Undefined symbols that libc/libm do not define are link errors (-z defs),
   // not a .so that fails later in dlopen.
   auto r = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");

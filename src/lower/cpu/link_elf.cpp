@@ -5,6 +5,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <lld/Common/CommonLinkerContext.h>
 #include <lld/Common/Driver.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/CrashRecoveryContext.h>
@@ -61,8 +62,8 @@ std::mutex& lld_mutex() {
   static std::mutex mu;
   return mu;
 }
-// Set once LLD reports that its state may be corrupt (a crash it recovered
-// from); later links are refused rather than run on corrupt memory.
+// Set once LLD recovered from a crash (a signal), after which its memory may
+// be corrupt: later links are refused rather than run on it.
 bool lld_unusable = false;
 
 }  // namespace
@@ -89,7 +90,7 @@ bool link_shared_object(const std::string& object, const std::string& out, const
     std::lock_guard<std::mutex> lock(lld_mutex());
     if (lld_unusable) {
       error = "linking " + display_name +
-              ": the in-process linker (LLD) crashed earlier in this process and cannot run again; restart the process, or "
+              ": the in-process linker (LLD) crashed earlier in this process (a signal) and cannot run again; restart the process, or "
               "link with an external compiler driver by setting SHAPEML_CC (e.g. SHAPEML_CC=cc)";
       return false;
     }
@@ -100,10 +101,23 @@ bool link_shared_object(const std::string& object, const std::string& out, const
     // the duration of the link (and restored afterwards).
     llvm::CrashRecoveryContext::Enable();
     lld::Result r = lld::lldMain(args, out_os, err_os, {{lld::Gnu, &lld::elf::link}});
-    llvm::CrashRecoveryContext::Disable();
     out_os.flush();
     err_os.flush();
-    if (!r.canRunAgain) lld_unusable = true;
+    if (!r.canRunAgain) {
+      // lldMain does not clean up after an unwind. A fatal() ("exit" code 1,
+      // e.g. a bad input or a failed write of the output) unwound through
+      // the driver's frames and left the linker context behind: destroy it
+      // here, as lldMain does after a normal run (this runs LLD's reset of
+      // its globals), and keep the linker usable. A signal (code 128 + N)
+      // may have corrupted memory: then LLD is not run again.
+      bool fatal_error = r.retCode > 0 && r.retCode < 128;
+      if (fatal_error) {
+        llvm::CrashRecoveryContext crc;
+        fatal_error = crc.RunSafely([] { lld::CommonLinkerContext::destroy(); });
+      }
+      if (!fatal_error) lld_unusable = true;
+    }
+    llvm::CrashRecoveryContext::Disable();
     ok = r.retCode == 0;
   }
   if (ok) return true;
