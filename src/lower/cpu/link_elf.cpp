@@ -80,10 +80,11 @@ bool link_shared_object(const std::string& object, const std::string& out, const
     return false;
   }
 
-  std::vector<const char*> args = {"ld.lld",   "-shared",         "-o",      out.c_str(),       "--threads=1",        "--no-color-diagnostics",
-                                   "-z",       "defs",            "-z",      "noexecstack",     "-z",                 "relro",
-                                   "-z",       "now",             "--eh-frame-hdr", "--build-id=sha1", "--hash-style=both", object.c_str(),
-                                   "--as-needed", libm.c_str(),   libc.c_str()};
+  std::vector<const char*> args = {
+      "ld.lld", "-shared", "-o", out.c_str(), "--threads=1", "--no-color-diagnostics",  //
+      "-z", "defs", "-z", "noexecstack", "-z", "relro", "-z", "now",                     //
+      "--eh-frame-hdr", "--build-id=sha1", "--hash-style=both",                          //
+      object.c_str(), "--as-needed", libm.c_str(), libc.c_str()};
   std::string out_text, err_text;
   bool ok = false;
   {
