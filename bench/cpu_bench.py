@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """CPU benchmarks of issue "CPU backend", as ratios against PyTorch measured
-in the same run, one thread on both sides:
+in the same run, one thread on both sides (PyTorch runs in a child process
+with OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1 set before it starts, since
+torch.set_num_threads does not limit OpenBLAS; the thread counts it then
+reports are printed):
 
   1. the 2-layer MLP (B=4, S=128, D=256, F=1024, exact GELU), AOT-compiled and
      called through libshapeml_runtime.so, vs PyTorch CPU in its best
@@ -39,13 +42,15 @@ w2 = torch.rand(1024, 256, generator=g); b2 = torch.rand(256, generator=g)
 mlp = best(lambda: torch.nn.functional.gelu(x @ w1 + b1) @ w2 + b2, 30)
 a = torch.rand(512, 512, generator=g); b = torch.rand(512, 512, generator=g)
 mm = best(lambda: a @ b, 30)
-core = "unknown"
+core, blas_threads = "unknown", None
 for lib in ("libopenblas.so.0", "libopenblasp-r0.3.21.so", "libblas.so.3"):
     try:
-        f = ctypes.CDLL(lib).openblas_get_corename; f.restype = ctypes.c_char_p; core = f().decode(); break
+        L = ctypes.CDLL(lib); f = L.openblas_get_corename; f.restype = ctypes.c_char_p; core = f().decode()
+        blas_threads = L.openblas_get_num_threads(); break
     except Exception:
         pass
-print(json.dumps({"mlp_ms": mlp, "matmul_ms": mm, "core": core}))
+print(json.dumps({"mlp_ms": mlp, "matmul_ms": mm, "core": core, "blas_threads": blas_threads,
+                  "torch_threads": torch.get_num_threads()}))
 """
 
 
@@ -115,7 +120,8 @@ def main():
             print(f"  {r['coretype']:>10}: not usable here ({r['error']})")
         else:
             print(f"  {r['coretype']:>10}: kernel {r['core']:<12} MLP {r['mlp_ms']:7.2f} ms   matmul 512^3 {r['matmul_ms']:6.2f} ms "
-                  f"({flops / r['matmul_ms'] / 1e6:6.1f} GFLOP/s)")
+                  f"({flops / r['matmul_ms'] / 1e6:6.1f} GFLOP/s)   threads: torch {r.get('torch_threads')}, "
+                  f"OpenBLAS {r.get('blas_threads')} (measured)")
     res["mlp_ratio_vs_torch_best"] = res["shapeml_mlp_ms"] / best_mlp["mlp_ms"]
     res["shapeml_matmul_gflops"] = flops / res["shapeml_matmul_ms"] / 1e6
     res["torch_best_matmul_gflops"] = flops / best_mm["matmul_ms"] / 1e6

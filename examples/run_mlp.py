@@ -16,8 +16,19 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import torch
+# One thread on both sides. torch.set_num_threads(1) limits PyTorch's own
+# (OpenMP) pool but not OpenBLAS's, which sizes its pool from the environment
+# when it is loaded: so the thread variables are set before NumPy or PyTorch
+# is imported, by re-executing this script with them when they are missing.
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+if any(os.environ.get(v) != "1" for v in THREAD_VARS) and "SHAPEML_RUN_MLP_PINNED" not in os.environ:
+    env = dict(os.environ, SHAPEML_RUN_MLP_PINNED="1", **{v: "1" for v in THREAD_VARS})
+    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__)] + sys.argv[1:], env)
+
+import ctypes  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
@@ -36,6 +47,30 @@ def reference(x, w1, b1, w2, b2, dtype):
 
 def rel_err(y, ref):
     return float(np.linalg.norm((y.astype(np.float64) - ref).ravel()) / np.linalg.norm(ref.ravel()))
+
+
+def blas_threads():
+    """(threads, kernel) of every OpenBLAS loaded in this process, measured
+    (openblas_get_num_threads / openblas_get_corename), not assumed."""
+    found = []
+    with open("/proc/self/maps") as f:
+        paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and line.split()[-1].startswith("/")})
+    for p in paths:
+        if "openblas" not in os.path.basename(p).lower():
+            continue  # e.g. .../openblas-pthread/libblas.so.3, a front for libopenblas*.so
+        try:
+            lib = ctypes.CDLL(p, mode=os.RTLD_NOLOAD | os.RTLD_LOCAL)
+        except OSError:
+            continue
+        for suffix in ("", "64_"):  # NumPy wheels bundle an ILP64 OpenBLAS with suffixed symbols
+            try:
+                nthreads, corename = getattr(lib, "openblas_get_num_threads" + suffix), getattr(lib, "openblas_get_corename" + suffix)
+            except AttributeError:
+                continue
+            corename.restype = ctypes.c_char_p
+            found.append((nthreads(), corename().decode()))
+            break
+    return found
 
 
 def best_of(fn, n=20):
@@ -83,8 +118,14 @@ def main():
     print(f"  JIT via libshapeml.so:          rel. L2 error vs PyTorch f64 = {e_jit:.2e}   "
           f"check+compile+first call {first_ms:.0f} ms, then {jit_ms:.2f} ms per call")
     print(f"  AOT via libshapeml_runtime.so:  rel. L2 error vs PyTorch f64 = {e_aot:.2e}   {aot_ms:.2f} ms per call")
-    print(f"  PyTorch {torch.__version__} CPU f32 (1 thread):  rel. L2 error = {e_torch32:.2e}   {torch_ms:.2f} ms per call")
-    print(f"  time ratio shapeml AOT / PyTorch = {aot_ms / torch_ms:.2f} (calls through ctypes include copying inputs)")
+    blas = blas_threads()
+    blas_txt = ", ".join(f"OpenBLAS {k}: {n} thread{'s' if n != 1 else ''}" for n, k in blas) or "no OpenBLAS loaded"
+    threads = torch.get_num_threads()
+    one = threads == 1 and all(n == 1 for n, _ in blas)
+    print(f"  PyTorch {torch.__version__} CPU f32 ({threads} thread{'s' if threads != 1 else ''}; {blas_txt}):  "
+          f"rel. L2 error = {e_torch32:.2e}   {torch_ms:.2f} ms per call")
+    print(f"  time ratio shapeml AOT / PyTorch = {aot_ms / torch_ms:.2f} (calls through ctypes include copying inputs)"
+          + ("" if one else "  NOTE: PyTorch used more than one thread, shapeml one"))
     ok = e_jit <= TOL and e_aot <= TOL
     print(f"mlp: {'PASS' if ok else 'FAIL'} (tolerance {TOL:g})")
     return 0 if ok else 1

@@ -10,6 +10,7 @@ PACKAGES=(
   clang-19 libclang-rt-19-dev        # libFuzzer + sanitizer runtimes
   llvm-19-dev llvm-19-tools          # LLVM, lit, FileCheck
   libmlir-19-dev mlir-19-tools       # CPU code generation
+  liblld-19-dev                      # LLD as a library: AOT .so linked in process, no system C compiler needed
   libgtest-dev libgmock-dev libbenchmark-dev libcmocka-dev
   libcli11-dev                       # shapemlc's per-subcommand command line (header-only)
   zlib1g-dev                         # deflate entries of .npz checkpoints

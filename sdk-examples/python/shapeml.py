@@ -9,6 +9,14 @@ compile, build and load AOT modules, call entry points with NumPy arrays.
 Errors raise shapeml.Error with the library's status code and message.
 Tensors cross the boundary by copy here (create_copy / data); DLPack is the
 zero-copy path for frameworks that speak it.
+
+bf16 (NumPy has no bfloat16 dtype; docs/design/python-bf16.md):
+  - outputs come back as float32 by default, which holds every bf16 value
+    exactly (the bf16 bits are the high half of the float32); pass
+    bf16="bits" to Library(...) or Module.call(...) for the raw bit patterns
+    as a uint16 array instead;
+  - inputs are passed as shapeml.bf16(a): a float array is rounded to
+    nearest even (NaN stays NaN), a uint16 array is taken as raw bits.
 """
 import ctypes as C
 
@@ -16,6 +24,35 @@ import numpy as np
 
 _DTYPES = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("int32"): 3, np.dtype("int64"): 4, np.dtype("bool"): 5}
 _NP = {v: k for k, v in _DTYPES.items()}
+DTYPE_BF16 = 2
+BF16_MODES = ("float32", "bits")
+
+
+class bf16:
+    """An array to pass as a bf16 tensor. `a` is either raw bf16 bit
+    patterns (a uint16 array) or floats, rounded to the nearest bf16 (ties
+    to even, as PyTorch's .to(torch.bfloat16); NaN stays a quiet NaN)."""
+
+    def __init__(self, a):
+        a = np.asarray(a)
+        if a.dtype == np.uint16:
+            self.bits = np.require(a, requirements="C")
+        elif a.dtype.kind in "fiub":
+            u = np.require(a, np.float32, requirements="C").view(np.uint32).astype(np.uint64)
+            r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+            nan = np.isnan(np.asarray(a, np.float32))
+            self.bits = np.where(nan, (np.asarray(u >> 16, np.uint16) | np.uint16(0x0040)), r).astype(np.uint16)
+        else:
+            raise TypeError(f"cannot make bf16 from {a.dtype}")
+
+    def to_float32(self):
+        return bf16_bits_to_float32(self.bits)
+
+
+def bf16_bits_to_float32(bits):
+    """Raw bf16 bits (uint16) -> float32, exactly."""
+    b = np.asarray(bits, np.uint16)
+    return (b.astype(np.uint32) << 16).view(np.float32)
 TARGET_NATIVE, TARGET_X86_64 = 0, 1
 
 
@@ -32,7 +69,10 @@ class ModuleOptions(C.Structure):
 class Library:
     """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
 
-    def __init__(self, path):
+    def __init__(self, path, bf16="float32"):
+        if bf16 not in BF16_MODES:
+            raise ValueError(f"bf16 must be one of {BF16_MODES}")
+        self.bf16_mode = bf16
         self.lib = C.CDLL(path)
         L = self.lib
         vp, sz, i32, cp = C.c_void_p, C.c_size_t, C.c_int32, C.c_char_p
@@ -105,23 +145,39 @@ class Library:
         return Module(self, out)
 
     def tensor(self, array):
-        a = np.require(array, requirements="C")  # keeps rank 0 (ascontiguousarray makes it rank 1)
-        if a.dtype not in _DTYPES:
-            raise TypeError(f"shapeml has no dtype for {a.dtype}")
+        if isinstance(array, bf16):
+            a, code = array.bits, DTYPE_BF16
+        else:
+            a = np.require(array, requirements="C")  # keeps rank 0 (ascontiguousarray makes it rank 1)
+            if a.dtype not in _DTYPES:
+                hint = " (wrap it as shapeml.bf16(a) to pass bf16)" if a.dtype == np.uint16 else ""
+                raise TypeError(f"shapeml has no dtype for {a.dtype}{hint}")
+            code = _DTYPES[a.dtype]
         shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
         out = C.c_void_p()
-        self._check(self.lib.shapeml_tensor_create_copy(None, _DTYPES[a.dtype], a.ndim, shape, a.ctypes.data_as(C.c_void_p), a.nbytes,
+        self._check(self.lib.shapeml_tensor_create_copy(None, code, a.ndim, shape, a.ctypes.data_as(C.c_void_p), a.nbytes,
                                                         C.byref(out)))
         return out
 
-    def to_numpy(self, t):
+    def to_numpy(self, t, bf16=None):
+        """A copy of tensor `t`; bf16 as float32 (exact) or, with
+        bf16="bits", as its raw uint16 bit patterns."""
+        mode = bf16 if bf16 is not None else self.bf16_mode
+        if mode not in BF16_MODES:
+            raise ValueError(f"bf16 must be one of {BF16_MODES}")
         L = self.lib
         rank = L.shapeml_tensor_rank(t)
         shape = tuple(L.shapeml_tensor_shape(t)[i] for i in range(rank))
-        dtype = _NP[L.shapeml_tensor_dtype(t)]
+        code = L.shapeml_tensor_dtype(t)
+        dtype = np.dtype(np.uint16) if code == DTYPE_BF16 else _NP.get(code)
+        if dtype is None:
+            raise TypeError(f"shapeml dtype {code} has no NumPy equivalent in this binding")
         n = L.shapeml_tensor_byte_size(t)
         buf = (C.c_char * n).from_address(L.shapeml_tensor_data(t)) if n else b""
-        return np.frombuffer(bytes(buf), dtype=dtype).reshape(shape)
+        a = np.frombuffer(bytes(buf), dtype=dtype).reshape(shape)
+        if code == DTYPE_BF16 and mode == "float32":
+            a = bf16_bits_to_float32(a)
+        return a
 
 
 class Module:
@@ -133,7 +189,9 @@ class Module:
             self.lib.lib.shapeml_module_release(self.handle)
             self.handle = None
 
-    def call(self, entry, *arrays):
+    def call(self, entry, *arrays, bf16=None):
+        """entry(*arrays) -> tuple of NumPy arrays. bf16 outputs: see the
+        module docstring (bf16=None takes the Library's setting)."""
         L = self.lib.lib
         n_in, n_out = C.c_size_t(), C.c_size_t()
         self.lib._check(L.shapeml_module_lookup(self.handle, entry.encode(), C.byref(n_in), C.byref(n_out)))
@@ -142,7 +200,7 @@ class Module:
         out_arr = (C.c_void_p * max(n_out.value, 1))()
         try:
             self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(ins), out_arr, n_out.value))
-            return tuple(self.lib.to_numpy(out_arr[i]) for i in range(n_out.value))
+            return tuple(self.lib.to_numpy(out_arr[i], bf16) for i in range(n_out.value))
         finally:
             for t in ins:
                 L.shapeml_tensor_release(t)

@@ -18,6 +18,11 @@ dtype, must match exactly, NaN for NaN and inf of the same sign):
          (a single dot product or sum may cancel to ~0, making a relative
          error meaningless)
   exact  bitwise equality with the reference rounded to the output dtype
+  ulp    max |y - r| / ulp(r), in units in the last place of the output
+         dtype at r (np.spacing of r rounded to the dtype: below the
+         smallest normal that is the smallest subnormal, so subnormal
+         results count in their own precision); a correctly rounded result
+         is within 0.5
 Integer and bool outputs are always compared exactly.
 """
 import os
@@ -33,14 +38,20 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "sdk-examples", "python"))
 import shapeml  # noqa: E402
 
-NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
-FLOAT = ("f32", "f64")
+# bf16 results come back from the binding as float32 (exact upcast).
+NP = {"f32": np.float32, "f64": np.float64, "bf16": np.float32, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+FLOAT = ("f32", "f64", "bf16")
 
-# The binding has no NumPy dtype for bf16 (NumPy has none). Test-local shim:
-# a uint16 array carries raw bf16 bit patterns as SHAPEML_DTYPE_BF16 (= 2,
-# include/shapeml.h); only the bf16_io cases pass such arrays.
-shapeml._DTYPES[np.dtype(np.uint16)] = 2
-shapeml._NP[2] = np.dtype(np.uint16)
+
+def round_to(r64, dt):
+    """The float64 reference rounded to dtype dt (bf16: to nearest even, by
+    PyTorch), as the NumPy dtype the binding returns for dt."""
+    if dt == "bf16":
+        return torch.from_numpy(np.ascontiguousarray(r64, np.float64)).to(torch.bfloat16).float().numpy()
+    return r64.astype(NP[dt])
+
+# bf16 crosses the binding as shapeml.bf16(a) (inputs) and float32 or raw
+# uint16 bits (outputs): sdk-examples/python/shapeml.py.
 
 
 def _tensor_keeping_rank(self, array):
@@ -111,7 +122,10 @@ def result_dtypes(src, entry):
 
 # ---- reference helpers ----
 def to_torch(a):
-    """Reference inputs: floats in float64, integers in int64, bools as bools."""
+    """Reference inputs: floats in float64, integers in int64, bools as bools;
+    a shapeml.bf16 input as the float64 value of its bf16 bits (exact)."""
+    if isinstance(a, shapeml.bf16):
+        return torch.from_numpy(a.to_float32().astype(np.float64))
     a = np.asarray(a)
     if a.dtype.kind == "f":
         return torch.from_numpy(a.astype(np.float64))
@@ -138,7 +152,7 @@ def compare(y, ref, dt, metric, tol, extra=None):
         return float(np.max(np.abs(y.astype(np.int64) - ref.astype(np.int64)), initial=0)), ok
     r64 = ref.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        rc = r64.astype(NP[dt])
+        rc = round_to(r64, dt)
     y64 = y.astype(np.float64)
     bad = ~np.isfinite(rc)
     if bad.any() and not np.array_equal(y[bad], rc[bad], equal_nan=True):
@@ -161,6 +175,12 @@ def compare(y, ref, dt, metric, tol, extra=None):
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(r64 != 0, d / np.abs(r64), np.where(d == 0, 0.0, np.inf))
         e = float(rel.max())
+    elif metric == "ulp":
+        if dt == "bf16":  # 8 significant bits; smallest subnormal 2^-133
+            u = np.maximum(np.ldexp(1.0, np.frexp(np.abs(rc).astype(np.float64))[1] - 8), 2.0 ** -133)
+        else:
+            u = np.spacing(np.abs(rc)).astype(np.float64)
+        e = float((d / u).max())
     elif metric == "abs":
         e = float(d.max())
     elif metric == "close":

@@ -7,14 +7,17 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +25,7 @@
 
 #include "driver/frontend.h"
 #include "lower/cpu/cpu_backend.h"
+#include "lower/cpu/link_elf.h"
 #include "lower/cpu/pipeline.h"
 
 namespace cpu = shapeml::lower::cpu;
@@ -299,7 +303,12 @@ std::string shape_text(const std::vector<int64_t>& s) {
 
 std::string tt(DType dt, const std::vector<int64_t>& s) { return "(tensor " + ty(dt) + " " + shape_text(s) + " host)"; }
 
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+// In long double (x87: exponent range to 1e-4951), so that results that are
+// subnormal in double (sigmoid(-730) ~ 1e-317) are computed without
+// underflow; 1 / (1 + exp(-x)) in double would give 0 there.
+long double sigmoid_ld(long double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+double sigmoid(double x) { return static_cast<double>(sigmoid_ld(x)); }
+double silu(double x) { return static_cast<double>(x * sigmoid_ld(x)); }
 
 // ---- elementwise -----------------------------------------------------------------
 
@@ -321,7 +330,7 @@ std::vector<UnaryCase> float_unary() {
       {"sigmoid", -12, 12, sigmoid},
       {"relu", -3, 3, [](double x) { return std::isnan(x) || x > 0 ? x : 0; }},  // NaN propagates
       {"gelu", -6, 6, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
-      {"silu", -12, 12, [](double x) { return x * sigmoid(x); }},
+      {"silu", -12, 12, silu},
   };
 }
 
@@ -355,7 +364,12 @@ INSTANTIATE_TEST_SUITE_P(AllOps, FloatUnary,
 
 TEST(Elementwise, SpecialValues) {
   double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> xs = {0.0, -0.0, 1e-30, -1e-30, 88.0, 89.0, 100.0, -87.0, -104.0, -200.0, 1e30, -1e30, inf, -inf, nan, 1.0, -1.0};
+  // Also subnormal inputs (f32: 1e-40, 2^-149; f64: 1e-310, 2^-1074) and
+  // arguments whose exp/sigmoid/silu are subnormal (f32: -88 ... -103; f64:
+  // -710 ... -744).
+  std::vector<double> xs = {0.0, -0.0, 1e-30, -1e-30, 88.0, 89.0, 100.0, -87.0, -104.0, -200.0, 1e30, -1e30, inf, -inf, nan, 1.0, -1.0,
+                            1e-40, -1e-40, 1.401298464324817e-45, -1.401298464324817e-45, 1e-310, -1e-310, 4.9406564584124654e-324,
+                            -88.0, -90.5, -95.0, -100.0, -103.0, 95.0, 103.0, -710.0, -730.0, -744.0, 730.0};
   for (DType dt : {DType::F32, DType::F64}) {
     for (const auto& c : float_unary()) {
       std::string op = c.op;
@@ -372,9 +386,11 @@ TEST(Elementwise, SpecialValues) {
         if (op == "gelu" && std::isinf(v[0])) r = v[0] > 0 ? inf : nan;  // -inf * 0
         return dt == DType::F32 ? static_cast<double>(static_cast<float>(r)) : r;
       });
-      // Near the f32 range limits relative error grows (exp(88)); denormal
-      // results may flush to zero.
-      expect_close(out[0], want, dt == DType::F32 ? 1e-5 : 1e-13, 1e-37, op + " " + ty(dt) + " special values");
+      // Near the f32 range limits relative error grows (exp(88)). Subnormal
+      // results are not flushed to zero: within 4 units of the smallest
+      // subnormal (docs/design/subnormals.md).
+      expect_close(out[0], want, dt == DType::F32 ? 1e-5 : 1e-13, dt == DType::F32 ? 4 * 1.401298464324817e-45 : 4 * 4.9406564584124654e-324,
+                   op + " " + ty(dt) + " special values");
     }
   }
 }
@@ -1051,6 +1067,219 @@ TEST(Aot, ErrorsAreReported) {
   EXPECT_NE(err.find("`N`"), std::string::npos) << err;
   EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {{"N", 2}}}}, {}, "/nonexistent-dir/x.so", err));
   EXPECT_FALSE(err.empty());
+}
+
+// Files in `dir` (names only), to check that a build leaves no temporaries.
+std::vector<std::string> files_in(const std::filesystem::path& dir) {
+  std::vector<std::string> r;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) r.push_back(e.path().filename().string());
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+// Sets an environment variable for one scope (nullptr: unset), restoring it after.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(const char* n, const char* value) : name(n) {
+    if (const char* o = std::getenv(n)) old = o;
+    if (value) ::setenv(n, value, 1);
+    else ::unsetenv(n);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+// Section 4 of issue 7: an AOT build needs no system C compiler. With PATH
+// pointing at an empty directory (no cc, ld, as) and SHAPEML_CC unset, the
+// .so is linked in process (LLD), loads with dlopen and computes the right
+// values: f64 exp/log (libm calls), f32 tanh (inline), a matmul (malloc'ed
+// intermediates), checked against float64 loops here.
+TEST(Aot, BuildsWithoutASystemCompiler) {
+  std::string src = R"((module nocc
+  (func f (dims N) (params (x (tensor f64 (N) host)) (y (tensor f32 (N) host)) (a (tensor f32 (N N) host)))
+    (returns (tensor f64 (N) host) (tensor f32 (N) host) (tensor f32 (N N) host))
+    (return (add (exp x) (log x)) (tanh y) (matmul (matmul a a) a)))))";
+  auto r = check(src);
+  ASSERT_TRUE(r->ok());
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-nocc-" + std::to_string(::getpid()));
+  auto empty = dir / "empty-path";
+  std::filesystem::create_directories(empty);
+  std::string so = (dir / "libnocc.so").string();
+  std::string err;
+  {
+    ScopedEnv path("PATH", empty.c_str());
+    ScopedEnv cc("SHAPEML_CC", nullptr);
+    ASSERT_TRUE(cpu::build_shared_object(*r->module, {{"f", {{"N", 6}}}}, {}, so, err)) << err;
+  }
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"empty-path", "libnocc.so"})) << "temporary files left behind";
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto fn = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+  ASSERT_NE(fn, nullptr);
+  alignas(64) double x[6] = {0.25, 1, 2.5, 7, 1e-3, 30};
+  alignas(64) float y[6] = {-3, -0.5f, 0, 0.125f, 1, 9};
+  alignas(64) float a[36];
+  for (int i = 0; i < 36; ++i) a[i] = static_cast<float>((i * 7 % 11) - 5) / 4;
+  alignas(64) double ox[6] = {};
+  alignas(64) float oy[6] = {}, oa[36] = {};
+  void* bufs[] = {x, y, a, ox, oy, oa};
+  fn(bufs);
+  for (int i = 0; i < 6; ++i) {
+    double want = std::exp(x[i]) + std::log(x[i]);
+    EXPECT_NEAR(ox[i], want, 4e-16 * std::fabs(want)) << i;
+    EXPECT_NEAR(oy[i], std::tanh(static_cast<double>(y[i])), 5e-7) << i;
+  }
+  std::vector<double> a2(36, 0.0), a3(36, 0.0);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      for (int k = 0; k < 6; ++k) a2[i * 6 + j] += static_cast<double>(a[i * 6 + k]) * a[k * 6 + j];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      for (int k = 0; k < 6; ++k) a3[i * 6 + j] += a2[i * 6 + k] * a[k * 6 + j];
+  for (int i = 0; i < 36; ++i) EXPECT_NEAR(oa[i], a3[i], 1e-5 * (1 + std::fabs(a3[i]))) << i;
+  dlclose(h);
+  // DT_NEEDED: libm (exp/log f64) and libc (malloc/free), nothing else.
+  std::string cmd = "readelf -d " + so + " 2>/dev/null | grep NEEDED";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[512];
+  std::string needed;
+  while (fgets(line, sizeof line, p)) needed += line;
+  pclose(p);
+  EXPECT_NE(needed.find("[libm.so.6]"), std::string::npos) << needed;
+  EXPECT_NE(needed.find("[libc.so.6]"), std::string::npos) << needed;
+  EXPECT_EQ(std::count(needed.begin(), needed.end(), '\n'), 2) << needed;
+  std::filesystem::remove_all(dir);
+}
+
+// The output appears atomically: a failed build leaves an existing file as it
+// was and no temporaries; a successful one replaces it.
+TEST(Aot, OutputIsReplacedAtomically) {
+  auto r = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");
+  ASSERT_TRUE(r->ok());
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-atomic-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string so = (dir / "liba.so").string();
+  { std::ofstream(so) << "keep me"; }
+  auto content = [&] {
+    std::ifstream in(so);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string err;
+  // Fails while compiling (unbound N): nothing written.
+  EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {}}}, {}, so, err));
+  EXPECT_EQ(content(), "keep me");
+  // Fails while linking (an external driver that does not exist): same.
+  EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {{"N", 4}}}}, {}, so, err, {}, (dir / "no-such-cc").string()));
+  EXPECT_NE(err.find("no-such-cc"), std::string::npos) << err;
+  EXPECT_EQ(content(), "keep me");
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"liba.so"});
+  // Succeeds: replaced by a loadable .so.
+  ASSERT_TRUE(cpu::build_shared_object(*r->module, {{"f", {{"N", 4}}}}, {}, so, err)) << err;
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"liba.so"});
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  EXPECT_NE(dlsym(h, "shapeml_f_0"), nullptr);
+  dlclose(h);
+  // A directory that does not exist: an error naming it.
+  EXPECT_FALSE(cpu::build_shared_object(*r->module, {{"f", {{"N", 4}}}}, {}, (dir / "nope" / "x.so").string(), err));
+  EXPECT_NE(err.find("nope"), std::string::npos) << err;
+  std::filesystem::remove_all(dir);
+}
+
+// LLD is not reentrant: concurrent builds are serialized inside, and each
+// produces its own correct .so.
+TEST(Aot, ConcurrentBuildsAreSerialized) {
+  auto r = check("(module a (func f (dims N) (params (x (tensor f64 (N) host))) (returns (tensor f64 (N) host)) (return (exp x))))");
+  ASSERT_TRUE(r->ok());
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-conc-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  constexpr int kThreads = 4;
+  std::vector<std::string> errs(kThreads);
+  std::vector<int> oks(kThreads, 0);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      std::string so = (dir / ("lib" + std::to_string(t) + ".so")).string();
+      oks[t] = cpu::build_shared_object(*r->module, {{"f", {{"N", t + 1}}}}, {}, so, errs[t]);
+    });
+  for (auto& t : ts) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(oks[t]) << errs[t];
+    std::string so = (dir / ("lib" + std::to_string(t) + ".so")).string();
+    void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto fn = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+    ASSERT_NE(fn, nullptr);
+    alignas(64) double x[8] = {0.5, -1, 2, 3}, y[8] = {};
+    void* bufs[] = {x, y};
+    fn(bufs);
+    for (int i = 0; i <= t; ++i) EXPECT_NEAR(y[i], std::exp(x[i]), 4e-16 * std::exp(x[i])) << t << " " << i;
+    for (int i = t + 1; i < 8; ++i) EXPECT_EQ(y[i], 0.0) << "wrote past N";
+    dlclose(h);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// LLD's errors become an error string: never output on stdout, never an
+// exit. A file that is not an object makes LLD fail; the process goes on and
+// the linker can be used again.
+TEST(Aot, LinkerErrorsAreReturned) {
+  auto dir = std::filesystem::temp_directory_path() / ("shapeml-lld-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string bogus = (dir / "bogus.o").string(), out = (dir / "out.so").string();
+  { std::ofstream(bogus) << "this is not an ELF object\n"; }
+  std::string err;
+  ::testing::internal::CaptureStdout();
+  bool ok = cpu::detail::link_shared_object(bogus, out, "out.so", err);
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(printed, "");
+  EXPECT_NE(err.find("LLD"), std::string::npos) << err;
+  EXPECT_NE(err.find("bogus.o"), std::string::npos) << err;
+  EXPECT_NE(err.find("error"), std::string::npos) << err;
+  // LLD also ends a fatal error (here: a truncated ELF object) by "exiting":
+  // that must come back as an error too, and the linker must still work
+  // afterwards (link_elf.cpp cleans up LLD's context). In a child process (a
+  // death test that must exit normally with 0), in case it does not.
+  {
+    auto r0 = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");
+    ASSERT_TRUE(r0->ok());
+    std::string obj = (dir / "full.o").string(), cut = (dir / "cut.o").string();
+    ASSERT_TRUE(cpu::build_object(*r0->module, {{"f", {{"N", 4}}}}, {}, obj, err)) << err;
+    std::filesystem::copy_file(obj, cut);
+    std::filesystem::resize_file(cut, 100);  // valid ELF magic, truncated headers
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [&] {
+      std::string e1, e2, e3, e4;
+      bool ok1 = cpu::detail::link_shared_object(cut, out, "out.so", e1);
+      bool ok2 = cpu::detail::link_shared_object(obj, out, "out.so", e2);
+      bool ok3 = cpu::detail::link_shared_object(cut, out, "out.so", e3);
+      bool ok4 = cpu::detail::link_shared_object(obj, out, "out.so", e4);
+      std::fprintf(stderr, "first: %s\nsecond: %s\nfourth: %s\n", e1.c_str(), e2.c_str(), e4.c_str());
+      void* h = ok4 ? dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+      auto fn = h ? reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0")) : nullptr;
+      alignas(64) float x[4] = {1, -2, 3, -4}, y[4] = {};
+      void* bufs[] = {x, y};
+      if (fn) fn(bufs);
+      bool fine = !ok1 && !ok3 && e1.find("cut.o") != std::string::npos && e1 == e3 && ok2 && ok4 && fn && y[0] == -1 &&
+                  y[1] == 2 && y[2] == -3 && y[3] == 4;
+      std::_Exit(fine ? 0 : 1);
+    };
+    EXPECT_EXIT(child(),
+        ::testing::ExitedWithCode(0), "first: linking out.so with the in-process linker");
+  }
+  // Undefined symbols that libc/libm do not define are link errors (-z defs),
+  // not a .so that fails later in dlopen.
+  auto r = check("(module a (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (neg x))))");
+  ASSERT_TRUE(r->ok());
+  std::string obj = (dir / "a.o").string();
+  ASSERT_TRUE(cpu::build_object(*r->module, {{"f", {{"N", 4}}}}, {}, obj, err)) << err;
+  EXPECT_TRUE(cpu::detail::link_shared_object(obj, out, "out.so", err)) << err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -34,6 +35,7 @@
 #include <set>
 #include <sstream>
 
+#include "lower/cpu/link_elf.h"
 #include "lower/cpu/pipeline.h"
 
 extern char** environ;
@@ -477,21 +479,49 @@ bool run_command(const std::vector<std::string>& argv, std::string& output) {
 
 bool build_shared_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_so,
                          std::string& error, const CompileOptions& options, const std::string& cc) {
-  llvm::SmallString<128> obj;
+  // The output is produced under a temporary name in its own directory and
+  // renamed over `out_so` only when complete: a reader never sees a partial
+  // .so, a failed build leaves an existing `out_so` as it was, and the only
+  // files removed are the two temporaries this call created.
+  llvm::SmallString<256> dir(out_so);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty()) dir = ".";
+  llvm::SmallString<256> model(dir);
+  llvm::sys::path::append(model, "." + llvm::sys::path::filename(out_so).str() + ".tmp-%%%%%%%%");
+  llvm::SmallString<256> tmp_so;
   int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmp_so)) {
+    error = "cannot create " + out_so + ": cannot create a temporary file in " + dir.str().str() + ": " + ec.message();
+    return false;
+  }
+  ::close(fd);
+  llvm::SmallString<128> obj;
   if (llvm::sys::fs::createTemporaryFile("shapeml", "o", fd, obj)) {
     error = "cannot create a temporary object file";
+    llvm::sys::fs::remove(tmp_so);
     return false;
   }
   ::close(fd);
   bool ok = build_object(m, specs, target, obj.str().str(), error, options);
   if (ok) {
-    std::string compiler = !cc.empty() ? cc : (std::getenv("SHAPEML_CC") && *std::getenv("SHAPEML_CC") ? std::getenv("SHAPEML_CC") : "cc");
-    std::string out;
-    ok = run_command({compiler, "-shared", "-o", out_so, obj.str().str(), "-lm"}, out);
-    if (!ok) error = "linking " + out_so + " with `" + compiler + " -shared` failed:\n" + out;
+    const char* env = std::getenv("SHAPEML_CC");
+    std::string compiler = !cc.empty() ? cc : (env && *env ? env : "");
+    if (compiler.empty()) {
+      ok = detail::link_shared_object(obj.str().str(), tmp_so.str().str(), out_so, error);
+    } else {
+      std::string out;
+      ok = run_command({compiler, "-shared", "-o", tmp_so.str().str(), obj.str().str(), "-lm"}, out);
+      if (!ok) error = "linking " + out_so + " with `" + compiler + " -shared` (from " + (cc.empty() ? "SHAPEML_CC" : "the `cc` argument") + ") failed:\n" + out;
+    }
   }
   llvm::sys::fs::remove(obj);
+  if (ok) {
+    if (std::error_code ec = llvm::sys::fs::rename(tmp_so, out_so)) {
+      error = "cannot write " + out_so + ": " + ec.message();
+      ok = false;
+    }
+  }
+  if (!ok) llvm::sys::fs::remove(tmp_so);
   return ok;
 }
 

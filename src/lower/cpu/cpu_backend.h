@@ -82,9 +82,14 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
 bool build_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_o,
                   std::string& error, const CompileOptions& options = {});
 
-/// build_object, then links it with `CC -shared -o out_so obj.o -lm`, where
-/// CC is `cc` unless `cc` or the environment variable SHAPEML_CC says
-/// otherwise. The .so needs only libc and libm.
+/// build_object, then links it into the shared object `out_so` in process
+/// with LLD (lower/cpu/link_elf.h): no system compiler, linker or libc6-dev is
+/// needed, and the .so records DT_NEEDED only on the libc/libm it uses. When
+/// `cc` or the environment variable SHAPEML_CC names a compiler driver, the
+/// link runs `CC -shared -o out_so obj.o -lm` instead (an opt-in escape
+/// hatch). The .so is written under a temporary name in out_so's directory and
+/// renamed over out_so on success; on failure out_so is left as it was.
+/// Decision: docs/design/aot-linking.md.
 bool build_shared_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_so,
                          std::string& error, const CompileOptions& options = {}, const std::string& cc = "");
 

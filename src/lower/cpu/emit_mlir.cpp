@@ -640,13 +640,80 @@ class Emitter {
 
   std::string fconst(Region& r, double v, DType cd) { return r.cst(float_attr(v, cd) + " : " + fty(cd)); }
 
-  std::string sigmoid(Region& r, const std::string& x, DType cd) {
+  // ---- transcendental functions near the subnormal range ----
+  // docs/design/subnormals.md. f32 math.exp/math.log become MLIR's polynomial
+  // approximations (pipeline.cpp), which clamp at FLT_MIN: exp flushes results
+  // below 2^-126 to zero and log treats a subnormal input as FLT_MIN. The
+  // helpers below rescale by exact amounts around them; f64 goes to libm.
+
+  // exp(a) = small ? scaled * exp(-40) : scaled, with `scaled` computed by one
+  // math.exp whose result is normal. For a < T (T = -87 for f32, -700 for f64,
+  // where exp(T) is still normal) it evaluates exp(a + 40): a + 40 is exact
+  // there (a and 40 are multiples of ulp(a), and |a + 40| < |a|), so the only
+  // rounding is the final product by the constant exp(-40) (itself within
+  // half an ulp), one rounding into the subnormal range as in libm.
+  struct ExpParts {
+    std::string scaled, small;
+  };
+  ExpParts exp_parts(Region& r, const std::string& a, DType cd) {
     std::string t = fty(cd);
-    std::string n = r.op("arith.negf " + x + " : " + t);
-    std::string e = r.op("math.exp " + n + " : " + t);
+    ExpParts p;
+    p.small = r.op("arith.cmpf olt, " + a + ", " + fconst(r, cd == DType::F64 ? -700.0 : -87.0, cd) + " : " + t, "small");
+    std::string shifted = r.op("arith.addf " + a + ", " + fconst(r, 40.0, cd) + " : " + t);
+    std::string arg = r.op("arith.select " + p.small + ", " + shifted + ", " + a + " : " + t);
+    p.scaled = r.op("math.exp " + arg + " : " + t);
+    return p;
+  }
+  std::string exp_scale(Region& r, DType cd) { return fconst(r, 4.24835425529158899533e-18, cd); }  // exp(-40)
+  std::string exp_value(Region& r, const ExpParts& p, DType cd) {
+    std::string t = fty(cd);
+    std::string tiny = r.op("arith.mulf " + p.scaled + ", " + exp_scale(r, cd) + " : " + t);
+    return r.op("arith.select " + p.small + ", " + tiny + ", " + p.scaled + " : " + t);
+  }
+
+  std::string exp_op(Region& r, const std::string& x, DType cd) {
+    if (cd == DType::F64) return r.op("math.exp " + x + " : f64");  // libm: subnormal results already
+    return exp_value(r, exp_parts(r, x, cd), cd);
+  }
+
+  // log(x) = log(x * 2^23) - 23 ln 2 for x < FLT_MIN (the scaling is exact
+  // for subnormals; it leaves 0, negatives and NaN to math.log's own cases).
+  std::string log_op(Region& r, const std::string& x, DType cd) {
+    std::string t = fty(cd);
+    if (cd == DType::F64) return r.op("math.log " + x + " : f64");  // libm
+    std::string sub = r.op("arith.cmpf olt, " + x + ", " + fconst(r, 1.17549435082228750797e-38, cd) + " : " + t, "sub");
+    std::string big = r.op("arith.mulf " + x + ", " + fconst(r, 8388608.0, cd) + " : " + t);
+    std::string arg = r.op("arith.select " + sub + ", " + big + ", " + x + " : " + t);
+    std::string l = r.op("math.log " + arg + " : " + t);
+    std::string corr = r.op("arith.select " + sub + ", " + fconst(r, 15.9423851528787421, cd) + ", " + fconst(r, 0.0, cd) + " : " + t);
+    return r.op("arith.subf " + l + ", " + corr + " : " + t);
+  }
+
+  // sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, with
+  // e = exp(-|x|) <= 1: no overflow, and subnormal results for x < -87 (f32)
+  // instead of 1/(1 + inf) = 0. silu(x) = x * sigmoid(x), with the x < -87
+  // case computed as (x * scaled) * exp(-40) so that it is rounded once.
+  std::string sigmoid_or_silu(Region& r, const std::string& x, DType cd, bool silu) {
+    std::string t = fty(cd);
+    std::string ax = r.op("math.absf " + x + " : " + t);
+    std::string na = r.op("arith.negf " + ax + " : " + t);
+    ExpParts p = exp_parts(r, na, cd);
+    std::string e = exp_value(r, p, cd);
     std::string one = fconst(r, 1.0, cd);
     std::string d = r.op("arith.addf " + one + ", " + e + " : " + t);
-    return r.op("arith.divf " + one + ", " + d + " : " + t);
+    std::string inv = r.op("arith.divf " + one + ", " + d + " : " + t);
+    std::string nonneg = r.op("arith.cmpf oge, " + x + ", " + fconst(r, 0.0, cd) + " : " + t, "nonneg");
+    if (!silu) {
+      std::string neg = r.op("arith.mulf " + e + ", " + inv + " : " + t);
+      return r.op("arith.select " + nonneg + ", " + inv + ", " + neg + " : " + t);
+    }
+    std::string pos = r.op("arith.mulf " + x + ", " + inv + " : " + t);
+    std::string xe = r.op("arith.mulf " + x + ", " + e + " : " + t);
+    std::string neg = r.op("arith.mulf " + xe + ", " + inv + " : " + t);
+    std::string xs = r.op("arith.mulf " + x + ", " + p.scaled + " : " + t);
+    std::string tiny = r.op("arith.mulf " + xs + ", " + exp_scale(r, cd) + " : " + t);
+    std::string negv = r.op("arith.select " + p.small + ", " + tiny + ", " + neg + " : " + t);
+    return r.op("arith.select " + nonneg + ", " + pos + ", " + negv + " : " + t);
   }
 
   std::string unary(Region& r, OpKind op, const std::string& x, DType cd) {
@@ -655,12 +722,12 @@ class Emitter {
       switch (op) {
         case OpKind::Neg: return r.op("arith.negf " + x + " : " + t);
         case OpKind::Abs: return r.op("math.absf " + x + " : " + t);
-        case OpKind::Exp: return r.op("math.exp " + x + " : " + t);
-        case OpKind::Log: return r.op("math.log " + x + " : " + t);
+        case OpKind::Exp: return exp_op(r, x, cd);
+        case OpKind::Log: return log_op(r, x, cd);
         case OpKind::Sqrt: return r.op("math.sqrt " + x + " : " + t);
         case OpKind::Rsqrt: return r.op("math.rsqrt " + x + " : " + t);
         case OpKind::Tanh: return r.op("math.tanh " + x + " : " + t);
-        case OpKind::Sigmoid: return sigmoid(r, x, cd);
+        case OpKind::Sigmoid: return sigmoid_or_silu(r, x, cd, false);
         case OpKind::Relu: return r.op("arith.maximumf " + x + ", " + fconst(r, 0.0, cd) + " : " + t);
         case OpKind::Gelu: {  // 0.5 * x * (1 + erf(x / sqrt 2))
           std::string s = r.op("arith.mulf " + x + ", " + fconst(r, 0.70710678118654752440, cd) + " : " + t);
@@ -669,7 +736,7 @@ class Emitter {
           std::string h = r.op("arith.mulf " + x + ", " + fconst(r, 0.5, cd) + " : " + t);
           return r.op("arith.mulf " + h + ", " + p + " : " + t);
         }
-        case OpKind::Silu: return r.op("arith.mulf " + x + ", " + sigmoid(r, x, cd) + " : " + t);
+        case OpKind::Silu: return sigmoid_or_silu(r, x, cd, true);
         default: break;
       }
     } else if (is_int(cd)) {
