@@ -1117,7 +1117,7 @@ TEST(Aot, BuildsWithoutASystemCompiler) {
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{"empty-path", "libnocc.so"})) << "temporary files left behind";
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();
-  auto fn = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+  auto fn = reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
   ASSERT_NE(fn, nullptr);
   alignas(64) double x[6] = {0.25, 1, 2.5, 7, 1e-3, 30};
   alignas(64) float y[6] = {-3, -0.5f, 0, 0.125f, 1, 9};
@@ -1212,7 +1212,7 @@ TEST(Aot, ConcurrentBuildsAreSerialized) {
     std::string so = (dir / ("lib" + std::to_string(t) + ".so")).string();
     void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(h, nullptr) << dlerror();
-    auto fn = reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+    auto fn = reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
     ASSERT_NE(fn, nullptr);
     alignas(64) double x[8] = {0.5, -1, 2, 3}, y[8] = {};
     void* bufs[] = {x, y};
@@ -1261,7 +1261,7 @@ TEST(Aot, LinkerErrorsAreReturned) {
       bool ok4 = cpu::detail::link_shared_object(obj, out, "out.so", e4);
       std::fprintf(stderr, "first: %s\nsecond: %s\nfourth: %s\n", e1.c_str(), e2.c_str(), e4.c_str());
       void* h = ok4 ? dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
-      auto fn = h ? reinterpret_cast<shapeml::runtime::CompiledEntryFn>(dlsym(h, "shapeml_f_0")) : nullptr;
+      auto fn = h ? reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_f_0")) : nullptr;
       alignas(64) float x[4] = {1, -2, 3, -4}, y[4] = {};
       void* bufs[] = {x, y};
       if (fn) fn(bufs);
