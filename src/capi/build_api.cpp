@@ -34,10 +34,12 @@ constexpr const char* kFn = "shapeml_module_build";
 
 shapeml_status* invalid(const std::string& m) { return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(kFn) + ": " + m); }
 
-// The linker driver lower::cpu::build_shared_object runs (`cc` or $SHAPEML_CC).
+// The shared object is linked in process with LLD; only when SHAPEML_CC
+// asks for an external compiler driver must that driver exist.
 shapeml_status* check_linker() {
   const char* env = std::getenv("SHAPEML_CC");
-  std::string cc = env && *env ? env : "cc";
+  if (!env || !*env) return nullptr;
+  std::string cc = env;
   if (cc.find('/') != std::string::npos) {
     if (::access(cc.c_str(), X_OK) == 0) return nullptr;
   } else if (const char* path = std::getenv("PATH")) {
@@ -50,9 +52,9 @@ shapeml_status* check_linker() {
       b = e + 1;
     }
   }
-  return make_status(SHAPEML_STATUS_UNAVAILABLE, std::string(kFn) + ": the C compiler `" + cc +
-                                                     "` that links the shared object was not found; install one (e.g. gcc) or "
-                                                     "set SHAPEML_CC to its path");
+  return make_status(SHAPEML_STATUS_UNAVAILABLE, std::string(kFn) + ": SHAPEML_CC names the compiler driver `" + cc +
+                                                     "`, which was not found; install it, point SHAPEML_CC at it, or unset "
+                                                     "SHAPEML_CC to link in process with LLD");
 }
 
 }  // namespace
@@ -117,12 +119,7 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
     }
     if (auto* st = check_linker()) return st;
     rt::Status built = shapeml::driver::build_shared_object(*r.module, specs, target, out_path);
-    if (!built.ok()) {
-      // The driver reports a failure inside code generation as INTERNAL;
-      // the back end's message says more (too large, not a CPU program).
-      rt::Status st = built.code() == rt::StatusCode::Internal ? shapeml::jit::classify_compile_error(built.message()) : built;
-      return make_status(static_cast<shapeml_status_code>(st.code()), std::string(kFn) + ": " + built.message());
-    }
+    if (!built.ok()) return make_status(static_cast<shapeml_status_code>(built.code()), std::string(kFn) + ": " + built.message());
     return nullptr;
   });
 }

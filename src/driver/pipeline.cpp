@@ -55,7 +55,7 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
     case LowerStage::LoweredMlir: text = lower::cpu::emit_lowered_mlir(m, s.entry, s.bindings, target, error); break;
     case LowerStage::Llvm: text = lower::cpu::emit_llvm(m, s.entry, s.bindings, target, error); break;
   }
-  if (text.empty()) return runtime::internal_error("lowering `" + s.entry + "`: " + error);
+  if (text.empty()) return runtime::Status(jit::classify_compile_error(error).code(), "lowering `" + s.entry + "`: " + error);
   return text;
 }
 
@@ -96,7 +96,12 @@ Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Sp
   }
   if (Status st = check_output_path(out_path); !st.ok()) return st;
   std::string error;
-  if (!lower::cpu::build_shared_object(m, specs, target, out_path, error)) return runtime::internal_error("building " + out_path + ": " + error);
+  if (!lower::cpu::build_shared_object(m, specs, target, out_path, error)) {
+    // The back end's message says whose fault it is (too large, not a CPU
+    // program, a linker that is missing); one classification for JIT and AOT.
+    runtime::Status st = jit::classify_compile_error(error);
+    return runtime::Status(st.code(), "building " + out_path + ": " + error);
+  }
   return {};
 }
 
