@@ -56,13 +56,6 @@ class Elaborator final : public RuleEnv {
   // RuleEnv
   bool require(const ShapeConstraint& goal, const Failure& f) override {
     smt::Outcome o = solver_.prove(goal);
-    if (o.kind == smt::Outcome::Kind::Unknown) {
-      // An incremental solver's answer on non-linear goals depends on its
-      // history; a fresh solver gets a second chance before E0501.
-      smt::ShapeSolver fresh(opts_.obligation_timeout_ms);
-      fresh.begin_function(fn_->dims, fn_->where);
-      o = fresh.prove(goal);
-    }
     if (opts_.record_obligations)
       res_.obligations.push_back({fn_ ? fn_->name : "", f.code, goal.str(), res_.source->line_col(span_.begin).line, o, solver_.smtlib(goal)});
     if (o.kind == smt::Outcome::Kind::Proved) return true;

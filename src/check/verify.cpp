@@ -20,13 +20,6 @@ class Verifier final : public RuleEnv {
 
   bool require(const types::ShapeConstraint& goal, const Failure& f) override {
     smt::Outcome o = solver_.prove(goal);
-    if (o.kind == smt::Outcome::Kind::Unknown) {
-      // Z3's answer on non-linear goals can depend on the earlier queries of
-      // an incremental solver: ask a fresh one before calling it a bug.
-      smt::ShapeSolver fresh(timeout_ms_);
-      fresh.begin_function(dims_, where_);
-      o = fresh.prove(goal);
-    }
     if (o.kind == smt::Outcome::Kind::Proved) return true;
     fail({f.code, f.message + " (obligation " + goal.str() + " " + (o.kind == smt::Outcome::Kind::Refuted ? "refuted" : "undecided") + ")",
           f.expected, f.actual, f.notes});
