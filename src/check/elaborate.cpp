@@ -95,11 +95,13 @@ class Elaborator final : public RuleEnv {
 
  private:
   // ---- dimensions and types ---------------------------------------------
-  std::optional<Poly> dim(const DimAst& d) {
+  // `in_constraint`: a `where` constraint may use negative literals, e.g.
+  // (>= (- c (* 2 d)) -4); only dimensions inside types must be >= 1.
+  std::optional<Poly> dim(const DimAst& d, bool in_constraint = false) {
     try {
       switch (d.kind) {
         case DimAst::Kind::Int:
-          if (d.value < 0) {
+          if (d.value < 0 && !in_constraint) {
             res_.diags.report("E0305", d.span, "dimension " + std::to_string(d.value) + " is negative");
             return std::nullopt;
           }
@@ -116,7 +118,7 @@ class Elaborator final : public RuleEnv {
       }
       std::vector<Poly> a;
       for (const auto& x : d.args) {
-        auto p = dim(x);
+        auto p = dim(x, in_constraint);
         if (!p) return std::nullopt;
         a.push_back(*p);
       }
@@ -174,9 +176,18 @@ class Elaborator final : public RuleEnv {
       if (!dims_.insert(n).second) res_.diags.report("E0102", sp, "shape variable `" + n + "` is declared twice");
       else fn.dims.push_back(n);
     }
+    bool where_ok = true;
     for (const auto& c : f.where) {
-      auto a = dim(c.lhs), b = dim(c.rhs);
+      auto a = dim(c.lhs, true), b = dim(c.rhs, true);
       if (a && b) fn.where.push_back({c.kind, *a, *b});
+      else where_ok = false;
+    }
+    // A constraint that did not resolve (reported above) is never dropped
+    // while checking goes on with fewer hypotheses: that would report true
+    // goals as false, with counterexamples that break the `where` clause.
+    if (!where_ok) {
+      fn_ = nullptr;
+      return std::nullopt;
     }
     solver_.begin_function(fn.dims, fn.where);
     if (res_.diags.error_count() == errors_before && !fn.where.empty()) {
