@@ -55,6 +55,11 @@ class Elaborator final : public RuleEnv {
 
   // RuleEnv
   bool require(const ShapeConstraint& goal, const Failure& f) override {
+    // A `where` constraint did not resolve (already reported, so the function
+    // is rejected): its obligations are not discharged under fewer
+    // hypotheses, which would refute true goals with counterexamples that
+    // break the `where` clause. The rest of the function is still checked.
+    if (where_incomplete_) return true;
     smt::Outcome o = solver_.prove(goal);
     if (opts_.record_obligations)
       res_.obligations.push_back({fn_ ? fn_->name : "", f.code, goal.str(), res_.source->line_col(span_.begin).line, o, solver_.smtlib(goal)});
@@ -176,18 +181,11 @@ class Elaborator final : public RuleEnv {
       if (!dims_.insert(n).second) res_.diags.report("E0102", sp, "shape variable `" + n + "` is declared twice");
       else fn.dims.push_back(n);
     }
-    bool where_ok = true;
+    where_incomplete_ = false;
     for (const auto& c : f.where) {
       auto a = dim(c.lhs, true), b = dim(c.rhs, true);
       if (a && b) fn.where.push_back({c.kind, *a, *b});
-      else where_ok = false;
-    }
-    // A constraint that did not resolve (reported above) is never dropped
-    // while checking goes on with fewer hypotheses: that would report true
-    // goals as false, with counterexamples that break the `where` clause.
-    if (!where_ok) {
-      fn_ = nullptr;
-      return std::nullopt;
+      else where_incomplete_ = true;
     }
     solver_.begin_function(fn.dims, fn.where);
     if (res_.diags.error_count() == errors_before && !fn.where.empty()) {
@@ -583,6 +581,7 @@ class Elaborator final : public RuleEnv {
   std::set<std::string> poisoned_functions_;
   Span span_;
   int temp_ = 0;
+  bool where_incomplete_ = false;
   std::vector<uint32_t> lexical_errors_;
 };
 
@@ -606,12 +605,15 @@ CheckResult check_source(std::string name, std::string text, const CheckOptions&
     if (lexical_errors)
       for (const auto& d : r.diags.all()) lexical_offsets.push_back(d.span.begin);
     if (r.ast) Elaborator(r, opts, std::move(lexical_offsets)).run(*r.ast);
-    r.stats.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     if (r.module) {
       // The typed IR must re-check on its own (spec §7).
-      for (auto& d : verify_module(*r.module, opts)) r.diags.all().push_back(d);
+      auto t2 = std::chrono::steady_clock::now();
+      for (auto& d : verify_module(*r.module, opts, &r.stats.verify_solver)) r.diags.all().push_back(d);
+      r.stats.solver += r.stats.verify_solver;
+      r.stats.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
       if (r.diags.error_count()) r.module.reset();
     }
+    r.stats.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   } catch (const std::exception& e) {
     r.diags.report("E0900", {0, 0}, std::string("internal compiler error: ") + e.what());
     r.module.reset();

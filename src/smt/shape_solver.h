@@ -34,6 +34,14 @@ struct SolverStats {
   size_t z3_queries = 0;
   double z3_seconds = 0;
   double max_query_seconds = 0;
+  SolverStats& operator+=(const SolverStats& o) {
+    obligations += o.obligations;
+    syntactic += o.syntactic;
+    z3_queries += o.z3_queries;
+    z3_seconds += o.z3_seconds;
+    max_query_seconds = max_query_seconds > o.max_query_seconds ? max_query_seconds : o.max_query_seconds;
+    return *this;
+  }
 };
 
 class ShapeSolver {
