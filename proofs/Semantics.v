@@ -182,7 +182,6 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_dtype t1 = t_dtype t2 ->
-    is_numeric (t_dtype t1) = true ->
     t_device t1 = t_device t2 ->
     rbcast (t_shape t1) (t_shape t2) = Some s ->
     eval rho E (ECompare op e1 e2)

@@ -114,11 +114,11 @@ Proof.
       eexists. split.
       + apply E_Binary; try eassumption; congruence.
       + simpl. rewrite zipw_length, !expand_length, Nat.min_id. auto.
-    - (* T-Compare *)
-      destruct H5 as [F1 F2].
-      destruct (H0 F1 E H6) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
-      destruct (H2 F2 E H6) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
-      destruct (bshape_runtime _ _ _ _ _ _ _ H4 HPhi Hsh1 Hsh2) as [s [Hs Hsm]].
+    - (* T-Compare: any dtype, bool included (spec §4.7) *)
+      destruct H4 as [F1 F2].
+      destruct (H0 F1 E H5) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
+      destruct (H2 F2 E H5) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
+      destruct (bshape_runtime _ _ _ _ _ _ _ H3 HPhi Hsh1 Hsh2) as [s [Hs Hsm]].
       eexists. split.
       + apply E_Compare; try eassumption; congruence.
       + simpl. rewrite zipw_length, !expand_length, Nat.min_id. auto.

@@ -54,7 +54,6 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
 | T_Compare : forall G op e1 e2 dt ds1 ds2 ds dev,
     synth Delta Phi G e1 (TTensor dt ds1 dev) ->
     synth Delta Phi G e2 (TTensor dt ds2 dev) ->
-    is_numeric dt = true ->
     bshape Phi ds1 ds2 ds ->
     synth Delta Phi G (ECompare op e1 e2) (TTensor DBool ds dev)
 (* §4.7 T-Select *)

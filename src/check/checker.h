@@ -32,7 +32,11 @@ struct ObligationRecord {
 };
 
 struct CheckStats {
+  /// All solver work of the check: the elaborator's and the IR verifier's.
   smt::SolverStats solver;
+  /// The verifier's part of `solver` (it re-discharges every obligation).
+  smt::SolverStats verify_solver;
+  /// check_seconds includes verify_seconds.
   double parse_seconds = 0, check_seconds = 0, verify_seconds = 0;
   size_t functions = 0, bindings = 0;
 };
@@ -56,6 +60,7 @@ void elaborate(const syntax::ModuleAst& ast, const CheckOptions& opts, std::vect
 
 /// Re-checks a typed module, as after every pass (spec §7). A non-empty result
 /// means the pass broke the program: those are internal errors (E0900).
-std::vector<syntax::Diagnostic> verify_module(const ir::Module& m, const CheckOptions& opts = {});
+/// With `stats`, the verifier's solver statistics are added to it.
+std::vector<syntax::Diagnostic> verify_module(const ir::Module& m, const CheckOptions& opts = {}, smt::SolverStats* stats = nullptr);
 
 }  // namespace shapeml::check

@@ -56,14 +56,12 @@ class Elaborator final : public RuleEnv {
 
   // RuleEnv
   bool require(const ShapeConstraint& goal, const Failure& f) override {
+    // A `where` constraint did not resolve (already reported, so the function
+    // is rejected): its obligations are not discharged under fewer
+    // hypotheses, which would refute true goals with counterexamples that
+    // break the `where` clause. The rest of the function is still checked.
+    if (where_incomplete_) return true;
     smt::Outcome o = solver_.prove(goal);
-    if (o.kind == smt::Outcome::Kind::Unknown) {
-      // An incremental solver's answer on non-linear goals depends on its
-      // history; a fresh solver gets a second chance before E0501.
-      smt::ShapeSolver fresh(opts_.obligation_timeout_ms);
-      fresh.begin_function(fn_->dims, fn_->where);
-      o = fresh.prove(goal);
-    }
     if (opts_.record_obligations)
       res_.obligations.push_back({fn_ ? fn_->name : "", f.code, goal.str(), res_.source->line_col(span_.begin).line, o, solver_.smtlib(goal)});
     if (o.kind == smt::Outcome::Kind::Proved) return true;
@@ -125,11 +123,13 @@ class Elaborator final : public RuleEnv {
 
  private:
   // ---- dimensions and types ---------------------------------------------
-  std::optional<Poly> dim(const DimAst& d) {
+  // `in_constraint`: a `where` constraint may use negative literals, e.g.
+  // (>= (- c (* 2 d)) -4); only dimensions inside types must be >= 1.
+  std::optional<Poly> dim(const DimAst& d, bool in_constraint = false) {
     try {
       switch (d.kind) {
         case DimAst::Kind::Int:
-          if (d.value < 0) {
+          if (d.value < 0 && !in_constraint) {
             res_.diags.report("E0305", d.span, "dimension " + std::to_string(d.value) + " is negative");
             return std::nullopt;
           }
@@ -146,7 +146,7 @@ class Elaborator final : public RuleEnv {
       }
       std::vector<Poly> a;
       for (const auto& x : d.args) {
-        auto p = dim(x);
+        auto p = dim(x, in_constraint);
         if (!p) return std::nullopt;
         a.push_back(*p);
       }
@@ -204,9 +204,11 @@ class Elaborator final : public RuleEnv {
       if (!dims_.insert(n).second) res_.diags.report("E0102", sp, "shape variable `" + n + "` is declared twice");
       else fn.dims.push_back(n);
     }
+    where_incomplete_ = false;
     for (const auto& c : f.where) {
-      auto a = dim(c.lhs), b = dim(c.rhs);
+      auto a = dim(c.lhs, true), b = dim(c.rhs, true);
       if (a && b) fn.where.push_back({c.kind, *a, *b});
+      else where_incomplete_ = true;
     }
     solver_.begin_function(fn.dims, fn.where);
     if (res_.diags.error_count() == errors_before && !fn.where.empty()) {
@@ -585,6 +587,7 @@ class Elaborator final : public RuleEnv {
   std::set<std::string> poisoned_functions_;
   Span span_;
   int temp_ = 0;
+  bool where_incomplete_ = false;
   std::vector<uint32_t> lexical_errors_;
   // The operands of the operation being typed (name if a variable, span as
   // written, span of its declaration).

@@ -12,21 +12,15 @@ namespace {
 class Verifier final : public RuleEnv {
  public:
   Verifier(const CheckOptions& o, std::vector<syntax::Diagnostic>& out)
-      : solver_(o.obligation_timeout_ms), timeout_ms_(o.obligation_timeout_ms), out_(out) {}
+      : solver_(o.obligation_timeout_ms), out_(out) {}
 
   void run(const ir::Module& m) {
     for (const auto& f : m.functions) function(m, f);
   }
+  const smt::SolverStats& solver_stats() const { return solver_.stats(); }
 
   bool require(const types::ShapeConstraint& goal, const Failure& f) override {
     smt::Outcome o = solver_.prove(goal);
-    if (o.kind == smt::Outcome::Kind::Unknown) {
-      // Z3's answer on non-linear goals can depend on the earlier queries of
-      // an incremental solver: ask a fresh one before calling it a bug.
-      smt::ShapeSolver fresh(timeout_ms_);
-      fresh.begin_function(dims_, where_);
-      o = fresh.prove(goal);
-    }
     if (o.kind == smt::Outcome::Kind::Proved) return true;
     fail({f.code, f.message + " (obligation " + goal.str() + " " + (o.kind == smt::Outcome::Kind::Refuted ? "refuted" : "undecided") + ")",
           f.expected, f.actual, f.notes});
@@ -49,8 +43,6 @@ class Verifier final : public RuleEnv {
     fn_ = f.name;
     span_ = f.span;
     solver_.begin_function(f.dims, f.where);
-    dims_ = f.dims;
-    where_ = f.where;
     std::vector<bool> defined(f.values.size(), false);
     auto def = [&](ir::ValueId v) {
       if (v >= f.values.size() || defined[v]) {
@@ -108,9 +100,6 @@ class Verifier final : public RuleEnv {
   }
 
   smt::ShapeSolver solver_;
-  unsigned timeout_ms_;
-  std::vector<std::string> dims_;
-  std::vector<types::ShapeConstraint> where_;
   std::vector<syntax::Diagnostic>& out_;
   std::string fn_;
   syntax::Span span_;
@@ -118,10 +107,12 @@ class Verifier final : public RuleEnv {
 
 }  // namespace
 
-std::vector<syntax::Diagnostic> verify_module(const ir::Module& m, const CheckOptions& opts) {
+std::vector<syntax::Diagnostic> verify_module(const ir::Module& m, const CheckOptions& opts, smt::SolverStats* stats) {
   std::vector<syntax::Diagnostic> out;
   try {
-    Verifier(opts, out).run(m);
+    Verifier v(opts, out);
+    v.run(m);
+    if (stats) *stats += v.solver_stats();
   } catch (const std::exception& e) {
     syntax::Diagnostic d;
     d.code = "E0900";

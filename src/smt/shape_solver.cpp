@@ -15,57 +15,11 @@ using types::Atom;
 using types::Poly;
 using types::ShapeConstraint;
 
+// One Z3 context per ShapeSolver, and a fresh solver for every query (see
+// `query`). Terms are not built here: a query is the SMT-LIB text of
+// `smtlib()`, parsed, so the dumped obligation is exactly what was asked.
 struct ShapeSolver::Impl {
   z3::context ctx;
-  z3::solver solver{ctx};
-  std::map<std::string, z3::expr> vars;
-  int fresh = 0;
-  bool in_function = false;
-
-  z3::expr var(const std::string& name) {
-    auto it = vars.find(name);
-    if (it != vars.end()) return it->second;
-    z3::expr v = ctx.int_const(name.c_str());
-    vars.emplace(name, v);
-    return v;
-  }
-
-  z3::expr term(const Poly& p) {
-    z3::expr sum = ctx.int_val(0);
-    bool first = true;
-    for (const auto& [k, t] : p.terms()) {
-      z3::expr prod = ctx.int_val(static_cast<int64_t>(t.coeff));
-      for (const Atom& a : t.atoms) {
-        if (a.kind == Atom::Kind::Var) prod = prod * var(a.var);
-        else if (a.kind == Atom::Kind::FloorDiv) prod = prod * (term(*a.arg) / ctx.int_val(static_cast<int64_t>(a.divisor)));
-        else prod = prod * z3::mod(term(*a.arg), ctx.int_val(static_cast<int64_t>(a.divisor)));
-      }
-      sum = first ? prod : sum + prod;
-      first = false;
-    }
-    return sum;
-  }
-
-  // `hypothesis` selects the encoding of divides: an existential witness
-  // (kept linear in the witness) as a hypothesis, mod as a goal.
-  z3::expr formula(const ShapeConstraint& c, bool hypothesis) {
-    z3::expr a = term(c.lhs), b = term(c.rhs);
-    switch (c.kind) {
-      case ShapeConstraint::Kind::Eq: return a == b;
-      case ShapeConstraint::Kind::Ne: return a != b;
-      case ShapeConstraint::Kind::Lt: return a < b;
-      case ShapeConstraint::Kind::Le: return a <= b;
-      case ShapeConstraint::Kind::Gt: return a > b;
-      case ShapeConstraint::Kind::Ge: return a >= b;
-      case ShapeConstraint::Kind::Divides:
-        if (hypothesis) {
-          z3::expr k = ctx.int_const(("#k" + std::to_string(fresh++)).c_str());
-          return a >= 1 && b == a * k;
-        }
-        return a >= 1 && z3::mod(b, a) == 0;
-    }
-    return ctx.bool_val(true);
-  }
 };
 
 // Z3 is started lazily: creating a context costs milliseconds, and most
@@ -75,18 +29,7 @@ ShapeSolver::ShapeSolver(unsigned timeout_ms) : timeout_ms_(timeout_ms) {}
 ShapeSolver::~ShapeSolver() = default;
 
 ShapeSolver::Impl& ShapeSolver::z3() {
-  if (!impl_) {
-    impl_ = std::make_unique<Impl>();
-    z3::params p(impl_->ctx);
-    p.set("timeout", timeout_ms_);
-    impl_->solver.set(p);
-  }
-  if (in_function_ && !impl_->in_function) {
-    impl_->solver.push();
-    impl_->in_function = true;
-    for (const auto& d : dims_) impl_->solver.add(impl_->var(d) >= 1);
-    for (const auto& c : where_) impl_->solver.add(impl_->formula(c, true));
-  }
+  if (!impl_) impl_ = std::make_unique<Impl>();
   return *impl_;
 }
 
@@ -94,15 +37,11 @@ void ShapeSolver::begin_function(const std::vector<std::string>& dims, const std
   end_function();
   dims_ = dims;
   where_ = where;
-  in_function_ = true;
 }
 
 void ShapeSolver::end_function() {
-  in_function_ = false;
-  if (!impl_ || !impl_->in_function) return;
-  impl_->solver.pop();
-  impl_->in_function = false;
-  impl_->vars.clear();
+  dims_.clear();
+  where_.clear();
 }
 
 namespace {
@@ -168,11 +107,25 @@ std::optional<bool> decide_syntactically(const ShapeConstraint& g) {
       if (nonneg(Poly::constant(-1) - diff)) return true;
       return std::nullopt;
     case ShapeConstraint::Kind::Divides: {
-      if (g.lhs.is_one() || g.lhs == g.rhs) return true;
-      // a = c·m (one term): a divides b when every term of b is a multiple of c·m.
+      // (divides a b) holds iff a >= 1 and b mod a = 0 (spec §2): every rule
+      // below establishes both halves.
+      auto ca = g.lhs.constant_value(), cb = g.rhs.constant_value();
+      if (ca && cb) return *ca >= 1 && *cb % *ca == 0;
+      if (g.lhs.is_one()) return true;
+      // a divides itself exactly when a >= 1: (divides (- K 1) (- K 1)) is
+      // false at K = 1.
+      if (g.lhs == g.rhs) {
+        if (decide_syntactically({ShapeConstraint::Kind::Ge, g.lhs, Poly::constant(1)}) == true) return true;
+        return std::nullopt;
+      }
+      // a = c·m, one term with c >= 1 over variables only (so a >= 1; a
+      // floordiv or mod atom may be 0): a divides b when every term of b is
+      // a multiple of c·m.
       if (g.lhs.terms().size() != 1) return std::nullopt;
       const types::Term& a = g.lhs.terms().begin()->second;
       if (a.coeff <= 0) return std::nullopt;
+      for (const auto& x : a.atoms)
+        if (x.kind != Atom::Kind::Var) return std::nullopt;
       for (const auto& [k, t] : g.rhs.terms()) {
         if (t.coeff % a.coeff != 0) return std::nullopt;
         std::multiset<std::string> have;
@@ -308,6 +261,49 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_
   return std::nullopt;
 }
 
+// One Z3 query on a fresh solver. A solver reused across obligations (push/
+// pop) carries lemmas and heuristic state from the earlier ones, so its answer
+// on a non-linear goal depended on what had been asked before: the same goal
+// was proved at once by a fresh solver and timed out in the reused one (the
+// elaborator and the verifier each retried on a fresh solver for that
+// reason). Asserting the few hypotheses again costs microseconds; in exchange
+// the answer depends on the query alone, which is also exactly the dumped
+// SMT-LIB text, and no caller needs a retry.
+ShapeSolver::Answer ShapeSolver::query(const std::string& script, Outcome& o, bool want_model) {
+  auto t0 = std::chrono::steady_clock::now();  // starting Z3 counts as Z3 time
+  Impl& z = z3();
+  // The SMT core without the tactic front end of the default solver: that
+  // front end costs ~7 ms per solver, more than most queries take.
+  z3::solver solver(z.ctx, z3::solver::simple());
+  z3::params p(z.ctx);
+  p.set("timeout", timeout_ms_);
+  solver.set(p);
+  z3::check_result r = z3::unknown;
+  try {
+    z3::expr_vector assertions = z.ctx.parse_string(script.c_str());
+    for (unsigned i = 0; i < assertions.size(); ++i) solver.add(assertions[i]);
+    r = check_with_watchdog(z.ctx, solver, timeout_ms_);
+    if (r == z3::unknown) o.reason = solver.reason_unknown();
+    if (r == z3::sat && want_model) {
+      z3::model m = solver.get_model();
+      for (const auto& d : dims_) {
+        z3::expr v = m.eval(z.ctx.int_const(d.c_str()), true);
+        int64_t x = 0;
+        if (v.is_numeral_i64(x)) o.counterexample.push_back({d, x});
+        o.model_text += (o.model_text.empty() ? "" : ", ") + d + "=" + v.get_decimal_string(0);
+      }
+    }
+  } catch (const z3::exception& e) {
+    r = z3::unknown;
+    o.reason = e.msg();
+  }
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.z3_queries++;
+  stats_.z3_seconds += dt;
+  stats_.max_query_seconds = std::max(stats_.max_query_seconds, dt);
+  return r == z3::sat ? Answer::Sat : r == z3::unsat ? Answer::Unsat : Answer::Unknown;
+}
+
 Outcome ShapeSolver::hypotheses_satisfiable() {
   Outcome o;
   // Cheap witnesses first: every free variable = b, defined variables
@@ -336,15 +332,11 @@ Outcome ShapeSolver::hypotheses_satisfiable() {
     }
   } catch (const types::DimOverflow&) {
   }
-  Impl& z = z3();
-  auto t0 = std::chrono::steady_clock::now();
-  z3::check_result r = check_with_watchdog(z.ctx, z.solver, timeout_ms_);
-  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stats_.z3_queries++;
-  stats_.z3_seconds += dt;
-  if (r == z3::sat) o.kind = Outcome::Kind::Proved;
-  else if (r == z3::unsat) o.kind = Outcome::Kind::Refuted;
-  else o.reason = z.solver.reason_unknown();
+  switch (query(smt_assertions(nullptr), o, false)) {
+    case Answer::Sat: o.kind = Outcome::Kind::Proved; break;
+    case Answer::Unsat: o.kind = Outcome::Kind::Refuted; break;
+    case Answer::Unknown: break;
+  }
   return o;
 }
 
@@ -375,31 +367,11 @@ Outcome ShapeSolver::prove(const ShapeConstraint& goal) {
     return o;
   }
   // What remains goes to Z3.
-  Impl& z = z3();
-  auto t0 = std::chrono::steady_clock::now();
-  z.solver.push();
-  z.solver.add(!z.formula(goal, false));
-  z3::check_result r = check_with_watchdog(z.ctx, z.solver, timeout_ms_);
-  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stats_.z3_queries++;
-  stats_.z3_seconds += dt;
-  stats_.max_query_seconds = std::max(stats_.max_query_seconds, dt);
-  if (r == z3::unsat) {
-    o.kind = Outcome::Kind::Proved;
-  } else if (r == z3::sat) {
-    o.kind = Outcome::Kind::Refuted;
-    z3::model m = z.solver.get_model();
-    for (const auto& d : dims_) {
-      z3::expr v = m.eval(z.var(d), true);
-      int64_t x = 0;
-      if (v.is_numeral_i64(x)) o.counterexample.push_back({d, x});
-      o.model_text += (o.model_text.empty() ? "" : ", ") + d + "=" + v.get_decimal_string(0);
-    }
-  } else {
-    o.kind = Outcome::Kind::Unknown;
-    o.reason = z.solver.reason_unknown();
+  switch (query(smt_assertions(&goal), o, true)) {
+    case Answer::Unsat: o.kind = Outcome::Kind::Proved; break;
+    case Answer::Sat: o.kind = Outcome::Kind::Refuted; break;
+    case Answer::Unknown: o.kind = Outcome::Kind::Unknown; break;
   }
-  z.solver.pop();
   // Z3 gave up: two variables at a time is dearer, so it runs only now.
   if (o.kind == Outcome::Kind::Unknown)
     if (auto cex = search_counterexample(goal, true)) {
@@ -446,24 +418,26 @@ std::string smt_formula(const ShapeConstraint& c) {
   return "true";
 }
 
-std::string ShapeSolver::smtlib(const ShapeConstraint& goal) const {
+std::string ShapeSolver::smt_assertions(const ShapeConstraint* goal) const {
   std::set<std::string> vars(dims_.begin(), dims_.end());
-  goal.lhs.free_vars(vars);
-  goal.rhs.free_vars(vars);
-  std::string s = "(set-logic ALL)\n";
+  for (const auto& c : where_) {
+    c.lhs.free_vars(vars);
+    c.rhs.free_vars(vars);
+  }
+  if (goal) {
+    goal->lhs.free_vars(vars);
+    goal->rhs.free_vars(vars);
+  }
+  std::string s;
   for (const auto& v : vars) s += "(declare-const |" + v + "| Int)\n";
   for (const auto& v : vars) s += "(assert (>= |" + v + "| 1))\n";
-  int k = 0;
-  for (const auto& c : where_) {
-    if (c.kind == ShapeConstraint::Kind::Divides) {
-      std::string w = "|#k" + std::to_string(k++) + "|";
-      s += "(declare-const " + w + " Int)\n";
-      s += "(assert (and (>= " + smt_term(c.lhs) + " 1) (= " + smt_term(c.rhs) + " (* " + smt_term(c.lhs) + " " + w + "))))\n";
-    } else {
-      s += "(assert " + smt_formula(c) + ")\n";
-    }
-  }
-  s += "(assert (not " + smt_formula(goal) + "))\n(check-sat)\n";
+  for (const auto& c : where_) s += "(assert " + smt_formula(c) + ")\n";
+  if (goal) s += "(assert (not " + smt_formula(*goal) + "))\n";
+  return s;
+}
+
+std::string ShapeSolver::smtlib(const ShapeConstraint& goal) const {
+  std::string s = "(set-logic ALL)\n" + smt_assertions(&goal) + "(check-sat)\n";
   if (!dims_.empty()) {
     s += "(get-value (";
     for (size_t i = 0; i < dims_.size(); ++i) s += (i ? " |" : "|") + dims_[i] + "|";

@@ -1,7 +1,9 @@
 // Discharging shape obligations (spec §6). Normalized polynomials are
-// compared first; only what remains reaches Z3, through one solver per check
-// reused with push/pop. Z3 is hidden behind this interface: no other file
-// includes z3++.h.
+// compared first, then small valuations are tried; only what remains reaches
+// Z3: one context per ShapeSolver, a fresh solver per query, so an answer
+// never depends on the obligations asked before it and callers need no retry
+// (docs/design/obligations.md). Z3 is hidden behind this interface: no other
+// file includes z3++.h.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -32,6 +34,14 @@ struct SolverStats {
   size_t z3_queries = 0;
   double z3_seconds = 0;
   double max_query_seconds = 0;
+  SolverStats& operator+=(const SolverStats& o) {
+    obligations += o.obligations;
+    syntactic += o.syntactic;
+    z3_queries += o.z3_queries;
+    z3_seconds += o.z3_seconds;
+    max_query_seconds = max_query_seconds > o.max_query_seconds ? max_query_seconds : o.max_query_seconds;
+    return *this;
+  }
 };
 
 class ShapeSolver {
@@ -59,11 +69,17 @@ class ShapeSolver {
  private:
   struct Impl;
   Impl& z3();
+  /// The hypotheses (every variable >= 1, the `where` clause) and, with a
+  /// goal, its negation: SMT-LIB declarations and assertions.
+  std::string smt_assertions(const types::ShapeConstraint* goal) const;
+  /// Runs `script` (from smt_assertions) on a fresh Z3 solver; fills
+  /// `o.reason` when unknown and, with `want_model`, the counterexample.
+  enum class Answer { Sat, Unsat, Unknown };
+  Answer query(const std::string& script, Outcome& o, bool want_model);
   /// Small valuations that satisfy the hypotheses and break `goal`: one
   /// variable varied at a time, and also pairs when `pairs`.
   std::optional<std::vector<std::pair<std::string, int64_t>>> search_counterexample(const types::ShapeConstraint& goal, bool pairs);
   unsigned timeout_ms_;
-  bool in_function_ = false;
   std::unique_ptr<Impl> impl_;
   SolverStats stats_;
   std::vector<std::string> dims_;

@@ -39,7 +39,7 @@ std::optional<bool> ShapeConstraint::eval(const std::map<std::string, int64_t>& 
     case Kind::Le: return *a <= *b;
     case Kind::Gt: return *a > *b;
     case Kind::Ge: return *a >= *b;
-    case Kind::Divides: return *a != 0 && *b % *a == 0;
+    case Kind::Divides: return *a >= 1 && *b % *a == 0;  // spec §2: a >= 1 and b mod a = 0
   }
   return std::nullopt;
 }

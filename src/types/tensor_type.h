@@ -22,7 +22,8 @@ struct TensorType {
 std::string shape_str(const Shape& s);
 
 /// A proposition over dimension polynomials: a `where` constraint or an
-/// obligation. `Divides` means rhs mod lhs = 0.
+/// obligation. `(divides a b)` holds iff a >= 1 and b mod a = 0 (spec §2);
+/// eval(), the Z3 encoding and the SMT-LIB dump all implement exactly that.
 struct ShapeConstraint {
   enum class Kind { Eq, Ne, Lt, Le, Gt, Ge, Divides } kind = Kind::Eq;
   Poly lhs, rhs;

@@ -388,9 +388,7 @@ def z3_rel(rel, a, b, hypothesis, fresh):
         return a > b
     if rel == '>=':
         return a >= b
-    if hypothesis:  # divides: existential witness, as shapemlc does
-        k = z3.Int('__k%d' % fresh)
-        return z3.And(a >= 1, b == a * k)
+    # divides: a >= 1 and b mod a = 0, as a hypothesis and as a goal (spec §2)
     return z3.And(a >= 1, b % a == 0)
 
 
@@ -446,14 +444,22 @@ def _add_mod(defs, s, c, q):
 
 
 def divides_syntactically(a, b):
-    """shapemlc's syntactic rule for (divides a b): a is 1 or b, or a is
-    one term c*m and every term of b is a multiple of c*m."""
-    if a.is_one() or a == b:
+    """shapemlc's syntactic rule for (divides a b), which means a >= 1 and
+    b mod a = 0: both constant; a is 1; a is b and evidently >= 1; or a is
+    one term c*m over variables (so >= 1) and every term of b is a multiple
+    of c*m."""
+    ca, cb = a.const_value(), b.const_value()
+    if ca is not None and cb is not None:
+        return ca >= 1 and cb % ca == 0
+    if a.is_one():
         return True
+    if a == b:
+        d = a - Poly.const(1)
+        return d.nonneg() and all(not x.startswith('(') for m in d.t for x in m)
     if len(a.t) != 1:
         return False
     (am, ac), = a.t.items()
-    if ac <= 0:
+    if ac <= 0 or any(x.startswith('(') for x in am):
         return False
     for m, c in b.t.items():
         if c % ac:

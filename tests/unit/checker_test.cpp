@@ -218,3 +218,32 @@ TEST(Verifier, RechecksCallsFully) {
   ASSERT_FALSE(d2.empty());
   EXPECT_EQ(d2[0].code, "E0900");
 }
+
+TEST(Checker, StatsCountTheVerifiersSolverWork) {
+  // The verifier discharges the obligations again; its Z3 queries are part
+  // of the totals (capi and --stats) and reported separately.
+  auto r = check_source("t", fn("B T D", "(divides 4 (* B T))", "(x (tensor f32 (B T D) host))", "(tensor f32 ((floordiv (* B T) 4) 4 D) host)",
+                                "(return (reshape x ((floordiv (* B T) 4) 4 D)))"));
+  ASSERT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
+  const auto& s = r.stats;
+  EXPECT_GT(s.verify_solver.obligations, 0u);
+  EXPECT_GT(s.verify_solver.z3_queries, 0u);
+  EXPECT_GT(s.verify_solver.z3_seconds, 0.0);
+  EXPECT_GT(s.solver.z3_queries, s.verify_solver.z3_queries);  // the elaborator's too
+  EXPECT_GE(s.solver.z3_seconds, s.verify_solver.z3_seconds);
+  EXPECT_GE(s.check_seconds, s.verify_seconds);
+  EXPECT_GT(s.verify_seconds, 0.0);
+}
+
+TEST(Checker, NegativeLiteralsInWhereConstraints) {
+  // (>= (- c (* 2 d)) -4) is a constraint, not a dimension: accepted and
+  // used, so the slice (size 2d - 4 <= c) is proved.
+  auto r = check_source("t", fn("c d", "(>= (- c (* 2 d)) -4) (>= d 3)", "(x (tensor f32 (c) host)) (y (tensor f32 (d) host))", "(tensor f32 ((- (* 2 d) 4)) host)",
+                                "(return (slice x :axis 0 :start 0 :size (- (* 2 d) 4)))"));
+  EXPECT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].code + " " + r.diags.all()[0].message);
+  // A constraint that does not resolve is reported and no obligation is
+  // refuted under the remaining ones.
+  auto u = check_source("t", fn("c d", "(>= (- c (* 2 d)) -4) (>= d Q)", "(x (tensor f32 (c) host)) (y (tensor f32 (d) host))", "(tensor f32 ((- (* 2 d) 4)) host)",
+                                "(return (slice x :axis 0 :start 0 :size (- (* 2 d) 4)))"));
+  EXPECT_EQ(codes(u), std::vector<std::string>{"E0104"});
+}

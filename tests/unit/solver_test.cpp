@@ -102,3 +102,79 @@ TEST(Solver, ModHypothesisNormalizesFloorDiv) {
   EXPECT_EQ(o.kind, Outcome::Kind::Proved);
   EXPECT_TRUE(o.decided_syntactically);  // S = 8w and D = H*Dh (the equality wins over divides)
 }
+
+// (divides a b) means a >= 1 and b mod a = 0 (spec §2), in every component.
+TEST(Divides, EvaluatorNeedsAPositiveDivisor) {
+  using shapeml::types::ShapeConstraint;
+  auto d = [](int64_t a, int64_t b) { return ShapeConstraint{K::Divides, c(a), c(b)}.eval({}); };
+  EXPECT_EQ(d(3, 6), true);
+  EXPECT_EQ(d(3, 0), true);
+  EXPECT_EQ(d(3, 7), false);
+  EXPECT_EQ(d(0, 0), false);
+  EXPECT_EQ(d(-1, 2), false);  // was true
+  EXPECT_EQ(d(-3, 6), false);
+}
+
+TEST(Divides, SelfDividesOnlyWhenPositive) {
+  ShapeSolver s;
+  s.begin_function({"K"}, {});
+  auto o = s.prove({K::Divides, v("K") - c(1), v("K") - c(1)});
+  ASSERT_EQ(o.kind, Outcome::Kind::Refuted);  // K = 1: (divides 0 0)
+  ASSERT_EQ(o.counterexample.size(), 1u);
+  EXPECT_EQ(o.counterexample[0].second, 1);
+  EXPECT_EQ(s.prove({K::Divides, c(0), c(0)}).kind, Outcome::Kind::Refuted);
+  EXPECT_EQ(s.prove({K::Divides, c(4), c(12)}).kind, Outcome::Kind::Proved);
+  auto p = s.prove({K::Divides, v("K") + c(1), v("K") + c(1)});
+  EXPECT_EQ(p.kind, Outcome::Kind::Proved);
+  EXPECT_TRUE(p.decided_syntactically);
+}
+
+TEST(Divides, OneTermRuleNeedsADivisorThatCannotBeZero) {
+  // (floordiv N 9) is 0 for N < 9: it does not divide 2*(floordiv N 9) then.
+  ShapeSolver s;
+  s.begin_function({"N"}, {});
+  auto o = s.prove({K::Divides, v("N").floordiv(9), c(2) * v("N").floordiv(9)});
+  ASSERT_EQ(o.kind, Outcome::Kind::Refuted);
+  ASSERT_EQ(o.counterexample.size(), 1u);
+  EXPECT_LT(o.counterexample[0].second, 9);
+  // Over variables only it is a proof.
+  auto p = s.prove({K::Divides, c(2) * v("N"), c(6) * v("N") * v("N")});
+  EXPECT_EQ(p.kind, Outcome::Kind::Proved);
+  EXPECT_TRUE(p.decided_syntactically);
+}
+
+TEST(Divides, NonPositiveDivisorMakesTheWhereClauseUnsatisfiable) {
+  ShapeSolver s;
+  s.begin_function({"N", "M"}, {{K::Divides, c(1) - v("N"), v("N")}});
+  EXPECT_EQ(s.hypotheses_satisfiable().kind, Outcome::Kind::Refuted);
+  s.begin_function({"K", "N"}, {{K::Divides, v("K") - c(2), v("N")}});
+  EXPECT_EQ(s.hypotheses_satisfiable().kind, Outcome::Kind::Proved);  // K >= 3
+  // and then K - 2 >= 1 is a consequence
+  EXPECT_EQ(s.prove({K::Ge, v("K"), c(3)}).kind, Outcome::Kind::Proved);
+}
+
+TEST(Divides, DumpUsesTheSameEncodingAsHypothesisAndGoal) {
+  ShapeSolver s;
+  s.begin_function({"B", "T"}, {{K::Divides, c(4), v("B") * v("T")}});
+  std::string t = s.smtlib({K::Divides, v("B"), v("T")});
+  EXPECT_NE(t.find("(assert (and (>= 4 1) (= (mod (* |B| |T|) 4) 0)))"), std::string::npos) << t;
+  EXPECT_NE(t.find("(assert (not (and (>= |B| 1) (= (mod |T| |B|) 0))))"), std::string::npos) << t;
+  EXPECT_EQ(t.find("#k"), std::string::npos) << t;  // no witness constants
+}
+
+TEST(Solver, AnswersDoNotDependOnEarlierQueries) {
+  // issue 7: on the reused push/pop solver, after two queries about
+  // (floordiv (* B T) 4) >= 1, this reshape obligation came back unknown
+  // after the whole budget; asked first it took ~215 ms. Now each query is
+  // fresh and the divides hypothesis is a mod: well inside 200 ms.
+  Poly bt = v("B") * v("T");
+  ShapeSolver s(200);
+  s.begin_function({"B", "T", "D"}, {{K::Divides, c(4), bt}});
+  EXPECT_EQ(s.prove({K::Ge, bt.floordiv(4), c(1)}).kind, Outcome::Kind::Proved);
+  EXPECT_EQ(s.prove({K::Ge, bt.floordiv(4), c(1)}).kind, Outcome::Kind::Proved);
+  auto o = s.prove({K::Eq, bt * v("D"), bt.floordiv(4) * c(4) * v("D")});
+  EXPECT_EQ(o.kind, Outcome::Kind::Proved) << o.reason;
+  ShapeSolver fresh(200);
+  fresh.begin_function({"B", "T", "D"}, {{K::Divides, c(4), bt}});
+  EXPECT_EQ(fresh.prove({K::Eq, bt * v("D"), bt.floordiv(4) * c(4) * v("D")}).kind, Outcome::Kind::Proved);
+}

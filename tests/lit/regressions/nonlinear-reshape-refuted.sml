@@ -22,6 +22,6 @@
   (func f
     (dims S D H Dh K)
     (where (= D (* H Dh)) (< 3 S) (<= K S))
-    (params (x (tensor f32 (3 Dh Dh K K) host)))
+    (params (dims_S_D_H (tensor f32 (S D H) host)) (x (tensor f32 (3 Dh Dh K K) host)))
     (returns (tensor f32 (3 Dh Dh H K) host))
     (return (reshape x (3 Dh Dh H K)))))

@@ -17,11 +17,11 @@
 (module m
   (func by_z3 (dims D H __k0)
     (where (divides H (* 2 D)))
-    (params (x (tensor f32 ((* 2 D)) host)))
+    (params (dims_H___k0 (tensor f32 (H __k0) host)) (x (tensor f32 ((* 2 D)) host)))
     (returns (tensor f32 ((* H __k0)) host))
     (return x))
   (func by_substitution (dims D H __w0)
     (where (divides H D))
-    (params (x (tensor f32 (D) host)))
+    (params (dims_H___w0 (tensor f32 (H __w0) host)) (x (tensor f32 (D) host)))
     (returns (tensor f32 ((* H __w0)) host))
     (return x)))
