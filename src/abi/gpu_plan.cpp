@@ -1,0 +1,284 @@
+#include "abi/gpu_plan.h"
+
+#include <charconv>
+#include <cstdio>
+#include <sstream>
+
+namespace shapeml::abi {
+
+int64_t gpu_dtype_size(GpuDType d) {
+  switch (d) {
+    case GpuDType::F32: return 4;
+    case GpuDType::F64: return 8;
+    case GpuDType::BF16: return 2;
+    case GpuDType::I32: return 4;
+    case GpuDType::I64: return 8;
+    case GpuDType::Bool: return 1;
+  }
+  return 0;
+}
+
+const char* gpu_dtype_name(GpuDType d) {
+  switch (d) {
+    case GpuDType::F32: return "f32";
+    case GpuDType::F64: return "f64";
+    case GpuDType::BF16: return "bf16";
+    case GpuDType::I32: return "i32";
+    case GpuDType::I64: return "i64";
+    case GpuDType::Bool: return "bool";
+  }
+  return "?";
+}
+
+std::optional<GpuDType> parse_gpu_dtype(const std::string& s) {
+  for (GpuDType d : {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64, GpuDType::Bool})
+    if (s == gpu_dtype_name(d)) return d;
+  return std::nullopt;
+}
+
+int64_t GpuSlot::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
+
+const char* slot_kind_name(GpuSlot::Kind k) {
+  switch (k) {
+    case GpuSlot::Kind::Input: return "input";
+    case GpuSlot::Kind::Output: return "output";
+    case GpuSlot::Kind::Temp: return "temp";
+    case GpuSlot::Kind::View: return "view";
+    case GpuSlot::Kind::HostInput: return "host_input";
+    case GpuSlot::Kind::HostOutput: return "host_output";
+  }
+  return "?";
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? " " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+template <class T>
+std::string list_text(const std::vector<T>& v) {
+  std::string t = std::to_string(v.size());
+  for (const auto& x : v) t += " " + std::to_string(x);
+  return t;
+}
+
+// A whitespace tokenizer over one line that reports what it expected.
+struct Tokens {
+  std::istringstream in;
+  std::string error;
+  explicit Tokens(const std::string& line) : in(line) {}
+  bool word(std::string& out, const char* what) {
+    if (in >> out) return true;
+    if (error.empty()) error = std::string("expected ") + what;
+    return false;
+  }
+  bool expect(const char* kw) {
+    std::string w;
+    if (!(in >> w) || w != kw) {
+      if (error.empty()) error = std::string("expected `") + kw + "`";
+      return false;
+    }
+    return true;
+  }
+  template <class T>
+  bool number(T& out, const char* what) {
+    std::string w;
+    if (!word(w, what)) return false;
+    auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), out);
+    if (ec != std::errc() || p != w.data() + w.size()) {
+      if (error.empty()) error = std::string("expected ") + what + ", got `" + w + "`";
+      return false;
+    }
+    return true;
+  }
+  template <class T>
+  bool list(std::vector<T>& out, const char* what) {
+    int64_t n = 0;
+    if (!number(n, what) || n < 0 || n > (1 << 20)) {
+      if (error.empty()) error = std::string("bad count for ") + what;
+      return false;
+    }
+    out.resize(static_cast<size_t>(n));
+    for (auto& x : out)
+      if (!number(x, what)) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::string GpuPlan::to_text() const {
+  std::string s = "gpu-plan " + entry + " device " + std::to_string(device) + " inputs " + std::to_string(num_inputs) + " outputs " +
+                  std::to_string(num_outputs) + " workspace " + std::to_string(workspace_bytes) + "\n";
+  s += "bind " + std::to_string(binding.size());
+  for (const auto& [k, v] : binding) s += " " + k + " " + std::to_string(v);
+  s += "\n";
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const GpuSlot& sl = slots[i];
+    s += "slot " + std::to_string(i) + " " + slot_kind_name(sl.kind) + " " + std::to_string(sl.kind == GpuSlot::Kind::View ? sl.alias : sl.index) +
+         " " + gpu_dtype_name(sl.dtype) + " " + list_text(sl.shape) + " offset " + std::to_string(sl.offset) + " ; " +
+         shape_text(sl.shape) + " " + std::to_string(sl.bytes()) + " bytes\n";
+  }
+  for (const GpuLaunch& l : launches) {
+    char scalar[40];
+    std::snprintf(scalar, sizeof scalar, "%.17g", l.scalar);
+    s += "launch " + l.kernel + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
+         list_text(l.outputs) + " ints " + list_text(l.ints) + " scalar " + scalar + " flag " + (l.flag ? "1" : "0");
+    if (!l.why.empty()) s += " ; " + l.why;
+    s += "\n";
+  }
+  return s;
+}
+
+std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& error) {
+  GpuPlan p;
+  std::istringstream lines(text);
+  std::string line;
+  int lineno = 0;
+  bool header = false;
+  auto fail = [&](const std::string& m) {
+    error = "gpu plan line " + std::to_string(lineno) + ": " + m;
+    return std::nullopt;
+  };
+  while (std::getline(lines, line)) {
+    ++lineno;
+    std::string why;
+    if (size_t c = line.find(" ; "); c != std::string::npos) {
+      why = line.substr(c + 3);
+      line.resize(c);
+    }
+    Tokens t(line);
+    std::string head;
+    if (!(t.in >> head)) continue;  // blank
+    if (head == "gpu-plan") {
+      if (!t.word(p.entry, "an entry name") || !t.expect("device") || !t.number(p.device, "a device") || !t.expect("inputs") ||
+          !t.number(p.num_inputs, "an input count") || !t.expect("outputs") || !t.number(p.num_outputs, "an output count") ||
+          !t.expect("workspace") || !t.number(p.workspace_bytes, "a workspace size"))
+        return fail(t.error);
+      header = true;
+    } else if (!header) {
+      return fail("expected the `gpu-plan` header first");
+    } else if (head == "bind") {
+      int64_t n = 0;
+      if (!t.number(n, "a count")) return fail(t.error);
+      for (int64_t i = 0; i < n; ++i) {
+        std::string k;
+        int64_t v = 0;
+        if (!t.word(k, "a variable") || !t.number(v, "a value")) return fail(t.error);
+        p.binding[k] = v;
+      }
+    } else if (head == "slot") {
+      GpuSlot s;
+      int64_t id = 0;
+      std::string kind, dt;
+      int32_t idx = 0;
+      if (!t.number(id, "a slot number") || !t.word(kind, "a slot kind") || !t.number(idx, "an index") || !t.word(dt, "a dtype") ||
+          !t.list(s.shape, "a dimension") || !t.expect("offset") || !t.number(s.offset, "an offset"))
+        return fail(t.error);
+      if (id != static_cast<int64_t>(p.slots.size())) return fail("slots must be numbered 0, 1, ... in order");
+      bool known = false;
+      for (auto k : {GpuSlot::Kind::Input, GpuSlot::Kind::Output, GpuSlot::Kind::Temp, GpuSlot::Kind::View, GpuSlot::Kind::HostInput,
+                     GpuSlot::Kind::HostOutput})
+        if (kind == slot_kind_name(k)) {
+          s.kind = k;
+          known = true;
+        }
+      if (!known) return fail("unknown slot kind `" + kind + "`");
+      auto d = parse_gpu_dtype(dt);
+      if (!d) return fail("unknown dtype `" + dt + "`");
+      s.dtype = *d;
+      if (s.kind == GpuSlot::Kind::View) s.alias = idx;
+      else s.index = idx;
+      p.slots.push_back(std::move(s));
+    } else if (head == "launch") {
+      GpuLaunch l;
+      std::string scalar, flag;
+      if (!t.word(l.kernel, "a kernel") || !t.word(l.op, "an op") || !t.word(l.library, "a library") || !t.expect("in") ||
+          !t.list(l.inputs, "a slot") || !t.expect("out") || !t.list(l.outputs, "a slot") || !t.expect("ints") || !t.list(l.ints, "an integer") ||
+          !t.expect("scalar") || !t.word(scalar, "a scalar") || !t.expect("flag") || !t.word(flag, "0 or 1"))
+        return fail(t.error);
+      if (l.op == "-") l.op.clear();
+      char* end = nullptr;
+      l.scalar = std::strtod(scalar.c_str(), &end);  // %.17g round-trips; "inf"/"nan" too
+      if (!end || *end) return fail("bad scalar `" + scalar + "`");
+      if (flag != "0" && flag != "1") return fail("flag must be 0 or 1");
+      l.flag = flag == "1";
+      l.why = why;
+      p.launches.push_back(std::move(l));
+    } else {
+      return fail("unknown line `" + head + "`");
+    }
+  }
+  if (!header) {
+    error = "gpu plan: empty";
+    return std::nullopt;
+  }
+  if (std::string v = p.validate(); !v.empty()) {
+    error = "gpu plan: " + v;
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::string GpuPlan::validate() const {
+  if (num_inputs < 0 || num_outputs < 0 || workspace_bytes < 0) return "negative counts";
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const GpuSlot& s = slots[i];
+    std::string at = "slot " + std::to_string(i) + ": ";
+    for (int64_t d : s.shape)
+      if (d < 0) return at + "negative dimension";
+    switch (s.kind) {
+      case GpuSlot::Kind::Input:
+      case GpuSlot::Kind::HostInput:
+        if (s.index < 0 || s.index >= num_inputs) return at + "input index out of range";
+        break;
+      case GpuSlot::Kind::Output:
+      case GpuSlot::Kind::HostOutput:
+        if (s.index < 0 || s.index >= num_outputs) return at + "output index out of range";
+        break;
+      case GpuSlot::Kind::Temp:
+        if (s.offset < 0 || s.offset % 256 != 0 || s.offset + s.bytes() > workspace_bytes) return at + "outside the workspace";
+        break;
+      case GpuSlot::Kind::View:
+        if (s.alias < 0 || static_cast<size_t>(s.alias) >= i) return at + "a view must alias an earlier slot";
+        if (s.bytes() > slots[s.alias].bytes()) return at + "a view larger than what it aliases";
+        break;
+    }
+  }
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const GpuLaunch& l = launches[i];
+    std::string at = "launch " + std::to_string(i) + " (" + l.kernel + "): ";
+    for (int32_t s : l.inputs)
+      if (s < 0 || static_cast<size_t>(s) >= slots.size()) return at + "input slot out of range";
+    for (int32_t s : l.outputs)
+      if (s < 0 || static_cast<size_t>(s) >= slots.size()) return at + "output slot out of range";
+    size_t want_in = 0;
+    bool fixed = true;
+    if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
+        l.kernel == "broadcast" || l.kernel == "copy")
+      want_in = 1;
+    else if (l.kernel == "binary" || l.kernel == "compare" || l.kernel == "matmul")
+      want_in = 2;
+    else if (l.kernel == "select")
+      want_in = 3;
+    else if (l.kernel == "fill" || l.kernel == "iota")
+      want_in = 0;
+    else if (l.kernel == "concat")
+      fixed = false;
+    else
+      return at + "unknown kernel";
+    if (fixed && l.inputs.size() != want_in) return at + "expects " + std::to_string(want_in) + " input(s)";
+    if (!fixed && l.inputs.empty()) return at + "expects at least one input";
+    if (l.outputs.size() != 1) return at + "expects one output";
+  }
+  return "";
+}
+
+}  // namespace shapeml::abi

@@ -1,0 +1,102 @@
+// A GPU dispatch plan: the contract between the compiler's GPU lowering
+// (src/lower/gpu, which makes it), the module (which stores it, as text, in a
+// JIT module or an AOT shared object) and the CUDA plugin (src/cuda, which
+// executes it). Plain data, like IREE's HAL command buffers or TVM's graph
+// executor JSON: one plan is one entry point at one binding of its shape
+// variables, so every shape in it is concrete.
+//
+// Buffers ("slots") are the tensors the launches read and write:
+//   input i   the call's i-th input tensor (device memory, dense row-major)
+//   output i  the call's i-th output tensor (device memory, dense row-major)
+//   temp      an intermediate at `offset` bytes into the call's workspace
+//             (one allocation per call, `workspace_bytes`, 256-byte aligned
+//             offsets); slots whose lifetimes do not overlap share bytes
+//   view      the same bytes as slot `alias` with another shape (reshape of
+//             a dense tensor): no launch, no copy
+//   host_input i / host_output i   a host tensor of a mixed-placement entry
+//             (copy_to_device reads one; copy_to_host writes one)
+// Launches run in order on the call's stream. The executor allocates nothing
+// and never synchronizes the host inside a plan.
+//
+// Launch kinds (`kernel`) and what they read (every launch also knows the
+// dtypes and shapes of its slots, which is how it derives strides):
+//   unary     op in {neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu}; 1 in, 1 out
+//   binary    op in {add sub mul div max min pow}; 2 in (broadcast to out:
+//             right-aligned, size-1 dims stretch, missing leading dims), 1 out
+//   compare   op in {eq ne lt le gt ge}; 2 in (broadcast), 1 out (bool)
+//   select    3 in (cond bool, a, b; broadcast), 1 out
+//   cast      1 in, 1 out (dtype of out)
+//   fill      0 in, 1 out; `scalar` (also `const`, a rank-0 fill)
+//   iota      0 in, 1 out; ints = {axis}
+//   matmul    2 in (A [..., M, K], B [K, N] shared or [..., K, N] batched), 1 out
+//   transpose 1 in, 1 out; ints = the permutation (out dim i = in dim perm[i])
+//   reduce    op in {sum max mean}; 1 in, 1 out; ints = axes (sorted);
+//             `flag` = keepdims
+//   concat    n in, 1 out; ints = {axis}
+//   slice     1 in, 1 out; ints = {axis, start} (size from out's shape)
+//   broadcast 1 in, 1 out (broadcast_to)
+//   copy      1 in, 1 out of the same bytes (device to device, host to
+//             device or device to host by the slots' kinds)
+// `library` names what runs the launch ("cublasLt", "shapeml"), `why` says
+// why it was chosen (printed by `shapemlc --emit=gpu-plan`).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shapeml::abi {
+
+/// Element types, numbered as types::DType (f32 f64 bf16 i32 i64 bool).
+enum class GpuDType : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
+
+/// Bytes per element (bool is one byte).
+int64_t gpu_dtype_size(GpuDType d);
+const char* gpu_dtype_name(GpuDType d);
+std::optional<GpuDType> parse_gpu_dtype(const std::string& s);
+
+struct GpuSlot {
+  enum class Kind { Input, Output, Temp, View, HostInput, HostOutput } kind = Kind::Temp;
+  int32_t index = 0;    // Input/Output/HostInput/HostOutput: which one
+  int32_t alias = -1;   // View: the slot whose bytes it shares
+  GpuDType dtype = GpuDType::F32;
+  std::vector<int64_t> shape;
+  int64_t offset = 0;  // Temp: byte offset into the workspace
+  int64_t numel() const;
+  int64_t bytes() const { return numel() * gpu_dtype_size(dtype); }
+};
+
+struct GpuLaunch {
+  std::string kernel;  // see the list above
+  std::string op;      // unary/binary/compare/reduce: which one
+  std::vector<int32_t> inputs, outputs;  // slot indices
+  std::vector<int64_t> ints;
+  double scalar = 0;   // fill
+  bool flag = false;   // reduce: keepdims
+  std::string library = "shapeml";
+  std::string why;
+};
+
+struct GpuPlan {
+  std::string entry;
+  int32_t device = 0;
+  std::map<std::string, int64_t> binding;
+  int64_t workspace_bytes = 0;
+  int32_t num_inputs = 0, num_outputs = 0;
+  std::vector<GpuSlot> slots;
+  std::vector<GpuLaunch> launches;
+
+  /// The plan as text: one line per slot and per launch, stable and
+  /// round-trippable (parse(to_text()) == *this). Also what
+  /// `--emit=gpu-plan` prints, with `why` as comments.
+  std::string to_text() const;
+  /// Parses to_text()'s format; nullopt with `error` naming the line.
+  static std::optional<GpuPlan> parse(const std::string& text, std::string& error);
+  /// Structural checks an executor relies on (slot indices in range, temp
+  /// slots inside the workspace, views no larger than what they alias,
+  /// operand counts per kernel); "" when valid, else the first problem.
+  std::string validate() const;
+};
+
+}  // namespace shapeml::abi

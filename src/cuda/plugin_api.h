@@ -1,0 +1,79 @@
+/* The interface between the runtime (libshapeml_runtime.so / libshapeml.so)
+ * and the CUDA plugin (libshapeml_cuda.so), which the runtime loads with
+ * dlopen the first time a CUDA device is asked for. Plain C: the plugin is the
+ * only binary that links CUDA, and the two sides are built separately.
+ *
+ * The plugin exports one symbol:
+ *
+ *   const shapeml_cuda_plugin* shapeml_cuda_plugin_get(uint32_t abi_version);
+ *
+ * returning NULL when it does not speak `abi_version`. Every fallible
+ * function returns 0 on success, or a shapeml status code (include/shapeml.h
+ * numbering: UNAVAILABLE for a missing driver/GPU/library, RESOURCE_EXHAUSTED
+ * for out of memory, INVALID_ARGUMENT, INTERNAL ...) and writes a NUL-
+ * terminated message naming the failing CUDA/cuBLAS call and the operation
+ * into `err` (at most `err_size` bytes, always terminated). Nothing in the
+ * plugin prints, aborts or exits; no C++ exception crosses this boundary.
+ * Every function is thread-safe. Streams are `cudaStream_t` passed as void*
+ * (NULL = the legacy default stream is never used: the runtime always passes
+ * its own stream).
+ */
+#ifndef SHAPEML_CUDA_PLUGIN_API_H_
+#define SHAPEML_CUDA_PLUGIN_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHAPEML_CUDA_PLUGIN_ABI 1
+
+typedef struct shapeml_cuda_plan shapeml_cuda_plan; /* an executable plan */
+
+typedef struct shapeml_cuda_plugin {
+  uint32_t abi_version; /* SHAPEML_CUDA_PLUGIN_ABI */
+
+  /* Devices. init() loads the driver; safe to call more than once. */
+  int32_t (*init)(int32_t* device_count, char* err, size_t err_size);
+  int32_t (*device_name)(int32_t device, char* name, size_t name_size, char* err, size_t err_size);
+
+  /* Streams (one per context by default; callers may pass their own). */
+  int32_t (*stream_create)(int32_t device, void** stream, char* err, size_t err_size);
+  int32_t (*stream_destroy)(void* stream, char* err, size_t err_size);
+  int32_t (*stream_synchronize)(void* stream, char* err, size_t err_size);
+
+  /* Memory. malloc_async/free_async are stream-ordered (cudaMallocAsync on
+   * the device's pool, whose release threshold is `release_threshold` bytes,
+   * set once per device by set_pool_release_threshold). */
+  int32_t (*malloc_raw)(int32_t device, size_t bytes, void** ptr, char* err, size_t err_size);
+  int32_t (*free_raw)(int32_t device, void* ptr, char* err, size_t err_size);
+  int32_t (*malloc_async)(int32_t device, size_t bytes, void* stream, void** ptr, char* err, size_t err_size);
+  int32_t (*free_async)(int32_t device, void* ptr, void* stream, char* err, size_t err_size);
+  int32_t (*set_pool_release_threshold)(int32_t device, uint64_t release_threshold, char* err, size_t err_size);
+
+  /* Copies, ordered on `stream`; kind: 0 host->device, 1 device->host,
+   * 2 device->device. A copy to host memory is complete only after
+   * stream_synchronize. */
+  int32_t (*memcpy_async)(void* dst, const void* src, size_t bytes, int32_t kind, void* stream, char* err, size_t err_size);
+
+  /* Plans (src/abi/gpu_plan.h, as text). plan_create parses, validates and
+   * prepares (cuBLASLt descriptors, algorithm choice) once; plan_execute
+   * runs every launch on `stream` with buffers[0..num_inputs-1] the inputs
+   * and buffers[num_inputs..] the outputs (device pointers; host pointers
+   * for host_input/host_output slots), `workspace` at least
+   * workspace_bytes. It allocates nothing and does not synchronize. */
+  int32_t (*plan_create)(int32_t device, const char* plan_text, shapeml_cuda_plan** plan, char* err, size_t err_size);
+  int64_t (*plan_workspace_bytes)(const shapeml_cuda_plan* plan);
+  int32_t (*plan_execute)(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
+  void (*plan_destroy)(shapeml_cuda_plan* plan);
+} shapeml_cuda_plugin;
+
+typedef const shapeml_cuda_plugin* (*shapeml_cuda_plugin_get_fn)(uint32_t abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHAPEML_CUDA_PLUGIN_API_H_ */
