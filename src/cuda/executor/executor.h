@@ -1,0 +1,21 @@
+// The plan executor inside the CUDA plugin: the plan functions of
+// shapeml_cuda_plugin (src/cuda/plugin_api.h) are exactly these. It turns a
+// dispatch plan (src/abi/gpu_plan.h) into launches of shapeml's own kernels
+// and cuBLASLt matmuls, prepared once at plan_create (descriptors, algorithm
+// choice, per-launch shapes and broadcast strides) so that plan_execute only
+// enqueues work on the caller's stream: no allocation, no host
+// synchronization. Return values and `err` follow plugin_api.h.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/plugin_api.h"
+
+namespace shapeml::cuda {
+
+int32_t plan_create(int32_t device, const char* plan_text, shapeml_cuda_plan** plan, char* err, size_t err_size);
+int64_t plan_workspace_bytes(const shapeml_cuda_plan* plan);
+int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
+void plan_destroy(shapeml_cuda_plan* plan);
+
+}  // namespace shapeml::cuda
