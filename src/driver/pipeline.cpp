@@ -9,6 +9,7 @@
 
 #include "jit/jit_code_provider.h"
 #include "lower/cpu/emit_mlir.h"
+#include "lower/gpu/plan_gpu.h"
 
 namespace shapeml::driver {
 
@@ -50,7 +51,16 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
                                            const lower::cpu::CpuTarget& target) {
   if (Status st = validate_specialization(m, s); !st.ok()) return st;
   std::string error, text;
+  const ir::Function* f = m.find(s.entry);
+  if (stage == LowerStage::GpuPlan || (f && lower::gpu::is_device_function(*f))) {
+    if (stage != LowerStage::GpuPlan)
+      return runtime::invalid_argument("`" + s.entry + "` is a device function: it lowers to a dispatch plan (--emit=gpu-plan), not to CPU code");
+    auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error);
+    if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
+    return plan->to_text();
+  }
   switch (stage) {
+    case LowerStage::GpuPlan: break;
     case LowerStage::Mlir: text = lower::cpu::emit_mlir(m, s.entry, s.bindings, lower::cpu::emit_options_for(target), &error); break;
     case LowerStage::LoweredMlir: text = lower::cpu::emit_lowered_mlir(m, s.entry, s.bindings, target, error); break;
     case LowerStage::Llvm: text = lower::cpu::emit_llvm(m, s.entry, s.bindings, target, error); break;

@@ -50,6 +50,7 @@ Commands (each takes only its own options; `shapemlc COMMAND --help`):
                            mlir          after lower: MLIR (linalg on tensors) of --entry at --bind
                            lowered-mlir  after the MLIR pass pipeline (LLVM dialect)
                            llvm          optimized LLVM IR of --entry at --bind
+                           gpu-plan      a device function's dispatch plan at --bind
 
 Options:
   --entry NAME           the function (default: the last one in the file)
@@ -259,6 +260,7 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
   }
   auto lowered = shapeml::driver::lower_to_text(*r->module, s, stage == "mlir"           ? shapeml::driver::LowerStage::Mlir
                                                                : stage == "lowered-mlir" ? shapeml::driver::LowerStage::LoweredMlir
+                                                               : stage == "gpu-plan"     ? shapeml::driver::LowerStage::GpuPlan
                                                                                          : shapeml::driver::LowerStage::Llvm,
                                                 *target);
   if (!lowered.ok()) {
@@ -499,7 +501,7 @@ int main(int argc, char** argv) {
   app.add_flag("--version", version);
   std::string emit;
   CodegenArgs emit_args;
-  app.add_option("--emit", emit, "stop after STAGE")->check(CLI::IsMember({"ast", "typed", "mlir", "lowered-mlir", "llvm"}));
+  app.add_option("--emit", emit, "stop after STAGE")->check(CLI::IsMember({"ast", "typed", "mlir", "lowered-mlir", "llvm", "gpu-plan"}));
   add_codegen_options(&app, emit_args, false);
   std::vector<std::string> emit_files;
   app.add_option("emit-file", emit_files);

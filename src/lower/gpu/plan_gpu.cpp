@@ -1,0 +1,332 @@
+#include "lower/gpu/plan_gpu.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "types/shape_inference.h"
+
+namespace shapeml::lower::gpu {
+
+using abi::GpuLaunch;
+using abi::GpuPlan;
+using abi::GpuSlot;
+using syntax::OpFamily;
+using syntax::OpKind;
+
+namespace {
+
+struct PlanError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+abi::GpuDType gpu_dtype(types::DType d) { return static_cast<abi::GpuDType>(static_cast<int32_t>(d)); }
+
+bool on_device(const types::TensorType& t) { return t.device.kind != types::Device::Kind::Host; }
+
+class Planner {
+ public:
+  explicit Planner(const ir::Module& m) : m_(m) {}
+
+  GpuPlan run(const ir::Function& f, const std::map<std::string, int64_t>& env) {
+    plan_.entry = f.name;
+    plan_.binding = env;
+    plan_.num_inputs = static_cast<int32_t>(f.params.size());
+    plan_.num_outputs = static_cast<int32_t>(f.results.size());
+    std::vector<int> args;
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const types::TensorType& t = f.values[f.params[i]].type;
+      int s = new_slot(on_device(t) ? GpuSlot::Kind::Input : GpuSlot::Kind::HostInput, static_cast<int32_t>(i), t, env);
+      if (on_device(t)) note_device(t);
+      args.push_back(s);
+    }
+    top_results_.clear();
+    for (ir::ValueId r : f.results) top_results_.insert(r);
+    std::vector<int> results = emit_function(f, env, args, 0);
+    bind_outputs(f, env, results);
+    if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
+    plan_.device = device_;
+    layout_workspace();
+    if (std::string v = plan_.validate(); !v.empty()) throw PlanError("internal: the plan does not validate: " + v);
+    return plan_;
+  }
+
+ private:
+  void note_device(const types::TensorType& t) {
+    if (t.device.kind == types::Device::Kind::Host) return;
+    if (device_ >= 0 && device_ != t.device.ordinal)
+      throw PlanError("the entry uses devices cuda(" + std::to_string(device_) + ") and cuda(" + std::to_string(t.device.ordinal) +
+                      "): one plan runs on one device");
+    device_ = t.device.ordinal;
+  }
+
+  std::vector<int64_t> eval_shape(const types::TensorType& t, const std::map<std::string, int64_t>& env, const std::string& what) {
+    std::vector<int64_t> out;
+    int64_t n = 1;
+    for (const auto& d : t.shape) {
+      auto v = d.eval(env);
+      if (!v) throw PlanError(what + ": dimension " + d.str() + " cannot be evaluated (unbound variable or overflow)");
+      if (*v < 0) throw PlanError(what + ": dimension " + d.str() + " evaluates to " + std::to_string(*v));
+      if (__builtin_mul_overflow(n, *v, &n) || n > (int64_t{1} << 48)) throw PlanError(what + ": too many elements");
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  int new_slot(GpuSlot::Kind k, int32_t index, const types::TensorType& t, const std::map<std::string, int64_t>& env) {
+    GpuSlot s;
+    s.kind = k;
+    s.index = index;
+    s.dtype = gpu_dtype(t.dtype);
+    s.shape = eval_shape(t, env, "a value");
+    plan_.slots.push_back(std::move(s));
+    def_.push_back(static_cast<int64_t>(plan_.launches.size()));
+    last_.push_back(static_cast<int64_t>(plan_.launches.size()));
+    return static_cast<int>(plan_.slots.size() - 1);
+  }
+
+  // The slot whose bytes `s` is (a view's alias, transitively).
+  int root(int s) const {
+    while (plan_.slots[s].kind == GpuSlot::Kind::View) s = plan_.slots[s].alias;
+    return s;
+  }
+  void use(int s) { last_[root(s)] = std::max<int64_t>(last_[root(s)], static_cast<int64_t>(plan_.launches.size())); }
+
+  void launch(GpuLaunch l) {
+    for (int s : l.inputs) use(s);
+    plan_.launches.push_back(std::move(l));
+  }
+
+  std::vector<int> emit_function(const ir::Function& f, const std::map<std::string, int64_t>& env, const std::vector<int>& args, int depth) {
+    if (depth > 64) throw PlanError("calls nested too deeply");
+    std::vector<int> vals(f.values.size(), -1);
+    for (size_t i = 0; i < f.params.size(); ++i) vals[f.params[i]] = args[i];
+    for (const ir::Binding& b : f.body) {
+      std::vector<int> ins;
+      for (ir::ValueId o : b.operands) {
+        if (vals[o] < 0) throw PlanError("internal: operand used before it is defined");
+        ins.push_back(vals[o]);
+      }
+      OpFamily fam = syntax::op_family(b.op);
+      if (fam == OpFamily::Call) {
+        const ir::Function* callee = m_.find(b.attrs.callee);
+        if (!callee) throw PlanError("internal: unknown callee `" + b.attrs.callee + "`");
+        std::vector<types::Shape> param_shapes;
+        std::vector<std::vector<int64_t>> arg_sizes;
+        for (size_t i = 0; i < callee->params.size() && i < ins.size(); ++i) {
+          param_shapes.push_back(callee->values[callee->params[i]].type.shape);
+          arg_sizes.push_back(plan_.slots[ins[i]].shape);
+        }
+        std::vector<const std::vector<int64_t>*> ptrs;
+        for (const auto& a : arg_sizes) ptrs.push_back(&a);
+        types::ConcreteSolve solved =
+            types::solve_shape_variables(types::plan_shape_inference(callee->dims, param_shapes, callee->where), ptrs);
+        if (solved.failure) throw PlanError("internal: the arguments of the call to `" + callee->name + "` do not bind its shape variables");
+        std::vector<int> rs = emit_function(*callee, solved.binding, ins, depth + 1);
+        for (size_t i = 0; i < rs.size() && i < b.results.size(); ++i) vals[b.results[i]] = rs[i];
+        continue;
+      }
+      const types::TensorType& rt = f.values[b.results[0]].type;
+      std::string what = "`" + std::string(syntax::op_name(b.op)) + "` in `" + f.name + "`";
+      if (fam == OpFamily::Reshape) {
+        // A reshape of a dense tensor is a view: the same bytes, another shape.
+        GpuSlot v;
+        v.kind = GpuSlot::Kind::View;
+        v.alias = root(ins[0]);
+        v.dtype = gpu_dtype(rt.dtype);
+        v.shape = eval_shape(rt, env, what);
+        plan_.slots.push_back(std::move(v));
+        def_.push_back(static_cast<int64_t>(plan_.launches.size()));
+        last_.push_back(def_.back());
+        vals[b.results[0]] = static_cast<int>(plan_.slots.size() - 1);
+        continue;
+      }
+      bool result_on_host = !on_device(rt);
+      if (fam == OpFamily::CopyToHost) {
+        // Only a returned value may come back to the host: the plan runs
+        // nothing on the host.
+        if (depth != 0 || !top_results_.count(b.results[0]))
+          throw PlanError(what + ": a value copied to the host must be a result of the entry (host computation inside a device entry is not "
+                                 "supported: split the program into a device and a host function)");
+        GpuSlot s;
+        s.kind = GpuSlot::Kind::HostOutput;
+        s.index = -1;  // set in bind_outputs
+        s.dtype = gpu_dtype(rt.dtype);
+        s.shape = eval_shape(rt, env, what);
+        plan_.slots.push_back(std::move(s));
+        def_.push_back(static_cast<int64_t>(plan_.launches.size()));
+        last_.push_back(def_.back());
+        int out = static_cast<int>(plan_.slots.size() - 1);
+        launch({"copy", "", {ins[0]}, {out}, {}, 0, false, "shapeml", "device to host (copy_to_host)"});
+        vals[b.results[0]] = out;
+        continue;
+      }
+      if (result_on_host)
+        throw PlanError(what + " computes on the host inside a device entry; only parameters may be copied to the device and results back "
+                               "(split the program into a device and a host function)");
+      note_device(rt);
+      for (int s : ins) {
+        GpuSlot::Kind k = plan_.slots[root(s)].kind;
+        if ((k == GpuSlot::Kind::HostInput || k == GpuSlot::Kind::HostOutput) && fam != OpFamily::CopyToDevice)
+          throw PlanError(what + " reads a host tensor inside a device entry; copy it with `copy_to_device` first");
+      }
+      int out = new_slot(GpuSlot::Kind::Temp, 0, rt, env);
+      vals[b.results[0]] = out;
+      GpuLaunch l;
+      l.inputs = ins;
+      l.outputs = {out};
+      std::string name(syntax::op_name(b.op));
+      switch (fam) {
+        case OpFamily::Unary: l.kernel = "unary"; l.op = name; break;
+        case OpFamily::Binary: l.kernel = "binary"; l.op = name; break;
+        case OpFamily::Compare: l.kernel = "compare"; l.op = name; break;
+        case OpFamily::Select: l.kernel = "select"; break;
+        case OpFamily::Cast: l.kernel = "cast"; break;
+        case OpFamily::Const:
+        case OpFamily::Fill:
+          l.kernel = "fill";
+          l.scalar = b.attrs.is_int ? static_cast<double>(b.attrs.int_value) : b.attrs.float_value;
+          break;
+        case OpFamily::Iota: l.kernel = "iota"; l.ints = {b.attrs.axis}; break;
+        case OpFamily::Matmul: {
+          l.kernel = "matmul";
+          l.library = "cublasLt";
+          const auto& a = plan_.slots[ins[0]].shape;
+          const auto& w = plan_.slots[ins[1]].shape;
+          int64_t rows = 1;
+          for (size_t i = 0; i + 1 < a.size(); ++i) rows *= a[i];
+          l.why = w.size() == 2 && a.size() > 2
+                      ? "shared weight: one GEMM of [" + std::to_string(rows) + " x " + std::to_string(a.back()) + "] x [" +
+                            std::to_string(w[0]) + " x " + std::to_string(w[1]) + "] (the batch folds into M; no copies)"
+                      : (a.size() > 2 ? "strided batched GEMM over " + std::to_string(rows / a[a.size() - 2]) + " batches" : "one GEMM");
+          l.why += ", fp32 compute (no TF32)";
+          break;
+        }
+        case OpFamily::Transpose: {
+          l.kernel = "transpose";
+          size_t r = plan_.slots[ins[0]].shape.size();
+          for (size_t i = 0; i < r; ++i) l.ints.push_back(static_cast<int64_t>(i));
+          std::swap(l.ints[r - 1], l.ints[r - 2]);
+          break;
+        }
+        case OpFamily::Permute: l.kernel = "transpose"; l.ints = b.attrs.axes; break;
+        case OpFamily::BroadcastTo: l.kernel = "broadcast"; break;
+        case OpFamily::Concat: l.kernel = "concat"; l.ints = {b.attrs.axis}; break;
+        case OpFamily::Slice: {
+          auto st = b.attrs.start.eval(env);
+          if (!st) throw PlanError(what + ": the start cannot be evaluated");
+          l.kernel = "slice";
+          l.ints = {b.attrs.axis, *st};
+          break;
+        }
+        case OpFamily::Reduce:
+          l.kernel = "reduce";
+          l.op = b.op == OpKind::ReduceSum ? "sum" : b.op == OpKind::ReduceMax ? "max" : "mean";
+          l.ints = b.attrs.axes;
+          std::sort(l.ints.begin(), l.ints.end());
+          l.flag = b.attrs.keepdims;
+          break;
+        case OpFamily::CopyToDevice:
+          l.kernel = "copy";
+          l.why = plan_.slots[root(ins[0])].kind == GpuSlot::Kind::HostInput ? "host to device (copy_to_device)" : "device to device";
+          break;
+        default: throw PlanError("internal: " + what + " has no GPU lowering");
+      }
+      launch(std::move(l));
+    }
+    std::vector<int> rs;
+    for (ir::ValueId r : f.results) rs.push_back(vals[r]);
+    return rs;
+  }
+
+  // Results go straight into the output buffers where they are temporaries
+  // of their own; anything else (a parameter, a view, a value returned twice)
+  // is copied into the output buffer.
+  void bind_outputs(const ir::Function& f, const std::map<std::string, int64_t>& env, const std::vector<int>& results) {
+    std::set<int> taken;
+    for (size_t i = 0; i < results.size(); ++i) {
+      int s = results[i];
+      GpuSlot& sl = plan_.slots[s];
+      if (sl.kind == GpuSlot::Kind::HostOutput && sl.index < 0) {
+        sl.index = static_cast<int32_t>(i);
+        taken.insert(s);
+        continue;
+      }
+      if (sl.kind == GpuSlot::Kind::Temp && !taken.count(s)) {
+        sl.kind = GpuSlot::Kind::Output;
+        sl.index = static_cast<int32_t>(i);
+        taken.insert(s);
+        continue;
+      }
+      const types::TensorType& t = f.result_types[i];
+      int out = new_slot(on_device(t) ? GpuSlot::Kind::Output : GpuSlot::Kind::HostOutput, static_cast<int32_t>(i), t, env);
+      launch({"copy", "", {s}, {out}, {}, 0, false, "shapeml", "result " + std::to_string(i) + " is not a fresh value: copied into its buffer"});
+      taken.insert(out);
+    }
+  }
+
+  // First fit over live ranges: a temporary gets the lowest 256-aligned
+  // offset whose bytes no temporary alive at the same time uses.
+  void layout_workspace() {
+    struct Placed {
+      int64_t offset, end, def, last;
+    };
+    std::vector<Placed> placed;
+    std::vector<int> temps;
+    for (size_t i = 0; i < plan_.slots.size(); ++i)
+      if (plan_.slots[i].kind == GpuSlot::Kind::Temp) temps.push_back(static_cast<int>(i));
+    std::sort(temps.begin(), temps.end(), [&](int a, int b) { return def_[a] != def_[b] ? def_[a] < def_[b] : a < b; });
+    int64_t total = 0;
+    for (int s : temps) {
+      int64_t bytes = (plan_.slots[s].bytes() + 255) / 256 * 256;
+      std::vector<std::pair<int64_t, int64_t>> busy;
+      for (const Placed& p : placed)
+        if (!(p.last < def_[s] || last_[s] < p.def)) busy.push_back({p.offset, p.end});
+      std::sort(busy.begin(), busy.end());
+      int64_t at = 0;
+      for (const auto& [b, e] : busy) {
+        if (at + bytes <= b) break;
+        at = std::max(at, e);
+      }
+      plan_.slots[s].offset = at;
+      placed.push_back({at, at + bytes, def_[s], last_[s]});
+      total = std::max(total, at + bytes);
+    }
+    plan_.workspace_bytes = total;
+  }
+
+  const ir::Module& m_;
+  GpuPlan plan_;
+  int device_ = -1;
+  std::vector<int64_t> def_, last_;  // per slot: launch index defining it, last launch reading it
+  std::set<ir::ValueId> top_results_;
+};
+
+}  // namespace
+
+bool is_device_function(const ir::Function& f) {
+  for (ir::ValueId p : f.params)
+    if (on_device(f.values[p].type)) return true;
+  for (const auto& t : f.result_types)
+    if (on_device(t)) return true;
+  return false;
+}
+
+std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                          std::string& error) {
+  const ir::Function* f = m.find(entry);
+  if (!f) {
+    error = "no function `" + entry + "`";
+    return std::nullopt;
+  }
+  try {
+    return Planner(m).run(*f, bindings);
+  } catch (const PlanError& e) {
+    error = e.what();
+  } catch (const std::exception& e) {
+    error = std::string("internal: ") + e.what();
+  }
+  return std::nullopt;
+}
+
+}  // namespace shapeml::lower::gpu

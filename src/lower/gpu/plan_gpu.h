@@ -1,0 +1,34 @@
+// The GPU back end's lowering: one entry point of the typed IR at one binding
+// of its shape variables -> a dispatch plan (src/abi/gpu_plan.h) that the
+// CUDA plugin executes. Decided here, at compile time: one slot per value,
+// reshapes as views, results written straight into the output buffers, and
+// the workspace layout (first-fit over live ranges, so values whose lives do
+// not overlap share bytes; an operation never writes over its own operands).
+// Calls are inlined. Host tensors may appear only as parameters that are
+// copied to the device, or as results copied from it (mixed placement); a
+// computation on host values inside a device entry is rejected (UNIMPLEMENTED:
+// split the program into a host and a device function).
+//
+// Errors are returned (nullopt plus a message); nothing here prints, throws
+// across the API, aborts or exits. This file includes no LLVM or CUDA header.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "abi/gpu_plan.h"
+#include "ir/ir.h"
+
+namespace shapeml::lower::gpu {
+
+/// Whether `entry` is a device entry (a parameter or result lives on a CUDA
+/// device): such an entry lowers to a plan, not to CPU code.
+bool is_device_function(const ir::Function& f);
+
+/// The dispatch plan of `entry` at `bindings` (every shape variable bound,
+/// `where` already checked by the driver).
+std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                          std::string& error);
+
+}  // namespace shapeml::lower::gpu

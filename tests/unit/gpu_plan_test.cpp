@@ -1,0 +1,141 @@
+// The GPU lowering (typed IR -> dispatch plan) and the plan's text form.
+// Expected values are derived by hand from the programs, not from shapeml.
+#include <gtest/gtest.h>
+
+#include "abi/gpu_plan.h"
+#include "driver/frontend.h"
+#include "lower/gpu/plan_gpu.h"
+
+using shapeml::abi::GpuPlan;
+using shapeml::abi::GpuSlot;
+
+namespace {
+
+shapeml::check::CheckResult checked(const std::string& src) {
+  auto r = shapeml::driver::check_source("t.sml", src);
+  EXPECT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
+  return r;
+}
+
+const char* kMlp =
+    "(module m (func mlp (dims B S D F)"
+    " (params (x (tensor f32 (B S D) (cuda 0))) (w1 (tensor f32 (D F) (cuda 0))) (b1 (tensor f32 (F) (cuda 0)))"
+    "         (w2 (tensor f32 (F D) (cuda 0))) (b2 (tensor f32 (D) (cuda 0))))"
+    " (returns (tensor f32 (B S D) (cuda 0)))"
+    " (let h (gelu (add (matmul x w1) b1))) (let y (add (matmul h w2) b2)) (return y)))";
+
+}  // namespace
+
+TEST(GpuPlan, MlpLowersToFiveLaunchesWithTheResultInTheOutputBuffer) {
+  auto r = checked(kMlp);
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "mlp", {{"B", 4}, {"S", 128}, {"D", 256}, {"F", 1024}}, err);
+  ASSERT_TRUE(p) << err;
+  ASSERT_EQ(p->launches.size(), 5u);
+  EXPECT_EQ(p->launches[0].kernel, "matmul");
+  EXPECT_EQ(p->launches[0].library, "cublasLt");
+  EXPECT_EQ(p->launches[1].kernel, "binary");
+  EXPECT_EQ(p->launches[1].op, "add");
+  EXPECT_EQ(p->launches[2].op, "gelu");
+  EXPECT_EQ(p->launches[3].kernel, "matmul");
+  // The last add writes straight into output 0: no copy launch.
+  const GpuSlot& out = p->slots[p->launches[4].outputs[0]];
+  EXPECT_EQ(out.kind, GpuSlot::Kind::Output);
+  EXPECT_EQ(out.index, 0);
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{4, 128, 256}));
+  // Three [4,128,1024] f32 temporaries (2 MiB each) live in turn: at most two
+  // at a time, so the workspace is 4 MiB (the 0.5 MiB fourth one reuses).
+  EXPECT_EQ(p->workspace_bytes, 2 * 4 * 128 * 1024 * 4);
+  EXPECT_EQ(p->validate(), "");
+}
+
+TEST(GpuPlan, TextRoundTrips) {
+  auto r = checked(kMlp);
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "mlp", {{"B", 2}, {"S", 3}, {"D", 5}, {"F", 7}}, err);
+  ASSERT_TRUE(p) << err;
+  std::string text = p->to_text();
+  auto q = GpuPlan::parse(text, err);
+  ASSERT_TRUE(q) << err;
+  EXPECT_EQ(q->to_text(), text);
+  EXPECT_EQ(q->binding.at("F"), 7);
+  EXPECT_EQ(q->slots.size(), p->slots.size());
+}
+
+TEST(GpuPlan, ParseRejectsMalformedPlansWithTheLine) {
+  std::string err;
+  EXPECT_FALSE(GpuPlan::parse("", err));
+  EXPECT_NE(err.find("empty"), std::string::npos);
+  EXPECT_FALSE(GpuPlan::parse("slot 0 input 0 f32 1 4 offset 0\n", err));
+  EXPECT_NE(err.find("line 1"), std::string::npos);
+  std::string bad_slot =
+      "gpu-plan f device 0 inputs 1 outputs 1 workspace 0\nbind 0\nslot 0 input 0 f32 1 4 offset 0\nslot 1 output 0 f32 1 4 offset 0\n"
+      "launch unary exp shapeml in 1 0 out 1 7 ints 0 scalar 0 flag 0\n";
+  EXPECT_FALSE(GpuPlan::parse(bad_slot, err));
+  EXPECT_NE(err.find("output slot out of range"), std::string::npos) << err;
+  std::string outside = "gpu-plan f device 0 inputs 0 outputs 0 workspace 256\nbind 0\nslot 0 temp 0 f32 1 100 offset 0\n";
+  EXPECT_FALSE(GpuPlan::parse(outside, err));
+  EXPECT_NE(err.find("outside the workspace"), std::string::npos) << err;
+}
+
+TEST(GpuPlan, ReshapeIsAViewAndAReturnedParameterIsCopied) {
+  auto r = checked(
+      "(module m (func f (dims N) (params (x (tensor f32 ((* 2 N)) (cuda 0))))"
+      " (returns (tensor f32 (2 N) (cuda 0)) (tensor f32 ((* 2 N)) (cuda 0)))"
+      " (let v (reshape x (2 N))) (return v x)))");
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 3}}, err);
+  ASSERT_TRUE(p) << err;
+  // v is a view of the input: both results need a copy into their buffers.
+  ASSERT_EQ(p->launches.size(), 2u);
+  EXPECT_EQ(p->launches[0].kernel, "copy");
+  EXPECT_EQ(p->slots[p->launches[0].inputs[0]].kind, GpuSlot::Kind::View);
+  EXPECT_EQ(p->slots[p->launches[0].outputs[0]].kind, GpuSlot::Kind::Output);
+  EXPECT_EQ(p->workspace_bytes, 0);
+}
+
+TEST(GpuPlan, MixedPlacementCopiesAtTheBoundaryAndRejectsHostWork) {
+  auto r = checked(
+      "(module m (func f (dims N) (params (x (tensor f32 (N) host)))"
+      " (returns (tensor f32 (N) host))"
+      " (let d (copy_to_device x (cuda 0))) (let e (exp d)) (return (copy_to_host e))))");
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 8}}, err);
+  ASSERT_TRUE(p) << err;
+  ASSERT_EQ(p->launches.size(), 3u);
+  EXPECT_EQ(p->slots[p->launches[0].inputs[0]].kind, GpuSlot::Kind::HostInput);
+  EXPECT_EQ(p->slots[p->launches[2].outputs[0]].kind, GpuSlot::Kind::HostOutput);
+  auto h = checked(
+      "(module m (func f (dims N) (params (x (tensor f32 (N) host)))"
+      " (returns (tensor f32 (N) (cuda 0)))"
+      " (let y (exp x)) (return (copy_to_device y (cuda 0)))))");
+  EXPECT_FALSE(shapeml::lower::gpu::plan_function(*h.module, "f", {{"N", 8}}, err));
+  EXPECT_NE(err.find("computes on the host inside a device entry"), std::string::npos) << err;
+}
+
+TEST(GpuPlan, WorkspaceNeverOverlapsLiveTemporaries) {
+  // A chain with a long-lived value: a is read at the very end, so nothing
+  // defined after it may share its bytes.
+  auto r = checked(
+      "(module m (func f (dims N) (params (x (tensor f32 (N) (cuda 0)))) (returns (tensor f32 (N) (cuda 0)))"
+      " (let a (exp x)) (let b (exp a)) (let c (exp b)) (let d (exp c)) (let e (add d a)) (return e)))");
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 1000}}, err);
+  ASSERT_TRUE(p) << err;
+  // Check every pair of temporaries alive at the same launch.
+  std::vector<int64_t> def(p->slots.size(), -1), last(p->slots.size(), -1);
+  for (size_t k = 0; k < p->launches.size(); ++k) {
+    for (int s : p->launches[k].outputs) def[s] = static_cast<int64_t>(k);
+    for (int s : p->launches[k].inputs) last[s] = static_cast<int64_t>(k);
+  }
+  for (size_t i = 0; i < p->slots.size(); ++i)
+    for (size_t j = i + 1; j < p->slots.size(); ++j) {
+      const auto &a = p->slots[i], &b = p->slots[j];
+      if (a.kind != GpuSlot::Kind::Temp || b.kind != GpuSlot::Kind::Temp) continue;
+      int64_t la = std::max(last[i], def[i]), lb = std::max(last[j], def[j]);
+      bool live_together = !(la < def[j] || lb < def[i]);
+      bool bytes_overlap = a.offset < b.offset + b.bytes() && b.offset < a.offset + a.bytes();
+      EXPECT_FALSE(live_together && bytes_overlap) << "slots " << i << " and " << j;
+    }
+  EXPECT_LT(p->workspace_bytes, 4 * 1024 * 4);  // fewer than 4 buffers of 4000 bytes
+}
