@@ -55,6 +55,8 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
   if (stage == LowerStage::GpuPlan || (f && lower::gpu::is_device_function(*f))) {
     if (stage != LowerStage::GpuPlan)
       return runtime::invalid_argument("`" + s.entry + "` is a device function: it lowers to a dispatch plan (--emit=gpu-plan), not to CPU code");
+    if (!f || !lower::gpu::is_device_function(*f))
+      return runtime::invalid_argument("`" + s.entry + "` touches no CUDA device: it is a host function (--emit=mlir or llvm show its code)");
     auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error);
     if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
     return plan->to_text();
@@ -106,7 +108,16 @@ Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Sp
   }
   if (Status st = check_output_path(out_path); !st.ok()) return st;
   std::string error;
-  if (!lower::cpu::build_shared_object(m, specs, target, out_path, error)) {
+  // Device entries are planned here; the object then carries each plan.
+  std::vector<lower::cpu::Specialization> planned = specs;
+  for (auto& s : planned) {
+    const ir::Function* f = m.find(s.entry);
+    if (!f || !lower::gpu::is_device_function(*f)) continue;
+    auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error);
+    if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
+    s.gpu_plan = plan->to_text();
+  }
+  if (!lower::cpu::build_shared_object(m, planned, target, out_path, error)) {
     // The back end's message says whose fault it is (too large, not a CPU
     // program, a linker that is missing); one classification for JIT and AOT.
     runtime::Status st = jit::classify_compile_error(error);

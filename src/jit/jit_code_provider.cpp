@@ -1,5 +1,7 @@
 #include "jit/jit_code_provider.h"
 
+#include "lower/gpu/plan_gpu.h"
+
 namespace shapeml::jit {
 
 JitCodeProvider::JitCodeProvider(ir::Module module, lower::cpu::CpuTarget target) : module_(std::move(module)), target_(target), jit_(target) {}
@@ -25,6 +27,15 @@ runtime::Status classify_compile_error(const std::string& error) {
 
 runtime::Status JitCodeProvider::specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol) {
   std::string error;
+  if (const ir::Function* f = module_.find(entry); f && lower::gpu::is_device_function(*f)) {
+    // A device entry: its specialization is a dispatch plan, kept as text.
+    auto plan = lower::gpu::plan_function(module_, entry, bindings, error);
+    if (!plan) return classify_compile_error(error);
+    std::lock_guard<std::mutex> lock(mu_);
+    symbol = "jit_" + entry + "_" + std::to_string(next_++);
+    plans_[symbol] = plan->to_text();
+    return {};
+  }
   abi::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error);
   if (!fn) return classify_compile_error(error);
   std::lock_guard<std::mutex> lock(mu_);
@@ -33,10 +44,18 @@ runtime::Status JitCodeProvider::specialize(const std::string& entry, const std:
   return {};
 }
 
+runtime::Result<std::string> JitCodeProvider::plan_text(const std::string& symbol) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = plans_.find(symbol);
+  if (it == plans_.end()) return runtime::not_found("no dispatch plan `" + symbol + "` in this JIT module");
+  return it->second;
+}
+
 void JitCodeProvider::release(const std::string& symbol) {
   void* fn = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (plans_.erase(symbol)) return;
     auto it = symbols_.find(symbol);
     if (it == symbols_.end()) return;
     fn = it->second;
@@ -46,21 +65,8 @@ void JitCodeProvider::release(const std::string& symbol) {
 }
 
 std::string entries_manifest(const ir::Module& module, const std::string& target) {
-  // Same format as an AOT manifest (src/abi/compiled_entry.h), every
-  // function an entry, no specialization listed.
-  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + module.name + ") (target \"" + target + "\")";
-  for (const auto& f : module.functions) {
-    s += "\n  (entry " + f.name + " (dims";
-    for (const auto& d : f.dims) s += " " + d;
-    s += ") (where";
-    for (const auto& c : f.where) s += " " + c.str();
-    s += ")\n    (params";
-    for (ir::ValueId p : f.params) s += " (" + f.values[p].name + " " + f.values[p].type.str() + ")";
-    s += ")\n    (returns";
-    for (const auto& t : f.result_types) s += " " + t.str();
-    s += "))";
-  }
-  return s + ")\n";
+  // Every function an entry, no specialization listed (they are made on demand).
+  return lower::cpu::manifest_text(module, {}, target, nullptr, /*every_function=*/true);
 }
 
 std::string JitCodeProvider::manifest() const { return entries_manifest(module_, lower::cpu::target_name(target_)); }

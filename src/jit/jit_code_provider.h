@@ -38,6 +38,8 @@ class JitCodeProvider final : public runtime::CodeProvider {
   /// is classified by classify_compile_error().
   runtime::Status specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol) override;
   void release(const std::string& symbol) override;
+  /// A device entry's specialization: the dispatch plan's text.
+  runtime::Result<std::string> plan_text(const std::string& symbol) override;
 
   /// The manifest of every function of the module, with no specialization
   /// (they are made on demand).
@@ -49,6 +51,7 @@ class JitCodeProvider final : public runtime::CodeProvider {
   lower::cpu::CpuJit jit_;
   std::mutex mu_;
   std::map<std::string, void*> symbols_;
+  std::map<std::string, std::string> plans_;  // device specializations: symbol -> plan text
   int next_ = 0;
 };
 

@@ -28,6 +28,10 @@ struct CodeProvider {
   virtual Status specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol) {
     return unimplemented("this module cannot compile new specializations");
   }
+  /// The dispatch plan (src/abi/gpu_plan.h, as text) of a device entry's
+  /// specialization `symbol` (a manifest `(kind gpu-plan)` or one that
+  /// specialize() made for a device entry). NOT_FOUND when there is none.
+  virtual Result<std::string> plan_text(const std::string& symbol) { return not_found("no dispatch plan `" + symbol + "`"); }
   /// Frees the machine code of a symbol that specialize() made; the Module
   /// calls it only when no call is running that code.
   virtual void release(const std::string& symbol) {}

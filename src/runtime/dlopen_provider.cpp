@@ -73,4 +73,12 @@ DlopenCodeProvider::~DlopenCodeProvider() {
 
 void* DlopenCodeProvider::lookup(const std::string& symbol) { return symbol_in_object(symbol.c_str()); }
 
+Result<std::string> DlopenCodeProvider::plan_text(const std::string& symbol) {
+  void* f = symbol_in_object(symbol.c_str());
+  if (!f) return not_found(path_ + ": no dispatch plan `" + symbol + "` in the object");
+  const char* text = reinterpret_cast<const char* (*)()>(f)();
+  if (!text) return invalid_argument(path_ + ": dispatch plan `" + symbol + "` is NULL");
+  return std::string(text);
+}
+
 }  // namespace shapeml::runtime

@@ -25,6 +25,9 @@ class DlopenCodeProvider final : public CodeProvider {
   ~DlopenCodeProvider() override;
 
   void* lookup(const std::string& symbol) override;
+  /// A `(kind gpu-plan)` specialization: `const char* SYMBOL(void)` returns
+  /// its plan text.
+  Result<std::string> plan_text(const std::string& symbol) override;
 
   const std::string& path() const { return path_; }
   /// The manifest text (copied out of the object).

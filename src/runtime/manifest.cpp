@@ -212,8 +212,12 @@ class Parser {
         for (size_t j = 1; j < k.items.size(); ++j) e.returns.push_back(type(k.items[j], vars));
       } else if (head_is(k, "specialization")) {
         specs.push_back(&k);  // after all clauses: needs dims and where
+      } else if (head_is(k, "kind")) {
+        if (k.items.size() != 2 || !(k.items[1].is_symbol("gpu-plan") || k.items[1].is_symbol("cpu")))
+          fail(&k, "expected (kind cpu) or (kind gpu-plan)");
+        e.device = k.items[1].is_symbol("gpu-plan");
       } else {
-        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, where, params, returns or specialization)");
+        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, where, params, returns, kind or specialization)");
       }
     }
     if (!have_params) fail(&c, "entry `" + e.name + "` has no (params ...)");
@@ -227,6 +231,8 @@ class Parser {
       for (const WhereSig& w : e.where) where.push_back(w.constraint);
       e.inference = types::plan_shape_inference(e.dims, shapes, where);
     }
+    for (const ParamSig& p : e.params) e.device |= p.type.device.kind != types::Device::Kind::Host;
+    for (const auto& t : e.returns) e.device |= t.device.kind != types::Device::Kind::Host;
     for (const std::string& v : e.inference.undetermined)
       fail(&c, "shape variable `" + v + "` of entry `" + e.name +
                    "` is determined by no parameter dimension and no `where` equality, so no call could bind it");
@@ -234,6 +240,9 @@ class Parser {
     for (const SExpr* s : specs) {
       SpecializationSig sp = specialization(*s, e, vars);
       if (!bound.insert(sp.bind).second) fail(s, "two specializations of `" + e.name + "` bind " + binding_str(e, sp.bind));
+      if (sp.gpu_plan != e.device)
+        fail(s, e.device ? "entry `" + e.name + "` lives on a device: its specializations must be (kind gpu-plan)"
+                         : "entry `" + e.name + "` is a host entry: a (kind gpu-plan) specialization does not belong to it");
       e.specializations.push_back(std::move(sp));
     }
     return e;
@@ -259,8 +268,12 @@ class Parser {
         if (k.items.size() != 2) fail(&k, "expected (symbol NAME)");
         sp.symbol = atom(k.items[1], "a symbol name");
         have_symbol = true;
+      } else if (head_is(k, "kind")) {
+        if (k.items.size() != 2 || !(k.items[1].is_symbol("gpu-plan") || k.items[1].is_symbol("cpu")))
+          fail(&k, "expected (kind cpu) or (kind gpu-plan)");
+        sp.gpu_plan = k.items[1].is_symbol("gpu-plan");
       } else {
-        fail(&k, "unknown clause in specialization (expected bind or symbol)");
+        fail(&k, "unknown clause in specialization (expected bind, symbol or kind)");
       }
     }
     if (!have_bind && !e.dims.empty()) fail(&s, "specialization has no (bind ...)");

@@ -30,6 +30,9 @@ using Binding = std::map<std::string, int64_t>;
 struct SpecializationSig {
   Binding bind;
   std::string symbol;
+  /// `(kind gpu-plan)`: `symbol` names a dispatch plan (CodeProvider::
+  /// plan_text), not CPU code. Exactly the specializations of device entries.
+  bool gpu_plan = false;
 };
 
 struct EntrySig {
@@ -41,6 +44,9 @@ struct EntrySig {
   std::vector<SpecializationSig> specializations;
   /// How a call binds `dims` from its input shapes (computed at parse time).
   types::InferencePlan inference;
+  /// A parameter or result lives on a CUDA device: calls run a dispatch plan
+  /// through the CUDA plugin.
+  bool device = false;
 };
 
 struct Manifest {

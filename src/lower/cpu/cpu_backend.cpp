@@ -2,6 +2,7 @@
 // optimization, the ORC JIT, object emission, the manifest and the link into
 // a shared object. Includes LLVM headers only; MLIR stays in pipeline.cpp.
 #include "lower/cpu/cpu_backend.h"
+#include "lower/gpu/plan_gpu.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -330,9 +331,14 @@ void CpuJit::release(abi::CompiledEntryFn fn) {
 // ---- AOT -----------------------------------------------------------------------
 
 std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,
-                          std::vector<std::string>* symbols) {
+                          std::vector<std::string>* symbols, bool every_function) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<size_t>> by_entry;
+  if (every_function)
+    for (const auto& f : m.functions) {
+      order.push_back(f.name);
+      by_entry[f.name];
+    }
   for (size_t i = 0; i < specs.size(); ++i) {
     if (!by_entry.count(specs[i].entry)) order.push_back(specs[i].entry);
     by_entry[specs[i].entry].push_back(i);
@@ -352,13 +358,14 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
     s += ")\n    (returns";
     for (const auto& t : f->result_types) s += " " + t.str();
     s += ")";
+    if (lower::gpu::is_device_function(*f)) s += " (kind gpu-plan)";
     for (size_t i : by_entry[e]) {
       s += "\n    (specialization (bind";
       for (const auto& d : f->dims) {
         auto it = specs[i].bindings.find(d);
         s += " (" + d + " " + (it == specs[i].bindings.end() ? std::string("?") : std::to_string(it->second)) + ")";
       }
-      s += ") (symbol " + syms[i] + "))";
+      s += ") (symbol " + syms[i] + ")" + (specs[i].gpu_plan.empty() ? "" : " (kind gpu-plan)") + ")";
     }
     s += ")";
   }
@@ -383,6 +390,17 @@ bool build_object(const ir::Module& m, const std::vector<Specialization>& specs,
   std::string manifest = manifest_text(m, specs, td.name, &symbols);
   std::vector<std::string> notes;
   for (size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].gpu_plan.empty()) {
+      // A device specialization: `const char* SYMBOL(void)` returns its plan.
+      llvm::IRBuilder<> b(ctx);
+      auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::PointerType::get(ctx, 0), false), llvm::GlobalValue::ExternalLinkage,
+                                        symbols[i], *merged);
+      b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+      llvm::GlobalVariable* str = b.CreateGlobalString(specs[i].gpu_plan, symbols[i] + "_plan", 0, merged.get());
+      str->setLinkage(llvm::GlobalValue::PrivateLinkage);
+      b.CreateRet(str);
+      continue;
+    }
     std::string err;
     auto mod = build_spec_module(m, specs[i], symbols[i], td, options, ctx, err, notes);
     if (!mod) {

@@ -40,6 +40,10 @@ struct CompileOptions {
 struct Specialization {
   std::string entry;
   std::map<std::string, int64_t> bindings;
+  /// A device entry's dispatch plan (src/abi/gpu_plan.h) as text: the
+  /// specialization is then `const char* SYMBOL(void)` returning it, marked
+  /// `(kind gpu-plan)` in the manifest, instead of CPU code.
+  std::string gpu_plan = {};
 };
 
 /// The name the manifest records for a target, e.g. "znver3" (native) or
@@ -75,7 +79,7 @@ class CpuJit {
 /// receives the symbol of each specialization, in order
 /// (`shapeml_<entry>_<index>`).
 std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,
-                          std::vector<std::string>* symbols = nullptr);
+                          std::vector<std::string>* symbols = nullptr, bool every_function = false);
 
 /// Writes a relocatable PIC object with every specialization plus
 /// `shapeml_module_manifest()` and `shapeml_module_abi_version()`.

@@ -305,8 +305,8 @@ class Planner {
 }  // namespace
 
 bool is_device_function(const ir::Function& f) {
-  for (ir::ValueId p : f.params)
-    if (on_device(f.values[p].type)) return true;
+  for (const auto& v : f.values)
+    if (on_device(v.type)) return true;
   for (const auto& t : f.result_types)
     if (on_device(t)) return true;
   return false;

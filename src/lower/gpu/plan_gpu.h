@@ -22,8 +22,10 @@
 
 namespace shapeml::lower::gpu {
 
-/// Whether `entry` is a device entry (a parameter or result lives on a CUDA
-/// device): such an entry lowers to a plan, not to CPU code.
+/// Whether `f` is a device function (some value of it lives on a CUDA
+/// device): such an entry lowers to a plan, not to CPU code. (Calls are
+/// inlined, so a host function that calls a device function is not one: it
+/// fails in the CPU back end, which names the device value.)
 bool is_device_function(const ir::Function& f);
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
