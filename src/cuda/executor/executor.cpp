@@ -124,6 +124,7 @@ struct LtMatmul {
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;  // column-major views (see prepare_lt)
   cublasLtMatmulAlgo_t algo_aligned{}, algo_any{};
   size_t ws_aligned = 0, ws_any = 0;
+  bool has_aligned = false, has_any = false;
   bool f64 = false;
 };
 
@@ -605,15 +606,13 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
     }
     s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, 1, &res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (variant == 1 && (s != CUBLAS_STATUS_SUCCESS || found == 0)) {
-      if (s == CUBLAS_STATUS_SUCCESS) s = CUBLAS_STATUS_NOT_SUPPORTED;
-      return fail("cublasLtMatmulAlgoGetHeuristic (no algorithm)", s);
-    }
-    bool ok = s == CUBLAS_STATUS_SUCCESS && found > 0;
-    (variant == 0 ? m.algo_aligned : m.algo_any) = ok ? res.algo : m.algo_aligned;
-    (variant == 0 ? m.ws_aligned : m.ws_any) = ok ? res.workspaceSize : 0;
-    if (variant == 0 && !ok) m.ws_aligned = SIZE_MAX;  // marks "no aligned algorithm": use algo_any
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0) continue;  // this variant has none
+    (variant == 0 ? m.algo_aligned : m.algo_any) = res.algo;
+    (variant == 0 ? m.ws_aligned : m.ws_any) = res.workspaceSize;
+    (variant == 0 ? m.has_aligned : m.has_any) = true;
   }
+  if (!m.has_aligned && !m.has_any)
+    return fail("cublasLtMatmulAlgoGetHeuristic (no algorithm for these shapes and types)", CUBLAS_STATUS_NOT_SUPPORTED);
   return {};
 }
 
@@ -700,8 +699,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
         Failure f = prepare_lt(plan->lt_handle, st, plan->lt.back(), p.name);
         if (f.code != kOk) return write_err(err, err_size, f.code, "plan_create: " + f.msg);
         const LtMatmul& m = plan->lt.back();
-        need = std::max(need, m.ws_any);
-        if (m.ws_aligned != SIZE_MAX) need = std::max(need, m.ws_aligned);
+        need = std::max({need, m.ws_any, m.ws_aligned});
       }
     if (need > 0) {
       plan->lt_offset = align_up(plan->plan_workspace, 256);
@@ -768,7 +766,10 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
           const void* a = ptr(st.in[0]);
           const void* b = ptr(st.in[1]);
           void* c = ptr(st.out);
-          bool al = m.ws_aligned != SIZE_MAX && aligned16(a) && aligned16(b) && aligned16(c);
+          bool al = m.has_aligned && aligned16(a) && aligned16(b) && aligned16(c);
+          if (!al && !m.has_any)
+            return write_err(err, err_size, kInvalidArgument,
+                             "plan_execute: " + p.name + ": operands not 16-byte aligned and cuBLASLt offered no algorithm for that");
           const float one_f = 1.0f, zero_f = 0.0f;
           const double one_d = 1.0, zero_d = 0.0;
           const void* alpha = m.f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
