@@ -1,0 +1,822 @@
+// The plan executor (executor.h): plan_create parses and checks a dispatch
+// plan and prepares every launch once (resolved shapes, coalesced broadcast
+// strides, grid sizes, cuBLASLt descriptors and algorithms); plan_execute
+// only resolves slot pointers and enqueues. See docs/design/gpu-kernels.md.
+#include "cuda/executor/executor.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "abi/gpu_plan.h"
+#include "cuda/executor/kernels.h"
+
+namespace {
+
+using shapeml::abi::GpuDType;
+using shapeml::abi::GpuLaunch;
+using shapeml::abi::GpuPlan;
+using shapeml::abi::GpuSlot;
+namespace kern = shapeml::cuda::kern;
+
+// include/shapeml.h status numbering (plugin_api.h).
+constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8;
+
+int32_t write_err(char* err, size_t err_size, int32_t code, const std::string& msg) {
+  if (err && err_size > 0) {
+    size_t n = std::min(msg.size(), err_size - 1);
+    std::memcpy(err, msg.data(), n);
+    err[n] = '\0';
+  }
+  return code;
+}
+
+int32_t cuda_code(cudaError_t e) {
+  switch (e) {
+    case cudaErrorMemoryAllocation: return kResourceExhausted;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorStubLibrary:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+      return kUnavailable;
+    default: return kInternal;
+  }
+}
+
+std::string cuda_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
+
+int32_t cublas_code(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_ALLOC_FAILED: return kResourceExhausted;
+    case CUBLAS_STATUS_NOT_INITIALIZED: return kUnavailable;
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+    case CUBLAS_STATUS_ARCH_MISMATCH: return kUnimplemented;
+    default: return kInternal;
+  }
+}
+
+std::string cublas_text(cublasStatus_t s) { return std::string("cublasStatus ") + std::to_string(static_cast<int>(s)); }
+
+// A failure while preparing a plan: a status code and its message.
+struct Failure {
+  int32_t code = kOk;
+  std::string msg;
+};
+
+int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// ---- where a slot's bytes are: a caller buffer or the workspace, plus bytes.
+struct SlotRef {
+  bool in_workspace = false;
+  bool host = false;   // host_input / host_output
+  int32_t buffer = 0;  // index into buffers[] (inputs first, then outputs)
+  int64_t offset = 0;  // bytes
+};
+
+struct Operand {
+  int32_t slot = -1;
+  int64_t extra = 0;  // bytes past the slot's start (slice, concat pieces)
+};
+
+// One enqueued operation. Most launches are one step; concat is one per piece.
+struct Step {
+  enum class Kind { Noop, Unary, Binary, Compare, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, MatmulLt, MatmulInt, Memcpy, MemsetZero } kind =
+      Kind::Noop;
+  int32_t op = 0;
+  kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
+  int64_t esize = 0, n = 0;
+  bool same = false;
+  kern::Geom geom;
+  kern::ReduceGeom rgeom;
+  Operand in[3];
+  Operand out;
+  uint64_t bits = 0;                 // fill
+  int64_t dim = 0, inner = 0;        // iota
+  int64_t batch = 0, rows = 0, cols = 0, kdim = 0, stride_a = 0, stride_b = 0;  // tiled transpose, matmul
+  int64_t bytes = 0;                 // memcpy / memset
+  cudaMemcpyKind copy_kind = cudaMemcpyDeviceToDevice;
+  int32_t lt = -1;                   // index into plan->lt
+};
+
+struct Prepared {
+  std::string name;  // "launch 3 (binary add)"
+  std::vector<Step> steps;
+};
+
+// A cuBLASLt matmul, prepared: descriptors and two algorithms (one for
+// 16-byte-aligned base pointers, one for any element-aligned pointers).
+struct LtMatmul {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;  // column-major views (see prepare_lt)
+  cublasLtMatmulAlgo_t algo_aligned{}, algo_any{};
+  size_t ws_aligned = 0, ws_any = 0;
+  bool has_aligned = false, has_any = false;
+  bool f64 = false;
+};
+
+}  // namespace
+
+struct shapeml_cuda_plan {
+  int32_t device = 0;
+  int max_blocks = 1024;
+  int32_t num_inputs = 0, num_outputs = 0;
+  int64_t plan_workspace = 0;  // the plan's own temps
+  int64_t lt_offset = 0;       // where cuBLASLt's region starts in the workspace
+  int64_t lt_bytes = 0;        // its size
+  std::vector<SlotRef> slots;
+  std::vector<Prepared> launches;
+  std::vector<LtMatmul> lt;
+  cublasLtHandle_t lt_handle = nullptr;
+
+  ~shapeml_cuda_plan() {
+    for (LtMatmul& m : lt) {
+      if (m.la) cublasLtMatrixLayoutDestroy(m.la);
+      if (m.lb) cublasLtMatrixLayoutDestroy(m.lb);
+      if (m.lc) cublasLtMatrixLayoutDestroy(m.lc);
+      if (m.desc) cublasLtMatmulDescDestroy(m.desc);
+    }
+    if (lt_handle) cublasLtDestroy(lt_handle);
+  }
+};
+
+namespace {
+
+// ---- shapes and strides -------------------------------------------------
+
+using Shape = std::vector<int64_t>;
+
+Shape dense_strides(const Shape& s) {
+  Shape st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? " " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+// Strides (elements) of `in` broadcast to `out`: right-aligned, missing
+// leading dims and size-1 dims stretched (stride 0). False if not broadcastable.
+bool broadcast_strides(const Shape& in, const Shape& out, Shape& st) {
+  if (in.size() > out.size()) return false;
+  Shape dense = dense_strides(in);
+  size_t lead = out.size() - in.size();
+  st.assign(out.size(), 0);
+  for (size_t d = lead; d < out.size(); ++d) {
+    int64_t a = in[d - lead];
+    if (a == out[d]) st[d] = a == 1 ? 0 : dense[d - lead];
+    else if (a == 1) st[d] = 0;
+    else return false;
+  }
+  return true;
+}
+
+// An iteration space over `shape` with per-operand strides, simplified:
+// size-1 dims dropped, neighbours merged where every operand is contiguous
+// across them. Fails (false) above kern::kMaxRank dims.
+bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom& g) {
+  const size_t nops = strides.size();
+  std::vector<int64_t> sh;
+  std::vector<std::vector<int64_t>> st(nops);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !sh.empty();
+    for (size_t k = 0; k < nops && merge; ++k) merge = st[k].back() == strides[k][d] * shape[d];
+    if (merge) {
+      sh.back() *= shape[d];
+      for (size_t k = 0; k < nops; ++k) st[k].back() = strides[k][d];
+    } else {
+      sh.push_back(shape[d]);
+      for (size_t k = 0; k < nops; ++k) st[k].push_back(strides[k][d]);
+    }
+  }
+  if (sh.empty()) {  // a single element
+    sh.push_back(1);
+    for (auto& v : st) v.push_back(0);
+  }
+  if (sh.size() > static_cast<size_t>(kern::kMaxRank)) return false;
+  g = kern::Geom{};
+  g.rank = static_cast<int32_t>(sh.size());
+  for (size_t d = 0; d < sh.size(); ++d) {
+    g.shape[d] = sh[d];
+    for (size_t k = 0; k < nops; ++k) g.stride[k][d] = st[k][d];
+  }
+  return true;
+}
+
+bool is_float(GpuDType d) { return d == GpuDType::F32 || d == GpuDType::F64 || d == GpuDType::BF16; }
+bool is_int(GpuDType d) { return d == GpuDType::I32 || d == GpuDType::I64; }
+bool is_numeric(GpuDType d) { return is_float(d) || is_int(d); }
+kern::DT to_dt(GpuDType d) { return static_cast<kern::DT>(static_cast<int32_t>(d)); }
+
+uint16_t f32_to_bf16_bits(float f) {  // round to nearest even; NaN stays a quiet NaN
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+int64_t sat_to_int(double x, int bits) {  // the language's float -> int cast
+  double lim = std::ldexp(1.0, bits - 1);
+  if (std::isnan(x)) return 0;
+  if (x >= lim) return bits == 32 ? INT32_MAX : INT64_MAX;
+  if (x < -lim) return bits == 32 ? INT32_MIN : INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+
+uint64_t scalar_bits(double v, GpuDType d) {
+  switch (d) {
+    case GpuDType::F32: {
+      float f = static_cast<float>(v);
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      return u;
+    }
+    case GpuDType::F64: {
+      uint64_t u;
+      std::memcpy(&u, &v, 8);
+      return u;
+    }
+    case GpuDType::BF16: return f32_to_bf16_bits(static_cast<float>(v));
+    case GpuDType::I32: return static_cast<uint32_t>(static_cast<int32_t>(sat_to_int(v, 32)));
+    case GpuDType::I64: return static_cast<uint64_t>(sat_to_int(v, 64));
+    case GpuDType::Bool: return v != 0 ? 1 : 0;
+  }
+  return 0;
+}
+
+int find_op(const std::string& op, std::initializer_list<const char*> names) {
+  int i = 0;
+  for (const char* n : names) {
+    if (op == n) return i;
+    ++i;
+  }
+  return -1;
+}
+
+// ---- preparing launches (host only: no device needed) --------------------
+
+struct Builder {
+  const GpuPlan& plan;
+  Failure fail;
+
+  bool error(const std::string& where, const std::string& msg, int32_t code = kInvalidArgument) {
+    fail = {code, where + ": " + msg};
+    return false;
+  }
+  const GpuSlot& slot(int32_t i) const { return plan.slots[static_cast<size_t>(i)]; }
+
+  bool geom(const std::string& where, const Shape& shape, const std::vector<Shape>& strides, kern::Geom& g) {
+    if (coalesce(shape, strides, g)) return true;
+    return error(where, "more than " + std::to_string(kern::kMaxRank) + " dimensions after coalescing " + shape_str(shape), kUnimplemented);
+  }
+
+  bool check_device_slot(const std::string& where, int32_t s) {
+    GpuSlot::Kind k = slot(s).kind;
+    if (k == GpuSlot::Kind::HostInput || k == GpuSlot::Kind::HostOutput) return error(where, "slot " + std::to_string(s) + " is a host slot");
+    return true;
+  }
+
+  bool prepare(const GpuLaunch& l, Prepared& p) {
+    const std::string& w = p.name;
+    for (int32_t s : l.inputs)
+      if (l.kernel != "copy" && !check_device_slot(w, s)) return false;
+    for (int32_t s : l.outputs)
+      if (l.kernel != "copy" && !check_device_slot(w, s)) return false;
+    const GpuSlot& out = slot(l.outputs[0]);
+    Step st;
+    st.out.slot = l.outputs[0];
+    for (size_t i = 0; i < l.inputs.size() && i < 3; ++i) st.in[i].slot = l.inputs[i];
+    st.esize = gpu_dtype_size(out.dtype);
+    st.n = out.numel();
+    st.dt = to_dt(out.dtype);
+
+    if (l.kernel == "unary") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      int op = find_op(l.op, {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu"});
+      if (op < 0) return error(w, "unknown unary op `" + l.op + "`");
+      if (a.dtype != out.dtype || a.shape != out.shape) return error(w, "input and output differ in dtype or shape");
+      bool int_ok = op == kern::U_NEG || op == kern::U_ABS || op == kern::U_RELU;
+      if (!(is_float(a.dtype) || (is_int(a.dtype) && int_ok)))
+        return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
+      st.kind = Step::Kind::Unary;
+      st.op = op;
+    } else if (l.kernel == "binary" || l.kernel == "compare") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      const GpuSlot& b = slot(l.inputs[1]);
+      bool cmp = l.kernel == "compare";
+      int op = cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : find_op(l.op, {"add", "sub", "mul", "div", "max", "min", "pow"});
+      if (op < 0) return error(w, "unknown " + l.kernel + " op `" + l.op + "`");
+      if (a.dtype != b.dtype) return error(w, "operands of different dtypes");
+      if (cmp ? out.dtype != GpuDType::Bool : out.dtype != a.dtype) return error(w, "wrong output dtype");
+      if (!cmp && (!is_numeric(a.dtype) || (op == kern::B_POW && !is_float(a.dtype))))
+        return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
+      Shape sa, sb;
+      if (!broadcast_strides(a.shape, out.shape, sa) || !broadcast_strides(b.shape, out.shape, sb))
+        return error(w, "operands " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not broadcast to " + shape_str(out.shape));
+      if (!geom(w, out.shape, {sa, sb}, st.geom)) return false;
+      st.same = st.geom.rank == 1 && st.geom.stride[0][0] == 1 && st.geom.stride[1][0] == 1;
+      st.kind = cmp ? Step::Kind::Compare : Step::Kind::Binary;
+      st.op = op;
+      st.dt = to_dt(a.dtype);
+    } else if (l.kernel == "select") {
+      const GpuSlot& c = slot(l.inputs[0]);
+      const GpuSlot& a = slot(l.inputs[1]);
+      const GpuSlot& b = slot(l.inputs[2]);
+      if (c.dtype != GpuDType::Bool) return error(w, "the condition is not bool");
+      if (a.dtype != out.dtype || b.dtype != out.dtype) return error(w, "branches and output differ in dtype");
+      Shape sc, sa, sb;
+      if (!broadcast_strides(c.shape, out.shape, sc) || !broadcast_strides(a.shape, out.shape, sa) ||
+          !broadcast_strides(b.shape, out.shape, sb))
+        return error(w, "operands do not broadcast to " + shape_str(out.shape));
+      if (!geom(w, out.shape, {sc, sa, sb}, st.geom)) return false;
+      st.kind = Step::Kind::Select;
+    } else if (l.kernel == "cast") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      if (a.shape != out.shape) return error(w, "input and output shapes differ");
+      if (a.dtype == out.dtype) {
+        st.kind = Step::Kind::Memcpy;
+        st.bytes = out.bytes();
+      } else {
+        st.kind = Step::Kind::Cast;
+        st.dt = to_dt(a.dtype);
+        st.dt_to = to_dt(out.dtype);
+      }
+    } else if (l.kernel == "fill") {
+      st.kind = Step::Kind::Fill;
+      st.bits = scalar_bits(l.scalar, out.dtype);
+    } else if (l.kernel == "iota") {
+      if (l.ints.size() != 1) return error(w, "iota needs ints = {axis}");
+      int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(out.shape.size()) : l.ints[0];
+      if (axis < 0 || axis >= static_cast<int64_t>(out.shape.size())) return error(w, "iota axis out of range");
+      st.kind = Step::Kind::Iota;
+      st.dim = out.shape[static_cast<size_t>(axis)];
+      st.inner = 1;
+      for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) st.inner *= out.shape[d];
+      if (st.n == 0) st.kind = Step::Kind::Noop;
+    } else if (l.kernel == "transpose") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      size_t r = a.shape.size();
+      if (a.dtype != out.dtype || out.shape.size() != r || l.ints.size() != r) return error(w, "permutation, input and output ranks differ");
+      std::vector<bool> seen(r, false);
+      Shape in_dense = dense_strides(a.shape), in_st(r);
+      for (size_t i = 0; i < r; ++i) {
+        int64_t p = l.ints[i];
+        if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) return error(w, "ints is not a permutation");
+        seen[static_cast<size_t>(p)] = true;
+        if (out.shape[i] != a.shape[static_cast<size_t>(p)]) return error(w, "output shape is not the permuted input shape");
+        in_st[i] = in_dense[static_cast<size_t>(p)];
+      }
+      if (!geom(w, out.shape, {dense_strides(out.shape), in_st}, st.geom)) return false;
+      const kern::Geom& g = st.geom;
+      // A batched 2-D transpose after coalescing: out [B, C, R] from in [B, R, C].
+      int64_t B = 1, C = 0, R = 0;
+      bool tiled = false;
+      if (g.rank == 2 && g.stride[1][0] == 1 && g.stride[1][1] == g.shape[0]) {
+        C = g.shape[0], R = g.shape[1], tiled = true;
+      } else if (g.rank == 3 && g.stride[1][1] == 1 && g.stride[1][2] == g.shape[1] && g.stride[1][0] == g.shape[1] * g.shape[2]) {
+        B = g.shape[0], C = g.shape[1], R = g.shape[2], tiled = true;
+      }
+      if (tiled && B <= 65535 && (R + 31) / 32 <= 65535) {
+        st.kind = Step::Kind::Tiled;
+        st.batch = B, st.rows = R, st.cols = C;
+      } else {
+        st.kind = Step::Kind::Strided;
+      }
+    } else if (l.kernel == "broadcast") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      Shape sa;
+      if (a.dtype != out.dtype) return error(w, "input and output dtypes differ");
+      if (!broadcast_strides(a.shape, out.shape, sa)) return error(w, shape_str(a.shape) + " does not broadcast to " + shape_str(out.shape));
+      if (!geom(w, out.shape, {dense_strides(out.shape), sa}, st.geom)) return false;
+      st.kind = Step::Kind::Strided;
+    } else if (l.kernel == "slice") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      if (l.ints.size() != 2) return error(w, "slice needs ints = {axis, start}");
+      size_t r = a.shape.size();
+      int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(r) : l.ints[0], start = l.ints[1];
+      if (a.dtype != out.dtype || out.shape.size() != r || axis < 0 || axis >= static_cast<int64_t>(r)) return error(w, "bad axis, rank or dtype");
+      size_t ax = static_cast<size_t>(axis);
+      for (size_t d = 0; d < r; ++d)
+        if (d != ax && out.shape[d] != a.shape[d]) return error(w, "output shape differs from the input off the axis");
+      if (start < 0 || start + out.shape[ax] > a.shape[ax]) return error(w, "slice out of range");
+      Shape in_st = dense_strides(a.shape);
+      st.in[0].extra = start * in_st[ax] * st.esize;
+      if (!geom(w, out.shape, {dense_strides(out.shape), in_st}, st.geom)) return false;
+      st.kind = Step::Kind::Strided;
+    } else if (l.kernel == "concat") {
+      if (l.ints.size() != 1) return error(w, "concat needs ints = {axis}");
+      size_t r = out.shape.size();
+      int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(r) : l.ints[0];
+      if (axis < 0 || axis >= static_cast<int64_t>(r)) return error(w, "concat axis out of range");
+      size_t ax = static_cast<size_t>(axis);
+      Shape out_st = dense_strides(out.shape);
+      int64_t at = 0;
+      for (int32_t s : l.inputs) {
+        const GpuSlot& a = slot(s);
+        if (a.dtype != out.dtype || a.shape.size() != r) return error(w, "an input differs in dtype or rank");
+        for (size_t d = 0; d < r; ++d)
+          if (d != ax && a.shape[d] != out.shape[d]) return error(w, "an input differs off the axis");
+        Step piece = st;
+        piece.kind = Step::Kind::Strided;
+        piece.in[0] = Operand{s, 0};
+        piece.out.extra = at * out_st[ax] * st.esize;
+        piece.n = a.numel();
+        if (!geom(w, a.shape, {out_st, dense_strides(a.shape)}, piece.geom)) return false;
+        if (piece.n > 0) p.steps.push_back(piece);
+        at += a.shape[ax];
+      }
+      if (at != out.shape[ax]) return error(w, "input sizes along the axis do not add up to the output's");
+      return true;
+    } else if (l.kernel == "copy") {
+      const GpuSlot& a = slot(l.inputs[0]);
+      if (a.bytes() != out.bytes()) return error(w, "input and output sizes differ");
+      bool hin = a.kind == GpuSlot::Kind::HostInput || a.kind == GpuSlot::Kind::HostOutput;
+      bool hout = out.kind == GpuSlot::Kind::HostInput || out.kind == GpuSlot::Kind::HostOutput;
+      st.kind = Step::Kind::Memcpy;
+      st.bytes = out.bytes();
+      st.copy_kind = hin ? (hout ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice) : (hout ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
+    } else if (l.kernel == "reduce") {
+      if (!prepare_reduce(l, st, w)) return false;
+    } else if (l.kernel == "matmul") {
+      if (!prepare_matmul(l, st, w)) return false;
+    } else {
+      return error(w, "unknown kernel");
+    }
+    if (st.kind == Step::Kind::Memcpy && st.bytes == 0) st.kind = Step::Kind::Noop;
+    if (st.kind != Step::Kind::Noop) p.steps.push_back(st);
+    return true;
+  }
+
+  bool prepare_reduce(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    int op = find_op(l.op, {"sum", "max", "mean"});
+    if (op < 0) return error(w, "unknown reduce op `" + l.op + "`");
+    if (a.dtype != out.dtype || !is_numeric(a.dtype) || (op == kern::R_MEAN && !is_float(a.dtype)))
+      return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype) + " to " + gpu_dtype_name(out.dtype));
+    size_t r = a.shape.size();
+    std::vector<bool> red(r, false);
+    for (int64_t x : l.ints) {
+      int64_t ax = x < 0 ? x + static_cast<int64_t>(r) : x;
+      if (ax < 0 || ax >= static_cast<int64_t>(r) || red[static_cast<size_t>(ax)]) return error(w, "bad or repeated reduction axis");
+      red[static_cast<size_t>(ax)] = true;
+    }
+    Shape want;
+    for (size_t d = 0; d < r; ++d)
+      if (!red[d]) want.push_back(a.shape[d]);
+      else if (l.flag) want.push_back(1);
+    if (want != out.shape) return error(w, "output shape " + shape_str(out.shape) + ", expected " + shape_str(want));
+    Shape in_st = dense_strides(a.shape), ks, kst, rs, rst;
+    for (size_t d = 0; d < r; ++d) {
+      (red[d] ? rs : ks).push_back(a.shape[d]);
+      (red[d] ? rst : kst).push_back(in_st[d]);
+    }
+    kern::Geom kg, rg;
+    if (!geom(w, ks, {kst}, kg) || !geom(w, rs, {rst}, rg)) return false;
+    kern::ReduceGeom& g = st.rgeom;
+    g.keep_rank = kg.rank;
+    g.red_rank = rg.rank;
+    for (int d = 0; d < kg.rank; ++d) g.keep_shape[d] = kg.shape[d], g.keep_stride[d] = kg.stride[0][d];
+    for (int d = 0; d < rg.rank; ++d) g.red_shape[d] = rg.shape[d], g.red_stride[d] = rg.stride[0][d];
+    g.n_out = numel(ks);
+    g.n_red = numel(rs);
+    bool inner_kept = g.keep_stride[g.keep_rank - 1] == 1 && g.keep_shape[g.keep_rank - 1] > 1;
+    g.block_per_output = !inner_kept && g.n_red >= 32;
+    st.kind = g.n_out == 0 ? Step::Kind::Noop : Step::Kind::Reduce;
+    st.op = op;
+    st.dt = to_dt(a.dtype);
+    return true;
+  }
+
+  bool prepare_matmul(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const GpuSlot& b = slot(l.inputs[1]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    size_t ra = a.shape.size(), rb = b.shape.size();
+    if (a.dtype != b.dtype || a.dtype != out.dtype || !is_numeric(a.dtype)) return error(w, "matmul needs one numeric dtype");
+    if (ra < 2 || rb < 2 || out.shape.size() != ra) return error(w, "matmul needs rank >= 2 and an output of A's rank");
+    int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = b.shape[rb - 1];
+    if (b.shape[rb - 2] != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+    Shape want(a.shape.begin(), a.shape.end() - 2);
+    int64_t batch = numel(want);
+    bool shared = rb == 2;
+    if (!shared && (rb != ra || !std::equal(want.begin(), want.end(), b.shape.begin())))
+      return error(w, "batch dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+    want.push_back(M);
+    want.push_back(N);
+    if (want != out.shape) return error(w, "output shape " + shape_str(out.shape) + ", expected " + shape_str(want));
+    if (shared) {  // A is dense: [..., M, K] is one [batch*M, K] matrix
+      M *= batch;
+      batch = 1;
+    }
+    st.batch = batch, st.rows = M, st.cols = N, st.kdim = K;
+    st.stride_a = M * K, st.stride_b = shared ? 0 : K * N;
+    st.dt = to_dt(a.dtype);
+    if (batch == 0 || M == 0 || N == 0) st.kind = Step::Kind::Noop;
+    else if (K == 0) st.kind = Step::Kind::MemsetZero, st.bytes = out.bytes();
+    else st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
+    return true;
+  }
+};
+
+// ---- cuBLASLt -----------------------------------------------------------
+
+constexpr size_t kLtMaxWorkspace = size_t{32} << 20;  // cuBLAS's Hopper recommendation
+
+int64_t pow2_align(std::initializer_list<int64_t> byte_counts) {
+  int64_t a = 16;
+  for (int64_t b : byte_counts)
+    while (a > 1 && b % a != 0) a /= 2;
+  return a;
+}
+
+// Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLASLt's
+// "A" is our B viewed as column-major [N, K] (ld N), its "B" our A as
+// column-major [K, M] (ld K), its C our C as column-major [N, M] (ld N). No
+// transposes, no copies; batches are strided.
+Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::string& w) {
+  auto fail = [&](const char* call, cublasStatus_t s) { return Failure{cublas_code(s), w + ": " + call + " failed: " + cublas_text(s)}; };
+  cudaDataType_t t = st.dt == kern::DT::F64 ? CUDA_R_64F : st.dt == kern::DT::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  cublasComputeType_t ct = st.dt == kern::DT::F64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;  // full fp32: no TF32
+  cudaDataType_t scale = st.dt == kern::DT::F64 ? CUDA_R_64F : CUDA_R_32F;
+  m.f64 = st.dt == kern::DT::F64;
+  const int64_t M = st.rows, N = st.cols, K = st.kdim, es = st.esize;
+  cublasStatus_t s;
+  if ((s = cublasLtMatmulDescCreate(&m.desc, ct, scale)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescCreate", s);
+  if ((s = cublasLtMatrixLayoutCreate(&m.la, t, static_cast<uint64_t>(N), static_cast<uint64_t>(K), N)) != CUBLAS_STATUS_SUCCESS)
+    return fail("cublasLtMatrixLayoutCreate", s);
+  if ((s = cublasLtMatrixLayoutCreate(&m.lb, t, static_cast<uint64_t>(K), static_cast<uint64_t>(M), K)) != CUBLAS_STATUS_SUCCESS)
+    return fail("cublasLtMatrixLayoutCreate", s);
+  if ((s = cublasLtMatrixLayoutCreate(&m.lc, t, static_cast<uint64_t>(N), static_cast<uint64_t>(M), N)) != CUBLAS_STATUS_SUCCESS)
+    return fail("cublasLtMatrixLayoutCreate", s);
+  if (st.batch > 1) {
+    int32_t count = static_cast<int32_t>(st.batch);
+    int64_t sa = st.stride_b, sb = st.stride_a, sc = M * N;  // Lt's A is our B
+    for (auto [lay, stride] : {std::pair{m.la, sa}, std::pair{m.lb, sb}, std::pair{m.lc, sc}}) {
+      if ((s = cublasLtMatrixLayoutSetAttribute(lay, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count)) != CUBLAS_STATUS_SUCCESS)
+        return fail("cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)", s);
+      if ((s = cublasLtMatrixLayoutSetAttribute(lay, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride)) !=
+          CUBLAS_STATUS_SUCCESS)
+        return fail("cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)", s);
+    }
+  }
+  // Two algorithm choices: base pointers 16-byte aligned (alignment then
+  // limited by leading dimensions and batch strides), or only element-aligned.
+  for (int variant = 0; variant < 2; ++variant) {
+    uint32_t al_a = variant == 0 ? static_cast<uint32_t>(pow2_align({N * es, st.stride_b * es})) : static_cast<uint32_t>(es);
+    uint32_t al_b = variant == 0 ? static_cast<uint32_t>(pow2_align({K * es, st.stride_a * es})) : static_cast<uint32_t>(es);
+    uint32_t al_c = variant == 0 ? static_cast<uint32_t>(pow2_align({N * es, M * N * es})) : static_cast<uint32_t>(es);
+    cublasLtMatmulPreference_t pref = nullptr;
+    if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulPreferenceCreate", s);
+    size_t ws = kLtMaxWorkspace;
+    cublasLtMatmulHeuristicResult_t res{};
+    int found = 0;
+    s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c);
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      cublasLtMatmulPreferenceDestroy(pref);
+      return fail("cublasLtMatmulPreferenceSetAttribute", s);
+    }
+    s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, 1, &res, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0) continue;  // this variant has none
+    (variant == 0 ? m.algo_aligned : m.algo_any) = res.algo;
+    (variant == 0 ? m.ws_aligned : m.ws_any) = res.workspaceSize;
+    (variant == 0 ? m.has_aligned : m.has_any) = true;
+  }
+  if (!m.has_aligned && !m.has_any)
+    return fail("cublasLtMatmulAlgoGetHeuristic (no algorithm for these shapes and types)", CUBLAS_STATUS_NOT_SUPPORTED);
+  return {};
+}
+
+// Sets the device for the current thread and restores the previous one.
+struct DeviceGuard {
+  int prev = -1;
+  cudaError_t status = cudaSuccess;
+  explicit DeviceGuard(int dev) {
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    if (prev != dev) status = cudaSetDevice(dev);
+  }
+  ~DeviceGuard() {
+    if (prev >= 0 && status == cudaSuccess) cudaSetDevice(prev);
+  }
+};
+
+int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, char* err, size_t err_size) {
+  if (!out) return write_err(err, err_size, kInvalidArgument, "plan_create: plan is NULL");
+  *out = nullptr;
+  if (!plan_text) return write_err(err, err_size, kInvalidArgument, "plan_create: plan_text is NULL");
+  std::string perr;
+  std::optional<GpuPlan> parsed = GpuPlan::parse(plan_text, perr);
+  if (!parsed) return write_err(err, err_size, kInvalidArgument, "plan_create: " + perr);
+  const GpuPlan& gp = *parsed;
+
+  auto plan = std::make_unique<shapeml_cuda_plan>();
+  plan->device = device;
+  plan->num_inputs = gp.num_inputs;
+  plan->num_outputs = gp.num_outputs;
+  plan->plan_workspace = gp.workspace_bytes;
+  for (const GpuSlot& s : gp.slots) {
+    SlotRef r;
+    switch (s.kind) {
+      case GpuSlot::Kind::Input: r.buffer = s.index; break;
+      case GpuSlot::Kind::HostInput: r.buffer = s.index, r.host = true; break;
+      case GpuSlot::Kind::Output: r.buffer = gp.num_inputs + s.index; break;
+      case GpuSlot::Kind::HostOutput: r.buffer = gp.num_inputs + s.index, r.host = true; break;
+      case GpuSlot::Kind::Temp: r.in_workspace = true, r.offset = s.offset; break;
+      case GpuSlot::Kind::View: r = plan->slots[static_cast<size_t>(s.alias)]; break;  // validate(): alias < this slot
+    }
+    plan->slots.push_back(r);
+  }
+  Builder b{gp, {}};
+  for (size_t i = 0; i < gp.launches.size(); ++i) {
+    const GpuLaunch& l = gp.launches[i];
+    Prepared p;
+    p.name = "launch " + std::to_string(i) + " (" + l.kernel + (l.op.empty() ? "" : " " + l.op) + ")";
+    if (!b.prepare(l, p)) return write_err(err, err_size, b.fail.code, "plan_create: " + b.fail.msg);
+    plan->launches.push_back(std::move(p));
+  }
+
+  // The device: present, and one this build has code for (sm_90 and newer).
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return write_err(err, err_size, kUnavailable, "plan_create: cudaGetDeviceCount failed (no usable CUDA driver or GPU): " + cuda_text(e));
+  if (device < 0 || device >= count)
+    return write_err(err, err_size, kUnavailable, "plan_create: no CUDA device " + std::to_string(device) + " (" + std::to_string(count) + " present)");
+  int major = 0, sms = 0;
+  if ((e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+    return write_err(err, err_size, cuda_code(e), "plan_create: cudaDeviceGetAttribute failed: " + cuda_text(e));
+  if (major < 9)
+    return write_err(err, err_size, kUnavailable,
+                     "plan_create: device " + std::to_string(device) + " has compute capability " + std::to_string(major) + ".x; this build needs 9.0 or newer");
+  plan->max_blocks = std::max(1, sms) * 32;
+
+  bool any_lt = false;
+  for (const Prepared& p : plan->launches)
+    for (const Step& s : p.steps) any_lt |= s.kind == Step::Kind::MatmulLt;
+  if (any_lt) {
+    DeviceGuard guard(device);
+    if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_create: cudaSetDevice failed: " + cuda_text(guard.status));
+    cublasStatus_t s = cublasLtCreate(&plan->lt_handle);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      plan->lt_handle = nullptr;
+      return write_err(err, err_size, cublas_code(s), "plan_create: cublasLtCreate failed: " + cublas_text(s));
+    }
+    size_t need = 0;
+    for (Prepared& p : plan->launches)
+      for (Step& st : p.steps) {
+        if (st.kind != Step::Kind::MatmulLt) continue;
+        plan->lt.emplace_back();
+        st.lt = static_cast<int32_t>(plan->lt.size() - 1);
+        Failure f = prepare_lt(plan->lt_handle, st, plan->lt.back(), p.name);
+        if (f.code != kOk) return write_err(err, err_size, f.code, "plan_create: " + f.msg);
+        const LtMatmul& m = plan->lt.back();
+        need = std::max({need, m.ws_any, m.ws_aligned});
+      }
+    if (need > 0) {
+      plan->lt_offset = align_up(plan->plan_workspace, 256);
+      plan->lt_bytes = static_cast<int64_t>(need);
+    }
+  }
+  *out = plan.release();
+  return kOk;
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size) {
+  if (!plan) return write_err(err, err_size, kInvalidArgument, "plan_execute: plan is NULL");
+  if (!buffers && plan->num_inputs + plan->num_outputs > 0) return write_err(err, err_size, kInvalidArgument, "plan_execute: buffers is NULL");
+  if (!workspace && plan->lt_offset + plan->lt_bytes + plan->plan_workspace > 0)
+    return write_err(err, err_size, kInvalidArgument, "plan_execute: workspace is NULL but the plan needs one");
+  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  DeviceGuard guard(plan->device);
+  if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_execute: cudaSetDevice failed: " + cuda_text(guard.status));
+  char* ws = static_cast<char*>(workspace);
+  auto ptr = [&](const Operand& o) -> char* {
+    const SlotRef& r = plan->slots[static_cast<size_t>(o.slot)];
+    char* base = r.in_workspace ? ws : static_cast<char*>(buffers[r.buffer]);
+    return base + r.offset + o.extra;
+  };
+  const int mb = plan->max_blocks;
+  for (const Prepared& p : plan->launches) {
+    for (const Step& st : p.steps) {
+      cudaError_t e = cudaSuccess;
+      const char* call = "kernel launch";
+      switch (st.kind) {
+        case Step::Kind::Noop: break;
+        case Step::Kind::Unary: e = kern::unary(st.dt, st.op, ptr(st.in[0]), ptr(st.out), st.n, mb, stream); break;
+        case Step::Kind::Binary:
+          e = kern::binary(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.geom, st.n, st.same, mb, stream);
+          break;
+        case Step::Kind::Compare:
+          e = kern::compare(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.geom, st.n, st.same, mb, stream);
+          break;
+        case Step::Kind::Select:
+          e = kern::select(st.esize, ptr(st.in[0]), ptr(st.in[1]), ptr(st.in[2]), ptr(st.out), st.geom, st.n, mb, stream);
+          break;
+        case Step::Kind::Cast: e = kern::cast(st.dt, st.dt_to, ptr(st.in[0]), ptr(st.out), st.n, mb, stream); break;
+        case Step::Kind::Fill: e = kern::fill(st.esize, st.bits, ptr(st.out), st.n, mb, stream); break;
+        case Step::Kind::Iota: e = kern::iota(st.dt, ptr(st.out), st.n, st.dim, st.inner, mb, stream); break;
+        case Step::Kind::Strided: e = kern::strided_copy(st.esize, ptr(st.in[0]), ptr(st.out), st.geom, st.n, mb, stream); break;
+        case Step::Kind::Tiled: e = kern::transpose_tiled(st.esize, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, stream); break;
+        case Step::Kind::Reduce: e = kern::reduce(st.dt, st.op, ptr(st.in[0]), ptr(st.out), st.rgeom, mb, stream); break;
+        case Step::Kind::MatmulInt:
+          e = kern::matmul_int(st.dt, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.batch, st.rows, st.cols, st.kdim, st.stride_a, st.stride_b,
+                               stream);
+          break;
+        case Step::Kind::Memcpy:
+          call = "cudaMemcpyAsync";
+          e = cudaMemcpyAsync(ptr(st.out), ptr(st.in[0]), static_cast<size_t>(st.bytes), st.copy_kind, stream);
+          break;
+        case Step::Kind::MemsetZero:
+          call = "cudaMemsetAsync";
+          e = cudaMemsetAsync(ptr(st.out), 0, static_cast<size_t>(st.bytes), stream);
+          break;
+        case Step::Kind::MatmulLt: {
+          const LtMatmul& m = plan->lt[static_cast<size_t>(st.lt)];
+          const void* a = ptr(st.in[0]);
+          const void* b = ptr(st.in[1]);
+          void* c = ptr(st.out);
+          bool al = m.has_aligned && aligned16(a) && aligned16(b) && aligned16(c);
+          if (!al && !m.has_any)
+            return write_err(err, err_size, kInvalidArgument,
+                             "plan_execute: " + p.name + ": operands not 16-byte aligned and cuBLASLt offered no algorithm for that");
+          const float one_f = 1.0f, zero_f = 0.0f;
+          const double one_d = 1.0, zero_d = 0.0;
+          const void* alpha = m.f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
+          const void* beta = m.f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
+          size_t wsz = al ? m.ws_aligned : m.ws_any;
+          // Lt's A is our B and its B our A (see prepare_lt).
+          cublasStatus_t s = cublasLtMatmul(plan->lt_handle, m.desc, alpha, b, m.la, a, m.lb, beta, c, m.lc, c, m.lc,
+                                            al ? &m.algo_aligned : &m.algo_any, wsz ? ws + plan->lt_offset : nullptr, wsz, stream);
+          if (s != CUBLAS_STATUS_SUCCESS)
+            return write_err(err, err_size, cublas_code(s), "plan_execute: " + p.name + ": cublasLtMatmul failed: " + cublas_text(s));
+          e = cudaGetLastError();
+          break;
+        }
+      }
+      if (e != cudaSuccess) return write_err(err, err_size, cuda_code(e), "plan_execute: " + p.name + ": " + call + " failed: " + cuda_text(e));
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+namespace shapeml::cuda {
+
+int32_t plan_create(int32_t device, const char* plan_text, shapeml_cuda_plan** plan, char* err, size_t err_size) {
+  try {
+    return create(device, plan_text, plan, err, err_size);
+  } catch (const std::bad_alloc&) {
+    return write_err(err, err_size, kResourceExhausted, "plan_create: out of host memory");
+  } catch (...) {
+    return write_err(err, err_size, kInternal, "plan_create: unexpected C++ exception");
+  }
+}
+
+int64_t plan_workspace_bytes(const shapeml_cuda_plan* plan) {
+  if (!plan) return 0;
+  return plan->lt_bytes > 0 ? plan->lt_offset + plan->lt_bytes : plan->plan_workspace;
+}
+
+int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size) {
+  try {
+    return execute(plan, buffers, workspace, stream, err, err_size);
+  } catch (...) {
+    return write_err(err, err_size, kInternal, "plan_execute: unexpected C++ exception");
+  }
+}
+
+void plan_destroy(shapeml_cuda_plan* plan) { delete plan; }
+
+}  // namespace shapeml::cuda

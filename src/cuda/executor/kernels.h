@@ -1,0 +1,75 @@
+// shapeml's own CUDA kernels, as host functions that enqueue one kernel on a
+// stream (internal to the executor; see docs/design/gpu-kernels.md). Every
+// function returns the launch's cudaError_t (cudaGetLastError after the
+// launch) and never synchronizes. Shapes arrive prepared by the executor:
+// dimensions coalesced, broadcast strides in elements (0 = stretched).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace shapeml::cuda::kern {
+
+constexpr int kMaxRank = 8;
+
+/// Element types, numbered as abi::GpuDType.
+enum class DT : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
+
+enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU };
+enum BinaryOp : int32_t { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW };
+enum CompareOp : int32_t { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
+enum ReduceOp : int32_t { R_SUM, R_MAX, R_MEAN };
+
+/// An iteration space (row-major over `shape`) and, per operand, the element
+/// stride of each dimension. Which operand is which depends on the kernel.
+struct Geom {
+  int32_t rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[3][kMaxRank] = {};
+};
+
+/// A reduction: outputs run over the kept dims (row-major, dense), each
+/// reduces the reduced dims; both with the input's element strides.
+struct ReduceGeom {
+  int32_t keep_rank = 0, red_rank = 0;
+  int64_t keep_shape[kMaxRank] = {}, keep_stride[kMaxRank] = {};
+  int64_t red_shape[kMaxRank] = {}, red_stride[kMaxRank] = {};
+  int64_t n_out = 0, n_red = 0;
+  // 1: one block per output (a block reduction; for reduced dims that are
+  // innermost in memory); 0: one thread per output (coalesced across
+  // threads when the innermost dim is kept).
+  int32_t block_per_output = 0;
+};
+
+// Elementwise, dense and same shape: out[i] = op(in[i]).
+cudaError_t unary(DT dt, int32_t op, const void* in, void* out, int64_t n, int max_blocks, cudaStream_t s);
+// out (dense over g.shape) = op(a, b); g.stride[0] = a, [1] = b. `same` = both
+// operands dense with out's shape (the vectorized fast path when 16-byte
+// aligned; checked at launch).
+cudaError_t binary(DT dt, int32_t op, const void* a, const void* b, void* out, const Geom& g, int64_t n, bool same, int max_blocks,
+                   cudaStream_t s);
+// As binary, writing bool (uint8 0/1).
+cudaError_t compare(DT dt, int32_t op, const void* a, const void* b, void* out, const Geom& g, int64_t n, bool same, int max_blocks,
+                    cudaStream_t s);
+// out = c ? a : b; g.stride[0] = c, [1] = a, [2] = b; elements of `esize` bytes.
+cudaError_t select(int64_t esize, const void* c, const void* a, const void* b, void* out, const Geom& g, int64_t n, int max_blocks,
+                   cudaStream_t s);
+// Dense, same shape: out[i] = cast(in[i]) (language semantics §5).
+cudaError_t cast(DT from, DT to, const void* in, void* out, int64_t n, int max_blocks, cudaStream_t s);
+// out[i] = the element whose bytes are `bits` (esize bytes).
+cudaError_t fill(int64_t esize, uint64_t bits, void* out, int64_t n, int max_blocks, cudaStream_t s);
+// out[i] = index along an axis: (i / inner) % dim, converted to dt.
+cudaError_t iota(DT dt, void* out, int64_t n, int64_t dim, int64_t inner, int max_blocks, cudaStream_t s);
+// For every index of g.shape: out[idx . stride[0]] = in[idx . stride[1]].
+cudaError_t strided_copy(int64_t esize, const void* in, void* out, const Geom& g, int64_t n, int max_blocks, cudaStream_t s);
+// in [batch, rows, cols] -> out [batch, cols, rows], 32x32 shared-memory tiles.
+// Needs batch <= 65535 and ceil(rows/32) <= 65535.
+cudaError_t transpose_tiled(int64_t esize, const void* in, void* out, int64_t batch, int64_t rows, int64_t cols, cudaStream_t s);
+// out[o] = reduce over the reduced dims of in (see ReduceGeom).
+cudaError_t reduce(DT dt, int32_t op, const void* in, void* out, const ReduceGeom& g, int max_blocks, cudaStream_t s);
+// Integral matmul (cuBLASLt has none for i32/i64): out[b] = a[b] . b[b] with
+// a [M, K] at a + b*stride_a, b [K, N] at b + b*stride_b, out dense; wraps.
+cudaError_t matmul_int(DT dt, const void* a, const void* b, void* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t stride_a,
+                       int64_t stride_b, cudaStream_t s);
+
+}  // namespace shapeml::cuda::kern

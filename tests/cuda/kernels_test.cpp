@@ -1,0 +1,777 @@
+// Every kernel of the plan executor on a real GPU, against float64 reference
+// loops computed here (never shapeml's CPU path). Plans are built by hand,
+// go through their text form and the four executor functions; outputs and
+// workspace are poisoned (0xFF bytes) before each run so that unwritten
+// elements show. Without a GPU every test prints "skipped: no GPU".
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace shapeml::cuda::test {
+namespace {
+
+const GpuDType kAll[] = {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64, GpuDType::Bool};
+const double kNaN = std::nan("");
+
+bool is_float(GpuDType d) { return d == GpuDType::F32 || d == GpuDType::F64 || d == GpuDType::BF16; }
+bool is_int(GpuDType d) { return d == GpuDType::I32 || d == GpuDType::I64; }
+
+// A value of dtype d: the rounding a store of x into d does (for the references).
+double as_dtype(double x, GpuDType d) {
+  switch (d) {
+    case GpuDType::F32: return static_cast<float>(x);
+    case GpuDType::F64: return x;
+    case GpuDType::BF16: return bf16_round(static_cast<float>(x));
+    case GpuDType::I32: return static_cast<int32_t>(static_cast<int64_t>(x));
+    case GpuDType::I64: return static_cast<double>(static_cast<int64_t>(x));
+    case GpuDType::Bool: return x != 0;
+  }
+  return x;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(std::random_device{}());
+  return g;
+}
+
+// Random values of dtype d (floats in [lo, hi], ints in [-50, 50], bools 0/1).
+Tensor random(GpuDType d, Shape s, double lo = -3, double hi = 3) {
+  Tensor t{d, std::move(s), {}};
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::uniform_int_distribution<int> k(-50, 50), b(0, 1);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.v.push_back(is_float(d) ? as_dtype(u(rng()), d) : is_int(d) ? k(rng()) : b(rng()));
+  return t;
+}
+
+struct RunOptions {
+  int64_t misalign = 0;  // bytes added to every input pointer
+};
+
+// Builds, runs and reads back a plan; `outs` gives the outputs' dtypes and shapes.
+std::vector<Tensor> run(const GpuPlan& p, const std::vector<Tensor>& inputs, const std::vector<std::pair<GpuDType, Shape>>& outs,
+                        RunOptions opt = {}) {
+  std::vector<Tensor> results;
+  std::string err_text = p.to_text();
+  shapeml_cuda_plan* plan = nullptr;
+  char err[1024] = "";
+  int32_t rc = plan_create(0, err_text.c_str(), &plan, err, sizeof err);
+  EXPECT_EQ(rc, 0) << err << "\n" << err_text;
+  if (rc != 0) return results;
+  std::vector<void*> bufs, allocs;
+  for (const Tensor& t : inputs) {
+    std::vector<uint8_t> b = encode(t);
+    void* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, b.size() + 64), cudaSuccess);
+    allocs.push_back(d);
+    char* at = static_cast<char*>(d) + opt.misalign;
+    EXPECT_EQ(cudaMemcpy(at, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    bufs.push_back(at);
+  }
+  for (const auto& [dt, shape] : outs) {
+    size_t bytes = static_cast<size_t>(numel(shape) * abi::gpu_dtype_size(dt));
+    void* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, bytes + 64), cudaSuccess);
+    EXPECT_EQ(cudaMemset(d, 0xFF, bytes + 64), cudaSuccess);
+    allocs.push_back(d);
+    bufs.push_back(d);
+  }
+  int64_t wsb = plan_workspace_bytes(plan);
+  EXPECT_GE(wsb, p.workspace_bytes);
+  void* ws = nullptr;
+  if (wsb > 0) {
+    EXPECT_EQ(cudaMalloc(&ws, static_cast<size_t>(wsb)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(ws, 0xFF, static_cast<size_t>(wsb)), cudaSuccess);
+  }
+  cudaStream_t s = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  rc = plan_execute(plan, bufs.data(), ws, s, err, sizeof err);
+  EXPECT_EQ(rc, 0) << err;
+  cudaError_t e = cudaStreamSynchronize(s);
+  EXPECT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const auto& [dt, shape] = outs[i];
+    std::vector<uint8_t> b(static_cast<size_t>(numel(shape) * abi::gpu_dtype_size(dt)));
+    EXPECT_EQ(cudaMemcpy(b.data(), bufs[inputs.size() + i], b.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    results.push_back(Tensor{dt, shape, decode(dt, b, numel(shape))});
+  }
+  cudaStreamDestroy(s);
+  for (void* d : allocs) cudaFree(d);
+  if (ws) cudaFree(ws);
+  plan_destroy(plan);
+  return results;
+}
+
+// Element-by-element comparison: |got - want| <= atol + rtol*|want|; NaN
+// only where want is NaN.
+void expect_near(const Tensor& got, const std::vector<double>& want, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.v.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 8; ++i) {
+    double g = got.v[i], w = want[i];
+    bool ok = std::isnan(w) ? std::isnan(g) : (g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w));
+    if (!ok) {
+      ++bad;
+      ADD_FAILURE() << what << ": element " << i << " is " << g << ", expected " << w;
+    }
+  }
+}
+
+// Index of `out` element i within a tensor of shape `in` broadcast to `out`.
+int64_t bcast_index(const Shape& in, const Shape& out, int64_t i) {
+  int64_t idx = 0, stride = 1;
+  for (size_t d = out.size(); d-- > 0;) {
+    int64_t c = i % out[d];
+    i /= out[d];
+    size_t lead = out.size() - in.size();
+    if (d >= lead) {
+      int64_t n = in[d - lead];
+      if (n != 1) idx += c * stride;
+      stride *= n;
+    }
+  }
+  return idx;
+}
+
+// ---- unary ---------------------------------------------------------------
+
+double unary_ref(const std::string& op, double x) {
+  if (op == "neg") return -x;
+  if (op == "abs") return std::fabs(x);
+  if (op == "exp") return std::exp(x);
+  if (op == "log") return std::log(x);
+  if (op == "sqrt") return std::sqrt(x);
+  if (op == "rsqrt") return 1 / std::sqrt(x);
+  if (op == "tanh") return std::tanh(x);
+  if (op == "sigmoid") return 1 / (1 + std::exp(-x));
+  if (op == "relu") return std::isnan(x) ? x : (x > 0 ? x : 0);
+  if (op == "gelu") return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+  if (op == "silu") return x / (1 + std::exp(-x));
+  return kNaN;
+}
+
+TEST(Kernels, UnaryFloatAllOpsAllFloatDtypes) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16})
+    for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu"}) {
+      std::string o = op;
+      bool positive = o == "log" || o == "sqrt" || o == "rsqrt";
+      Tensor x = random(dt, {3, 337}, positive ? 0.01 : -8, 8);  // odd size: vector tail
+      x.v[0] = kNaN;
+      PlanBuilder b;
+      int32_t in = b.input(0, dt, x.shape), out = b.output(0, dt, x.shape);
+      b.launch("unary", op, {in}, {out});
+      auto r = run(b.p, {x}, {{dt, x.shape}});
+      ASSERT_EQ(r.size(), 1u);
+      std::vector<double> want;
+      for (double v : x.v) want.push_back(as_dtype(unary_ref(o, v), dt));
+      double rtol = dt == GpuDType::F64 ? 1e-14 : dt == GpuDType::F32 ? 2e-6 : 1.0 / 128;
+      double atol = dt == GpuDType::F64 ? 1e-300 : dt == GpuDType::F32 ? 1e-6 : 1e-5;
+      expect_near(r[0], want, rtol, atol, std::string(op) + " " + abi::gpu_dtype_name(dt));
+    }
+}
+
+TEST(Kernels, UnarySpecialValues) {
+  REQUIRE_GPU();
+  Tensor x{GpuDType::F32, {8}, {-INFINITY, INFINITY, 0.0, -0.0, -1.0, 1e-40, -200, 200}};
+  for (const char* op : {"exp", "log", "sqrt", "rsqrt", "sigmoid", "silu", "gelu", "relu", "tanh", "abs"}) {
+    PlanBuilder b;
+    int32_t in = b.input(0, GpuDType::F32, {8}), out = b.output(0, GpuDType::F32, {8});
+    b.launch("unary", op, {in}, {out});
+    auto r = run(b.p, {x}, {{GpuDType::F32, {8}}});
+    ASSERT_EQ(r.size(), 1u);
+    std::vector<double> want;
+    for (double v : x.v) want.push_back(static_cast<float>(unary_ref(op, static_cast<float>(v))));
+    expect_near(r[0], want, 4e-6, 1e-44, op);
+  }
+}
+
+TEST(Kernels, UnaryIntegers) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::I32, GpuDType::I64}) {
+    double mn = dt == GpuDType::I32 ? INT32_MIN : static_cast<double>(INT64_MIN);
+    Tensor x{dt, {5}, {-7, 0, 9, mn, -1}};
+    for (const char* op : {"neg", "abs", "relu"}) {
+      PlanBuilder b;
+      int32_t in = b.input(0, dt, {5}), out = b.output(0, dt, {5});
+      b.launch("unary", op, {in}, {out});
+      auto r = run(b.p, {x}, {{dt, {5}}});
+      ASSERT_EQ(r.size(), 1u);
+      std::string o = op;
+      // neg/abs of MIN wrap to MIN.
+      std::vector<double> want = o == "neg" ? std::vector<double>{7, 0, -9, mn, 1}
+                                 : o == "abs" ? std::vector<double>{7, 0, 9, mn, 1}
+                                              : std::vector<double>{0, 0, 9, 0, 0};
+      expect_near(r[0], want, 0, 0, o);
+    }
+  }
+}
+
+// ---- binary, compare, select with broadcasting ----------------------------
+
+double binary_ref(const std::string& op, double a, double b, GpuDType dt) {
+  bool fl = is_float(dt);
+  if (op == "add") return a + b;
+  if (op == "sub") return a - b;
+  if (op == "mul") return a * b;
+  if (op == "div") {
+    if (fl) return a / b;
+    if (b == 0) return 0;
+    double mn = dt == GpuDType::I32 ? INT32_MIN : static_cast<double>(INT64_MIN);
+    if (a == mn && b == -1) return mn;
+    return std::trunc(a / b);
+  }
+  if (op == "max") return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
+  if (op == "min") return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
+  if (op == "pow") return std::pow(a, b);
+  return kNaN;
+}
+
+const std::vector<std::pair<Shape, Shape>> kBroadcastCases = {
+    {{1001}, {1001}},          // same shape, odd size (vector tail)
+    {{3, 1, 5}, {1, 4, 5}},    // size-1 dims on both sides
+    {{7}, {2, 3, 7}},          // rank extension
+    {{}, {5, 3}},              // rank-0 scalar
+    {{5, 1}, {1}},             // both stretched
+    {{2, 1, 3, 1}, {2, 4, 1, 5}},
+    {{1, 1}, {1}},
+};
+
+Shape broadcast_shape(const Shape& a, const Shape& b) {
+  Shape o(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < o.size(); ++i) {
+    int64_t x = i < o.size() - a.size() ? 1 : a[i - (o.size() - a.size())];
+    int64_t y = i < o.size() - b.size() ? 1 : b[i - (o.size() - b.size())];
+    o[i] = x == 1 ? y : x;
+  }
+  return o;
+}
+
+TEST(Kernels, BinaryBroadcastingAllOpsAllDtypes) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64})
+    for (const char* op : {"add", "sub", "mul", "div", "max", "min", "pow"}) {
+      std::string o = op;
+      if (o == "pow" && !is_float(dt)) continue;
+      for (const auto& [sa, sb] : kBroadcastCases) {
+        Shape so = broadcast_shape(sa, sb);
+        Tensor a = random(dt, sa, o == "pow" ? 0.1 : -4, 4), bt = random(dt, sb, -4, 4);
+        if (is_float(dt) && a.numel() > 2) a.v[1] = kNaN;
+        PlanBuilder b;
+        int32_t x = b.input(0, dt, sa), y = b.input(1, dt, sb), out = b.output(0, dt, so);
+        b.launch("binary", op, {x, y}, {out});
+        auto r = run(b.p, {a, bt}, {{dt, so}});
+        ASSERT_EQ(r.size(), 1u);
+        std::vector<double> want;
+        for (int64_t i = 0; i < numel(so); ++i)
+          want.push_back(as_dtype(binary_ref(o, a.v[bcast_index(sa, so, i)], bt.v[bcast_index(sb, so, i)], dt), dt));
+        double rtol = dt == GpuDType::F32 ? (o == "pow" ? 4e-6 : 0) : dt == GpuDType::F64 ? 1e-15 : is_float(dt) ? 1.0 / 128 : 0;
+        expect_near(r[0], want, rtol, dt == GpuDType::BF16 ? 1e-6 : 0, o + " " + abi::gpu_dtype_name(dt) + " case " + std::to_string(so.size()));
+      }
+    }
+}
+
+TEST(Kernels, UnalignedFastPathFallsBack) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::BF16, GpuDType::F64}) {
+    Tensor a = random(dt, {1003}), bt = random(dt, {1003});
+    PlanBuilder b;
+    int32_t x = b.input(0, dt, {1003}), y = b.input(1, dt, {1003}), out = b.output(0, dt, {1003});
+    b.launch("binary", "mul", {x, y}, {out});
+    auto r = run(b.p, {a, bt}, {{dt, {1003}}}, RunOptions{abi::gpu_dtype_size(dt)});
+    ASSERT_EQ(r.size(), 1u);
+    std::vector<double> want;
+    for (size_t i = 0; i < a.v.size(); ++i) want.push_back(as_dtype(a.v[i] * bt.v[i], dt));
+    expect_near(r[0], want, dt == GpuDType::BF16 ? 1.0 / 128 : 0, 0, "misaligned mul");
+  }
+}
+
+TEST(Kernels, IntegerDivisionCorners) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::I32, GpuDType::I64}) {
+    double mn = dt == GpuDType::I32 ? INT32_MIN : static_cast<double>(INT64_MIN);
+    Tensor a{dt, {6}, {7, -7, 5, mn, 3, 0}}, bt{dt, {6}, {2, 2, 0, -1, -1, 0}};
+    PlanBuilder b;
+    int32_t x = b.input(0, dt, {6}), y = b.input(1, dt, {6}), out = b.output(0, dt, {6});
+    b.launch("binary", "div", {x, y}, {out});
+    auto r = run(b.p, {a, bt}, {{dt, {6}}});
+    ASSERT_EQ(r.size(), 1u);
+    expect_near(r[0], {3, -3, 0, mn, -3, 0}, 0, 0, "int div");
+  }
+}
+
+TEST(Kernels, Bf16RoundsToNearestEvenAfterEveryOp) {
+  REQUIRE_GPU();
+  // 1 + 2^-8 is a tie between 1 and 1 + 2^-7 (odd): to even, 1. (1 + 2^-7) + 2^-8
+  // is a tie between 1 + 2^-7 (odd) and 1 + 2^-6 (even): 1 + 2^-6.
+  Tensor a{GpuDType::BF16, {3}, {1.0, 1.0078125, 256.0}}, bt{GpuDType::BF16, {3}, {0.00390625, 0.00390625, 1.0}};
+  PlanBuilder b;
+  int32_t x = b.input(0, GpuDType::BF16, {3}), y = b.input(1, GpuDType::BF16, {3}), out = b.output(0, GpuDType::BF16, {3});
+  b.launch("binary", "add", {x, y}, {out});
+  auto r = run(b.p, {a, bt}, {{GpuDType::BF16, {3}}});
+  ASSERT_EQ(r.size(), 1u);
+  expect_near(r[0], {1.0, 1.015625, 256.0}, 0, 0, "bf16 ties");  // 257 is a tie too: to even, 256
+}
+
+TEST(Kernels, CompareAllOpsWithNaNAndBool) {
+  REQUIRE_GPU();
+  for (GpuDType dt : kAll)
+    for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+      Shape sa{4, 1}, sb{3};
+      Tensor a = random(dt, sa, -2, 2), bt = random(dt, sb, -2, 2);
+      if (is_float(dt)) {
+        a.v[0] = kNaN;
+        bt.v[1] = a.v[1];  // some equal pairs
+      }
+      Shape so{4, 3};
+      PlanBuilder b;
+      int32_t x = b.input(0, dt, sa), y = b.input(1, dt, sb), out = b.output(0, GpuDType::Bool, so);
+      b.launch("compare", op, {x, y}, {out});
+      auto r = run(b.p, {a, bt}, {{GpuDType::Bool, so}});
+      ASSERT_EQ(r.size(), 1u);
+      std::string o = op;
+      std::vector<double> want;
+      for (int64_t i = 0; i < 12; ++i) {
+        double p = a.v[bcast_index(sa, so, i)], q = bt.v[bcast_index(sb, so, i)];
+        bool v = o == "eq" ? p == q : o == "ne" ? p != q : o == "lt" ? p < q : o == "le" ? p <= q : o == "gt" ? p > q : p >= q;
+        want.push_back(v);
+      }
+      expect_near(r[0], want, 0, 0, o + " " + abi::gpu_dtype_name(dt));
+    }
+}
+
+TEST(Kernels, SelectBroadcastsAllThree) {
+  REQUIRE_GPU();
+  for (GpuDType dt : kAll) {
+    Shape sc{3, 1}, sa{1, 4}, sb{}, so{3, 4};
+    Tensor c = random(GpuDType::Bool, sc), a = random(dt, sa), bt = random(dt, sb);
+    PlanBuilder b;
+    int32_t pc = b.input(0, GpuDType::Bool, sc), pa = b.input(1, dt, sa), pb = b.input(2, dt, sb), out = b.output(0, dt, so);
+    b.launch("select", "", {pc, pa, pb}, {out});
+    auto r = run(b.p, {c, a, bt}, {{dt, so}});
+    ASSERT_EQ(r.size(), 1u);
+    std::vector<double> want;
+    for (int64_t i = 0; i < 12; ++i) want.push_back(c.v[bcast_index(sc, so, i)] ? a.v[bcast_index(sa, so, i)] : bt.v[0]);
+    expect_near(r[0], want, 0, 0, std::string("select ") + abi::gpu_dtype_name(dt));
+  }
+}
+
+// ---- cast ----------------------------------------------------------------
+
+double cast_ref(double x, GpuDType from, GpuDType to) {
+  if (to == GpuDType::Bool) return x != 0 || std::isnan(x);
+  if (from == GpuDType::Bool) return x;
+  if (is_float(from) && is_int(to)) {
+    int bits = to == GpuDType::I32 ? 32 : 64;
+    double lim = std::ldexp(1.0, bits - 1);
+    if (std::isnan(x)) return 0;
+    if (x >= lim) return bits == 32 ? INT32_MAX : static_cast<double>(INT64_MAX);
+    if (x < -lim) return bits == 32 ? INT32_MIN : static_cast<double>(INT64_MIN);
+    return std::trunc(x);
+  }
+  if (to == GpuDType::BF16 && from == GpuDType::I64) return bf16_round(static_cast<float>(static_cast<int64_t>(x)));
+  return as_dtype(x, to);  // f64 -> bf16 goes through f32, as the language does
+}
+
+TEST(Kernels, CastAllPairs) {
+  REQUIRE_GPU();
+  for (GpuDType from : kAll)
+    for (GpuDType to : kAll) {
+      Tensor x = random(from, {257}, -100, 100);
+      if (is_float(from)) {
+        x.v[0] = kNaN;
+        x.v[1] = 1e30;
+        x.v[2] = -1e30;
+        x.v[3] = 2.75;
+        x.v[4] = -2.75;
+        x.v[5] = -0.0;
+        x.v[6] = 0.1;  // rounds differently in each float type
+        for (int i = 0; i < 7; ++i) x.v[static_cast<size_t>(i)] = as_dtype(x.v[static_cast<size_t>(i)], from);
+      }
+      PlanBuilder b;
+      int32_t in = b.input(0, from, {257}), out = b.output(0, to, {257});
+      b.launch("cast", "", {in}, {out});
+      auto r = run(b.p, {x}, {{to, {257}}});
+      ASSERT_EQ(r.size(), 1u);
+      std::vector<double> want;
+      for (double v : x.v) want.push_back(cast_ref(v, from, to));
+      expect_near(r[0], want, 0, 0, std::string("cast ") + abi::gpu_dtype_name(from) + " -> " + abi::gpu_dtype_name(to));
+    }
+}
+
+TEST(Kernels, CastIntegerNarrowingWraps) {
+  REQUIRE_GPU();
+  Tensor x{GpuDType::I64, {4}, {4294967301.0 /* 2^32 + 5 */, -1, 2147483648.0 /* 2^31 */, -2147483649.0}};
+  PlanBuilder b;
+  int32_t in = b.input(0, GpuDType::I64, {4}), out = b.output(0, GpuDType::I32, {4});
+  b.launch("cast", "", {in}, {out});
+  auto r = run(b.p, {x}, {{GpuDType::I32, {4}}});
+  ASSERT_EQ(r.size(), 1u);
+  expect_near(r[0], {5, -1, INT32_MIN, INT32_MAX}, 0, 0, "i64 -> i32");
+}
+
+// ---- fill, iota ------------------------------------------------------------
+
+TEST(Kernels, FillEveryDtypeAndRankZero) {
+  REQUIRE_GPU();
+  for (GpuDType dt : kAll)
+    for (Shape s : {Shape{}, Shape{3, 5}, Shape{1001}}) {
+      PlanBuilder b;
+      int32_t out = b.output(0, dt, s);
+      b.launch("fill", "", {}, {out}, {}, 1.0 / 3 + 2);
+      auto r = run(b.p, {}, {{dt, s}});
+      ASSERT_EQ(r.size(), 1u);
+      double v = is_int(dt) ? 2 : dt == GpuDType::Bool ? 1 : as_dtype(1.0 / 3 + 2, dt);
+      expect_near(r[0], std::vector<double>(static_cast<size_t>(numel(s)), v), 0, 0, std::string("fill ") + abi::gpu_dtype_name(dt));
+    }
+}
+
+TEST(Kernels, IotaEveryAxisAndDtype) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64})
+    for (int64_t axis : {0, 1, 2}) {
+      Shape s{3, 300, 5};
+      PlanBuilder b;
+      int32_t out = b.output(0, dt, s);
+      b.launch("iota", "", {}, {out}, {axis});
+      auto r = run(b.p, {}, {{dt, s}});
+      ASSERT_EQ(r.size(), 1u);
+      std::vector<double> want;
+      for (int64_t i = 0; i < numel(s); ++i) {
+        int64_t c = axis == 0 ? i / 1500 : axis == 1 ? (i / 5) % 300 : i % 5;
+        want.push_back(as_dtype(static_cast<double>(c), dt));
+      }
+      expect_near(r[0], want, 0, 0, std::string("iota ") + abi::gpu_dtype_name(dt));
+    }
+}
+
+// ---- data movement ---------------------------------------------------------
+
+std::vector<double> permute_ref(const Tensor& x, const std::vector<int64_t>& perm, Shape& out_shape) {
+  size_t r = x.shape.size();
+  out_shape.assign(r, 0);
+  for (size_t i = 0; i < r; ++i) out_shape[i] = x.shape[static_cast<size_t>(perm[i])];
+  Shape in_st(r, 1);
+  for (size_t i = r; i-- > 1;) in_st[i - 1] = in_st[i] * x.shape[i];
+  std::vector<double> out;
+  for (int64_t i = 0; i < numel(out_shape); ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t d = r; d-- > 0;) {
+      off += (rem % out_shape[d]) * in_st[static_cast<size_t>(perm[d])];
+      rem /= out_shape[d];
+    }
+    out.push_back(x.v[static_cast<size_t>(off)]);
+  }
+  return out;
+}
+
+TEST(Kernels, TransposeTiledAndGeneral) {
+  REQUIRE_GPU();
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{33, 65}, {1, 0}},          // tiled, ragged tiles
+      {{3, 33, 65}, {0, 2, 1}},    // tiled, batched
+      {{1, 1}, {1, 0}},
+      {{2, 3, 4, 5}, {3, 1, 0, 2}},  // general
+      {{4, 5, 6}, {1, 0, 2}},      // general (inner dim kept)
+      {{7, 1, 9}, {2, 1, 0}},      // tiled after dropping the size-1 dim
+  };
+  for (GpuDType dt : {GpuDType::Bool, GpuDType::BF16, GpuDType::F32, GpuDType::I64})
+    for (const auto& [shape, perm] : cases) {
+      Tensor x = random(dt, shape);
+      Shape so;
+      std::vector<double> want = permute_ref(x, perm, so);
+      PlanBuilder b;
+      int32_t in = b.input(0, dt, shape), out = b.output(0, dt, so);
+      b.launch("transpose", "", {in}, {out}, perm);
+      auto r = run(b.p, {x}, {{dt, so}});
+      ASSERT_EQ(r.size(), 1u);
+      expect_near(r[0], want, 0, 0, std::string("transpose ") + abi::gpu_dtype_name(dt) + " rank " + std::to_string(shape.size()));
+    }
+}
+
+TEST(Kernels, BroadcastToSliceConcat) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::Bool, GpuDType::BF16, GpuDType::F32, GpuDType::F64}) {
+    {  // broadcast_to [3, 1] -> [2, 3, 4]; [] -> [5]
+      for (auto [si, so] : {std::pair{Shape{3, 1}, Shape{2, 3, 4}}, std::pair{Shape{}, Shape{5}}}) {
+        Tensor x = random(dt, si);
+        PlanBuilder b;
+        int32_t in = b.input(0, dt, si), out = b.output(0, dt, so);
+        b.launch("broadcast", "", {in}, {out});
+        auto r = run(b.p, {x}, {{dt, so}});
+        ASSERT_EQ(r.size(), 1u);
+        std::vector<double> want;
+        for (int64_t i = 0; i < numel(so); ++i) want.push_back(x.v[bcast_index(si, so, i)]);
+        expect_near(r[0], want, 0, 0, "broadcast_to");
+      }
+    }
+    {  // slice [5, 7] axis 1 start 2 size 3, and axis 0 start 4 size 1
+      Tensor x = random(dt, {5, 7});
+      for (auto [axis, start, size] : {std::tuple{1, 2, 3}, std::tuple{0, 4, 1}}) {
+        Shape so{5, 7};
+        so[static_cast<size_t>(axis)] = size;
+        PlanBuilder b;
+        int32_t in = b.input(0, dt, {5, 7}), out = b.output(0, dt, so);
+        b.launch("slice", "", {in}, {out}, {axis, start});
+        auto r = run(b.p, {x}, {{dt, so}});
+        ASSERT_EQ(r.size(), 1u);
+        std::vector<double> want;
+        for (int64_t i = 0; i < so[0]; ++i)
+          for (int64_t j = 0; j < so[1]; ++j) want.push_back(x.v[static_cast<size_t>((i + (axis == 0 ? start : 0)) * 7 + j + (axis == 1 ? start : 0))]);
+        expect_near(r[0], want, 0, 0, "slice");
+      }
+    }
+    {  // concat [2,3] [2,5] [2,1] along 1; [1,4] [3,4] along 0
+      Tensor a = random(dt, {2, 3}), c = random(dt, {2, 5}), d = random(dt, {2, 1});
+      PlanBuilder b;
+      int32_t pa = b.input(0, dt, {2, 3}), pc = b.input(1, dt, {2, 5}), pd = b.input(2, dt, {2, 1}), out = b.output(0, dt, {2, 9});
+      b.launch("concat", "", {pa, pc, pd}, {out}, {1});
+      auto r = run(b.p, {a, c, d}, {{dt, {2, 9}}});
+      ASSERT_EQ(r.size(), 1u);
+      std::vector<double> want;
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < 3; ++j) want.push_back(a.v[static_cast<size_t>(i * 3 + j)]);
+        for (int j = 0; j < 5; ++j) want.push_back(c.v[static_cast<size_t>(i * 5 + j)]);
+        want.push_back(d.v[static_cast<size_t>(i)]);
+      }
+      expect_near(r[0], want, 0, 0, "concat axis 1");
+      Tensor e = random(dt, {1, 4}), f = random(dt, {3, 4});
+      PlanBuilder b0;
+      int32_t pe = b0.input(0, dt, {1, 4}), pf = b0.input(1, dt, {3, 4}), o0 = b0.output(0, dt, {4, 4});
+      b0.launch("concat", "", {pe, pf}, {o0}, {0});
+      auto r0 = run(b0.p, {e, f}, {{dt, {4, 4}}});
+      ASSERT_EQ(r0.size(), 1u);
+      std::vector<double> w0 = e.v;
+      w0.insert(w0.end(), f.v.begin(), f.v.end());
+      expect_near(r0[0], w0, 0, 0, "concat axis 0");
+    }
+  }
+}
+
+TEST(Kernels, HostCopiesTempsAndViews) {
+  REQUIRE_GPU();
+  // host_input -> temp (copy), view [6] of it as [2, 3], neg into a temp,
+  // copy that to a device output and to a host output.
+  PlanBuilder b;
+  int32_t hin = b.slot(GpuSlot::Kind::HostInput, 0, GpuDType::F32, {6});
+  int32_t t0 = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::F32, {6}, 0);
+  int32_t v0 = b.slot(GpuSlot::Kind::View, t0, GpuDType::F32, {2, 3});
+  int32_t t1 = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::F32, {2, 3}, 256);
+  int32_t dout = b.output(0, GpuDType::F32, {2, 3});
+  int32_t hout = b.slot(GpuSlot::Kind::HostOutput, 1, GpuDType::F32, {2, 3});
+  b.launch("copy", "", {hin}, {t0});
+  b.launch("unary", "neg", {v0}, {t1});
+  b.launch("copy", "", {t1}, {dout});
+  b.launch("copy", "", {t1}, {hout});
+  std::string text = b.p.to_text();
+  shapeml_cuda_plan* plan = nullptr;
+  char err[512] = "";
+  ASSERT_EQ(plan_create(0, text.c_str(), &plan, err, sizeof err), 0) << err;
+  std::vector<float> host_in{1, -2, 3, -4, 5, -6}, host_out(6, 99);
+  void* d_out = nullptr;
+  void* ws = nullptr;
+  CUDA_OK(cudaMalloc(&d_out, 24));
+  CUDA_OK(cudaMalloc(&ws, static_cast<size_t>(plan_workspace_bytes(plan))));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreate(&s));
+  void* bufs[3] = {host_in.data(), d_out, host_out.data()};
+  ASSERT_EQ(plan_execute(plan, bufs, ws, s, err, sizeof err), 0) << err;
+  CUDA_OK(cudaStreamSynchronize(s));
+  std::vector<float> dev_out(6);
+  CUDA_OK(cudaMemcpy(dev_out.data(), d_out, 24, cudaMemcpyDeviceToHost));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(host_out[static_cast<size_t>(i)], -host_in[static_cast<size_t>(i)]);
+    EXPECT_EQ(dev_out[static_cast<size_t>(i)], -host_in[static_cast<size_t>(i)]);
+  }
+  cudaStreamDestroy(s);
+  cudaFree(d_out);
+  cudaFree(ws);
+  plan_destroy(plan);
+}
+
+TEST(Kernels, ChainThroughWorkspaceInPlace) {
+  REQUIRE_GPU();
+  // t = x * y (temp); t = exp(t) in place; out = t + x.
+  Tensor x = random(GpuDType::F32, {5, 77}), y = random(GpuDType::F32, {77});
+  PlanBuilder b;
+  int32_t px = b.input(0, GpuDType::F32, {5, 77}), py = b.input(1, GpuDType::F32, {77});
+  int32_t t = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::F32, {5, 77}, 512);
+  int32_t out = b.output(0, GpuDType::F32, {5, 77});
+  b.launch("binary", "mul", {px, py}, {t});
+  b.launch("unary", "exp", {t}, {t});
+  b.launch("binary", "add", {t, px}, {out});
+  auto r = run(b.p, {x, y}, {{GpuDType::F32, {5, 77}}});
+  ASSERT_EQ(r.size(), 1u);
+  std::vector<double> want;
+  for (int64_t i = 0; i < 385; ++i) {
+    float m = static_cast<float>(x.v[static_cast<size_t>(i)] * y.v[static_cast<size_t>(i % 77)]);
+    want.push_back(static_cast<float>(static_cast<float>(std::exp(static_cast<double>(m))) + x.v[static_cast<size_t>(i)]));
+  }
+  expect_near(r[0], want, 4e-6, 1e-6, "chain");
+}
+
+// ---- reductions ------------------------------------------------------------
+
+TEST(Kernels, ReduceAnyAxesKeepdimsAllDtypes) {
+  REQUIRE_GPU();
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{3, 4, 5}, {0}}, {{3, 4, 5}, {1}}, {{3, 4, 5}, {2}}, {{3, 4, 5}, {0, 2}}, {{3, 4, 5}, {0, 1, 2}}, {{3, 4, 5}, {}},
+      {{2, 3000}, {1}},       // block per output (innermost)
+      {{3000, 3}, {0}},       // thread per output (inner dim kept)
+      {{16, 300, 2}, {1}},    // middle axis
+      {{8, 70, 9}, {0, 2}},   // non-adjacent reduced dims, block per output
+      {{3, 0}, {1}},          // empty reduction
+      {{}, {}},               // rank 0
+  };
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64})
+    for (const char* op : {"sum", "max", "mean"}) {
+      std::string o = op;
+      if (o == "mean" && !is_float(dt)) continue;
+      for (const auto& [shape, axes] : cases)
+        for (bool keep : {false, true}) {
+          Tensor x = random(dt, shape, -5, 5);
+          if (is_int(dt) && o == "max")
+            for (double& v : x.v) v = -std::fabs(v) - 100;  // all negative: max starts at the minimum, not 0
+          std::vector<bool> red(shape.size(), false);
+          for (int64_t a : axes) red[static_cast<size_t>(a)] = true;
+          Shape so, kept;
+          for (size_t d = 0; d < shape.size(); ++d) {
+            if (!red[d]) so.push_back(shape[d]), kept.push_back(shape[d]);
+            else if (keep) so.push_back(1);
+          }
+          std::vector<double> acc(static_cast<size_t>(numel(kept)), o == "max" ? -INFINITY : 0), mag(acc.size(), 0);
+          std::vector<int64_t> cnt(acc.size(), 0);
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            int64_t rem = i, oi = 0, mul = 1;
+            for (size_t d = shape.size(); d-- > 0;) {
+              int64_t c = rem % shape[d];
+              rem /= shape[d];
+              if (!red[d]) oi += c * mul, mul *= shape[d];
+            }
+            double v = x.v[static_cast<size_t>(i)];
+            acc[static_cast<size_t>(oi)] = o == "max" ? std::max(acc[static_cast<size_t>(oi)], v) : acc[static_cast<size_t>(oi)] + v;
+            mag[static_cast<size_t>(oi)] += std::fabs(v);
+            cnt[static_cast<size_t>(oi)]++;
+          }
+          std::vector<double> want;
+          for (size_t k = 0; k < acc.size(); ++k) {
+            double w = acc[k];
+            if (o == "mean") w = cnt[k] ? w / static_cast<double>(cnt[k]) : kNaN;
+            if (o == "max" && cnt[k] == 0 && is_int(dt)) w = dt == GpuDType::I32 ? INT32_MIN : static_cast<double>(INT64_MIN);
+            want.push_back(as_dtype(w, dt));
+          }
+          PlanBuilder b;
+          int32_t in = b.input(0, dt, shape), out = b.output(0, dt, so);
+          b.launch("reduce", op, {in}, {out}, axes, 0, keep);
+          auto r = run(b.p, {x}, {{dt, so}});
+          ASSERT_EQ(r.size(), 1u);
+          // Tolerance: the summation order differs from the reference's.
+          double scale = 0;
+          for (double m : mag) scale = std::max(scale, m);
+          double atol = dt == GpuDType::F32 ? 1e-6 * scale : dt == GpuDType::F64 ? 1e-14 * scale : dt == GpuDType::BF16 ? 1e-5 * scale : 0;
+          expect_near(r[0], want, dt == GpuDType::BF16 ? 1.0 / 128 : 0, atol,
+                      o + " " + abi::gpu_dtype_name(dt) + " rank " + std::to_string(shape.size()) + " axes " + std::to_string(axes.size()) +
+                          (keep ? " keepdims" : ""));
+        }
+    }
+}
+
+TEST(Kernels, ReduceMaxPropagatesNaN) {
+  REQUIRE_GPU();
+  Tensor x = random(GpuDType::F32, {4, 600});
+  x.v[1 * 600 + 599] = kNaN;
+  x.v[3 * 600 + 7] = kNaN;
+  PlanBuilder b;
+  int32_t in = b.input(0, GpuDType::F32, {4, 600}), out = b.output(0, GpuDType::F32, {4});
+  b.launch("reduce", "max", {in}, {out}, {1});
+  auto r = run(b.p, {x}, {{GpuDType::F32, {4}}});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(std::isnan(r[0].v[0]));
+  EXPECT_TRUE(std::isnan(r[0].v[1]));
+  EXPECT_FALSE(std::isnan(r[0].v[2]));
+  EXPECT_TRUE(std::isnan(r[0].v[3]));
+}
+
+// ---- matmul ----------------------------------------------------------------
+
+std::vector<double> matmul_ref(const Tensor& a, const Tensor& w, Shape& so) {
+  size_t ra = a.shape.size(), rb = w.shape.size();
+  int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = w.shape[rb - 1];
+  int64_t batch = numel(a.shape) / (M * K);
+  so = a.shape;
+  so.back() = N;
+  std::vector<double> out;
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += a.v[static_cast<size_t>(bi * M * K + i * K + k)] * w.v[static_cast<size_t>((rb == 2 ? 0 : bi * K * N) + k * N + j)];
+        out.push_back(s);
+      }
+  return out;
+}
+
+TEST(Kernels, MatmulSharedAndBatchedAwkwardSizes) {
+  REQUIRE_GPU();
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{1, 1}, {1, 1}},        {{7, 33}, {33, 127}},       {{2, 7, 33}, {33, 127}},  // shared weight: one GEMM
+      {{3, 7, 33}, {3, 33, 1}}, {{2, 2, 127, 7}, {2, 2, 7, 33}},                      // batched
+      {{127, 1}, {1, 33}},     {{4, 128, 256}, {256, 1024}},                         // the MLP's first layer
+  };
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64})
+    for (int64_t misalign : {int64_t{0}, abi::gpu_dtype_size(dt)})
+      for (const auto& [sa, sb] : cases) {
+        Tensor a = random(dt, sa, -1, 1), w = random(dt, sb, -1, 1);
+        if (is_int(dt)) {
+          for (double& v : a.v) v = std::fmod(v, 5);
+          for (double& v : w.v) v = std::fmod(v, 5);
+        }
+        Shape so;
+        std::vector<double> want = matmul_ref(a, w, so);
+        PlanBuilder b;
+        int32_t pa = b.input(0, dt, sa), pb = b.input(1, dt, sb), out = b.output(0, dt, so);
+        b.launch("matmul", "", {pa, pb}, {out});
+        auto r = run(b.p, {a, w}, {{dt, so}}, RunOptions{misalign});
+        ASSERT_EQ(r.size(), 1u);
+        std::string what = std::string("matmul ") + abi::gpu_dtype_name(dt) + " " + std::to_string(sa.front()) + "x" + std::to_string(sb.back()) +
+                           (misalign ? " misaligned" : "");
+        if (is_int(dt)) {
+          expect_near(r[0], want, 0, 0, what);
+          continue;
+        }
+        double se = 0, sr = 0;
+        bool nan = false;
+        for (size_t i = 0; i < want.size(); ++i) {
+          nan |= std::isnan(r[0].v[i]);
+          se += (r[0].v[i] - want[i]) * (r[0].v[i] - want[i]);
+          sr += want[i] * want[i];
+        }
+        double rel = std::sqrt(se / std::max(sr, 1e-300));
+        // full fp32 lands far under 1e-5 (TF32 would be ~1e-4..1e-3); bf16 output rounding ~2^-9.
+        double gate = dt == GpuDType::F64 ? 1e-13 : dt == GpuDType::F32 ? 1e-5 : 1e-2;
+        EXPECT_FALSE(nan) << what;
+        EXPECT_LT(rel, gate) << what;
+      }
+}
+
+TEST(Kernels, MatmulEmptyInnerDimensionIsZeros) {
+  REQUIRE_GPU();
+  PlanBuilder b;
+  int32_t pa = b.input(0, GpuDType::F32, {3, 0}), pb = b.input(1, GpuDType::F32, {0, 4}), out = b.output(0, GpuDType::F32, {3, 4});
+  b.launch("matmul", "", {pa, pb}, {out});
+  auto r = run(b.p, {Tensor{GpuDType::F32, {3, 0}, {}}, Tensor{GpuDType::F32, {0, 4}, {}}}, {{GpuDType::F32, {3, 4}}});
+  ASSERT_EQ(r.size(), 1u);
+  expect_near(r[0], std::vector<double>(12, 0.0), 0, 0, "K = 0");
+}
+
+}  // namespace
+}  // namespace shapeml::cuda::test

@@ -1,0 +1,96 @@
+// plan_create's checks, which need no GPU: malformed text and inconsistent
+// launches are INVALID_ARGUMENT naming the line or the launch; a valid plan
+// without a usable GPU is UNAVAILABLE; nothing crashes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cuda/executor/executor.h"
+#include "test_util.h"
+
+namespace shapeml::cuda::test {
+namespace {
+
+constexpr int32_t kInvalidArgument = 1, kUnavailable = 7;
+
+int32_t create(const std::string& text, std::string& msg, shapeml_cuda_plan** plan) {
+  char err[512] = "unwritten";
+  int32_t rc = plan_create(0, text.c_str(), plan, err, sizeof err);
+  msg = err;
+  return rc;
+}
+
+GpuPlan add_plan() {
+  PlanBuilder b;
+  int32_t x = b.input(0, GpuDType::F32, {4});
+  int32_t y = b.input(1, GpuDType::F32, {4});
+  int32_t o = b.output(0, GpuDType::F32, {4});
+  b.launch("binary", "add", {x, y}, {o});
+  return b.p;
+}
+
+TEST(PlanCreate, MalformedTextIsInvalidArgumentWithTheLine) {
+  std::string text = add_plan().to_text();
+  text.replace(text.find("launch binary"), 13, "launch binary oops");  // an extra word where `in` belongs
+  shapeml_cuda_plan* plan = nullptr;
+  std::string msg;
+  EXPECT_EQ(create(text, msg, &plan), kInvalidArgument);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(msg.find("line 6"), std::string::npos) << msg;
+}
+
+TEST(PlanCreate, GarbageAndEmptyAndNull) {
+  shapeml_cuda_plan* plan = nullptr;
+  std::string msg;
+  EXPECT_EQ(create("hello world\n", msg, &plan), kInvalidArgument);
+  EXPECT_NE(msg.find("line 1"), std::string::npos) << msg;
+  EXPECT_EQ(create("", msg, &plan), kInvalidArgument);
+  char err[8];
+  EXPECT_EQ(plan_create(0, nullptr, &plan, err, sizeof err), kInvalidArgument);
+  EXPECT_EQ(std::string(err).size(), 7u);  // truncated, terminated
+  EXPECT_EQ(plan_create(0, "x", nullptr, nullptr, 0), kInvalidArgument);
+  EXPECT_EQ(plan_workspace_bytes(nullptr), 0);
+  plan_destroy(nullptr);
+}
+
+TEST(PlanCreate, InconsistentLaunchNamesTheLaunch) {
+  GpuPlan p = add_plan();
+  p.slots[2].shape = {5};  // out no longer the broadcast of [4] and [4]
+  shapeml_cuda_plan* plan = nullptr;
+  std::string msg;
+  EXPECT_EQ(create(p.to_text(), msg, &plan), kInvalidArgument);
+  EXPECT_NE(msg.find("launch 0 (binary add)"), std::string::npos) << msg;
+
+  PlanBuilder b;  // exp of an integer
+  int32_t x = b.input(0, GpuDType::I32, {3});
+  int32_t o = b.output(0, GpuDType::I32, {3});
+  b.launch("unary", "exp", {x}, {o});
+  EXPECT_EQ(create(b.p.to_text(), msg, &plan), kInvalidArgument);
+  EXPECT_NE(msg.find("launch 0 (unary exp)"), std::string::npos) << msg;
+
+  PlanBuilder m;  // matmul inner dimensions differ
+  int32_t a = m.input(0, GpuDType::F32, {2, 3});
+  int32_t w = m.input(1, GpuDType::F32, {4, 5});
+  int32_t c = m.output(0, GpuDType::F32, {2, 5});
+  m.launch("matmul", "", {a, w}, {c});
+  EXPECT_EQ(create(m.p.to_text(), msg, &plan), kInvalidArgument);
+  EXPECT_NE(msg.find("inner dimensions"), std::string::npos) << msg;
+}
+
+TEST(PlanCreate, ValidPlanWithoutGpuIsUnavailable) {
+  shapeml_cuda_plan* plan = nullptr;
+  std::string msg;
+  int32_t rc = create(add_plan().to_text(), msg, &plan);
+  if (have_gpu()) {
+    EXPECT_EQ(rc, 0) << msg;
+    EXPECT_NE(plan, nullptr);
+    plan_destroy(plan);
+  } else {
+    EXPECT_EQ(rc, kUnavailable) << msg;
+    EXPECT_EQ(plan, nullptr);
+    EXPECT_FALSE(msg.empty());
+  }
+}
+
+}  // namespace
+}  // namespace shapeml::cuda::test
