@@ -314,7 +314,7 @@ SHAPEML_API void shapeml_memory_release(shapeml_memory* memory);
 /* ------------------------------------------------------------------------ */
 /** @name Tensors (since 0.2)
  *  A shapeml_tensor is a dense tensor whose first member is a DLPack
- *  DLTensor. Host tensors only in this release. */
+ *  DLTensor. Host tensors, and (since 0.3) CUDA device tensors made from a device memory resource (see Devices). */
 /**@{*/
 
 /** Element types; the numbering is stable. */
@@ -432,12 +432,17 @@ SHAPEML_API shapeml_status* shapeml_tensor_export_dlpack(shapeml_tensor* tensor,
 SHAPEML_API shapeml_status* shapeml_tensor_export_dlpack_versioned(shapeml_tensor* tensor, DLManagedTensorVersioned** out);
 
 /**
- * Imports a host DLManagedTensor, zero copy. On success shapeml owns it and
- * calls its deleter when the tensor dies; on failure the caller still owns it.
- * Non-CPU devices, unsupported dtypes and non-compact strides are rejected.
+ * Imports a host (kDLCPU) or CUDA (kDLCUDA, since 0.3) DLManagedTensor, zero
+ * copy. On success shapeml owns it and calls its deleter when the tensor
+ * dies; on failure the caller still owns it. Other devices, unsupported
+ * dtypes and non-compact strides are rejected. For a CUDA tensor the stream
+ * handshake is the caller's, per the DLPack protocol: the producer's writes
+ * must be complete, or ordered before the streams shapeml will use (the
+ * default stream, or the caller's), before the tensor is used. Importing
+ * does not load the CUDA plugin and does not synchronize.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
  *         descriptor (rank, shape, dtype, strides, byte_offset) or an
- *         out-of-range device type; UNIMPLEMENTED for a non-CPU device.
+ *         out-of-range device type; UNIMPLEMENTED for another device.
  */
 SHAPEML_API shapeml_status* shapeml_tensor_import_dlpack(DLManagedTensor* managed, shapeml_tensor** out);
 
@@ -477,6 +482,148 @@ SHAPEML_API shapeml_status* shapeml_npz_get(const shapeml_npz* npz, const char* 
 
 /** Drops the archive; tensors taken from it stay valid. NULL is a no-op. */
 SHAPEML_API void shapeml_npz_release(shapeml_npz* npz);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Devices (since 0.3)
+ *  CUDA devices, their memory and host<->device copies. Device types are
+ *  DLPack's: kDLCPU (1) and kDLCUDA (2). The CUDA plugin (libshapeml_cuda.so)
+ *  is loaded the first time one of these functions needs a CUDA device, from
+ *  $SHAPEML_CUDA_PLUGIN if set, else next to this library, else through the
+ *  dynamic loader's search path (docs/design/cuda-plugin.md); a program that
+ *  never asks for a CUDA device never loads it. A missing plugin, driver,
+ *  library or GPU is SHAPEML_STATUS_UNAVAILABLE with a message naming what is
+ *  missing; the outcome of the first attempt is kept for the process.
+ *
+ *  Streams are `cudaStream_t` passed as `void*`. NULL means the device's
+ *  default stream: one non-blocking stream per device, made by shapeml on
+ *  first use (shapeml_device_default_stream()). Device tensors are created
+ *  from a device memory resource with the ordinary shapeml_tensor_create*
+ *  functions (their DLTensor device is {kDLCUDA, n}); their creation is
+ *  complete when the call returns. A device tensor's memory is released,
+ *  when its last reference goes, in order on the default stream: work that
+ *  the caller enqueued on other streams and that uses it must be complete
+ *  (or the default stream must wait for it) before the last release.
+ *  shapeml_tensor_data() of a device tensor is a device pointer. All
+ *  functions here are thread-safe. */
+/**@{*/
+
+/**
+ * (since 0.3) The number of devices of a type.
+ * @param device_type kDLCPU (always 1) or kDLCUDA.
+ * @param out receives the count; 0 on failure.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or another
+ *         device type; UNAVAILABLE when the CUDA plugin cannot be loaded or
+ *         CUDA cannot be initialized (no driver, no GPU): the message names
+ *         the plugin path tried with the loader's error, or the CUDA error.
+ */
+SHAPEML_API shapeml_status* shapeml_device_count(int32_t device_type, int32_t* out);
+
+/**
+ * (since 0.3) A device's name, e.g. "NVIDIA H200"; "cpu" for the host.
+ * @param out receives a string owned by the library, valid until the
+ *        process ends; NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out`, another device
+ *         type or a device that does not exist; UNAVAILABLE as
+ *         shapeml_device_count(); INTERNAL for a CUDA failure (named).
+ */
+SHAPEML_API shapeml_status* shapeml_device_name(int32_t device_type, int32_t device, const char** out);
+
+/**
+ * (since 0.3) The default stream of CUDA device `device` (a cudaStream_t,
+ * non-blocking, owned by the library and valid until the process ends).
+ * Work shapeml does for a NULL stream runs on it.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a device that
+ *         does not exist; UNAVAILABLE as shapeml_device_count(); the CUDA
+ *         error's status when the stream cannot be created.
+ */
+SHAPEML_API shapeml_status* shapeml_device_default_stream(int32_t device, void** out);
+
+/**
+ * (since 0.3) Waits until all work enqueued on `stream` (NULL: the default
+ * stream of CUDA device `device`) is complete.
+ * @return NULL on success; INVALID_ARGUMENT for a device that does not
+ *         exist; UNAVAILABLE as shapeml_device_count(); the status of a CUDA
+ *         error that the stream's work raised (named: cudaStreamSynchronize).
+ */
+SHAPEML_API shapeml_status* shapeml_device_synchronize(int32_t device, void* stream);
+
+/**
+ * (since 0.3) A memory resource of CUDA device `device` over cudaMalloc and
+ * cudaFree (cudaFree synchronizes the device: use it as a pool's upstream,
+ * e.g. shapeml_memory_create_pool(cuda, max, &pool)). The statistics,
+ * logging and pool adaptors work over it; they never touch device memory
+ * from the host. Allocations are 256-byte aligned.
+ * @param out receives a new resource (owned; shapeml_memory_release()).
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a device that
+ *         does not exist; UNAVAILABLE as shapeml_device_count().
+ */
+SHAPEML_API shapeml_status* shapeml_memory_create_cuda(int32_t device, shapeml_memory** out);
+
+/**
+ * (since 0.3) A stream-ordered memory resource of CUDA device `device`:
+ * cudaMallocAsync/cudaFreeAsync on the device's default memory pool, ordered
+ * on the stream passed to the allocation (NULL: the default stream).
+ * @param release_threshold bytes of freed memory the device's pool keeps
+ *        rather than returning to the driver when a stream synchronizes
+ *        (UINT64_MAX: keep all). It is an attribute of the device's pool, so
+ *        the last resource created for a device sets it for every one.
+ * @param out receives a new resource (owned; shapeml_memory_release()).
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a device that
+ *         does not exist; UNAVAILABLE as shapeml_device_count(), or when the
+ *         device has no stream-ordered allocator.
+ */
+SHAPEML_API shapeml_status* shapeml_memory_create_cuda_async(int32_t device, uint64_t release_threshold, shapeml_memory** out);
+
+/**
+ * (since 0.3) As shapeml_memory_create_from_resource(), for a user's
+ * resource whose memory lives on `device` ({kDLCUDA, n}: tensors made from
+ * it are device tensors; {kDLCPU, 0}: the same as the host variant). The
+ * resource receives the caller's streams as its `stream` argument (NULL: the
+ * device's default stream, which it may look up with
+ * shapeml_device_default_stream()). No CUDA is loaded by this call.
+ * @return as shapeml_memory_create_from_resource(); INVALID_ARGUMENT also
+ *         for a device that is neither the host nor CUDA.
+ */
+SHAPEML_API shapeml_status* shapeml_memory_create_from_device_resource(const shapeml_memory_resource* resource, DLDevice device,
+                                                                        shapeml_memory** out);
+
+/** (since 0.3) @return where `memory`'s allocations live: {kDLCPU, 0} for host
+ *  memory and NULL, {kDLCUDA, n} for device n. Thread-safe. */
+SHAPEML_API DLDevice shapeml_memory_device(const shapeml_memory* memory);
+
+/**
+ * (since 0.3) Copies `src` into a new dense tensor allocated from the device
+ * resource `memory`. `src` is a host tensor (any strides) or a row-major
+ * tensor on the same device. The copy is enqueued on `stream` (NULL: the
+ * default stream), after the work already there, and the call returns when
+ * it is complete (it synchronizes `stream`): the result is usable on any
+ * stream. Reads `src` only.
+ * @param out receives the new tensor (owned); NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments or a `memory`
+ *         that is not device memory; UNIMPLEMENTED for a source on another
+ *         device or a strided device source; RESOURCE_EXHAUSTED when the
+ *         allocation fails (the message has the sizes, or the CUDA error);
+ *         UNAVAILABLE as shapeml_device_count(); the CUDA error's status
+ *         (named: cudaMemcpyAsync, cudaStreamSynchronize) otherwise.
+ */
+SHAPEML_API shapeml_status* shapeml_tensor_copy_to_device(const shapeml_tensor* src, shapeml_memory* memory, void* stream,
+                                                          shapeml_tensor** out);
+
+/**
+ * (since 0.3) Copies the row-major device tensor `src` into a new host
+ * tensor from `memory` (NULL: the host resource), ordered on `stream` (NULL:
+ * the default stream of `src`'s device) after the work already there —
+ * e.g. the kernels that wrote `src` — and returns when the values are on the
+ * host (it synchronizes `stream`). A host `src` is copied on the host.
+ * @param out receives the new tensor (owned); NULL on failure.
+ * @return NULL on success; INVALID_ARGUMENT for NULL arguments or a `memory`
+ *         that is not host memory; UNIMPLEMENTED for a strided device source;
+ *         RESOURCE_EXHAUSTED when the host allocation fails; UNAVAILABLE as
+ *         shapeml_device_count(); the CUDA error's status (named) otherwise.
+ */
+SHAPEML_API shapeml_status* shapeml_tensor_copy_to_host(const shapeml_tensor* src, shapeml_memory* memory, void* stream,
+                                                        shapeml_tensor** out);
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
@@ -597,7 +744,7 @@ typedef struct shapeml_capabilities {
   uint32_t module_abi_version; /**< The compiled-module ABI version this library loads (shapeml_module_load). */
   int32_t jit;                 /**< 1 when shapeml_module_compile() works (libshapeml.so), 0 otherwise. */
   int32_t aot_build;           /**< 1 when shapeml_module_build() works (libshapeml.so), 0 otherwise. */
-  int32_t cuda_plugin;         /**< 1 when the CUDA plugin can be loaded; 0 in this release (there is none yet). */
+  int32_t cuda_plugin;         /**< 1 when the CUDA plugin loads and finds a CUDA device (asking loads it, once); 0 otherwise. */
 } shapeml_capabilities;
 
 /** Initializer for shapeml_capabilities. */

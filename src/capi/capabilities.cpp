@@ -3,6 +3,7 @@
 #include "abi/compiled_entry.h"
 #include "abi/struct_reader.h"
 #include "capi/status.h"
+#include "runtime/cuda_plugin_loader.h"
 
 #ifndef SHAPEML_HAS_COMPILER
 #define SHAPEML_HAS_COMPILER 0
@@ -23,7 +24,7 @@ extern "C" SHAPEML_API shapeml_status* shapeml_get_capabilities(shapeml_capabili
                               shapeml::abi::kCompiledEntryAbiVersion,
                               SHAPEML_HAS_COMPILER,
                               SHAPEML_HAS_COMPILER,
-                              /*cuda_plugin=*/0};
+                              /*cuda_plugin=*/shapeml::runtime::cuda_plugin().ok() ? 1 : 0};
     if (!shapeml::abi::write_versioned(full, out, ends))
       return shapeml::capi::bad_struct_size("shapeml_get_capabilities", "out", out->struct_size, sizeof full, ends);
     return nullptr;

@@ -68,6 +68,11 @@ typedef struct shapeml_cuda_plugin {
   int64_t (*plan_workspace_bytes)(const shapeml_cuda_plan* plan);
   int32_t (*plan_execute)(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
   void (*plan_destroy)(shapeml_cuda_plan* plan);
+
+  /* Appended after the plan entries (same abi_version: both sides are built
+   * from one tree). Sets `bytes` bytes at device pointer `ptr` to `value`,
+   * ordered on `stream` (zero-filled device tensors without host staging). */
+  int32_t (*memset_async)(void* ptr, int32_t value, size_t bytes, void* stream, char* err, size_t err_size);
 } shapeml_cuda_plugin;
 
 typedef const shapeml_cuda_plugin* (*shapeml_cuda_plugin_get_fn)(uint32_t abi_version);

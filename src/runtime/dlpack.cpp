@@ -47,9 +47,9 @@ Status validate(const DLTensor& dl, const char* what) {
     return invalid_argument(std::string(what) + ": ndim " + std::to_string(dl.ndim) + " is out of range [0, " +
                             std::to_string(kMaxRank) + "]");
   if (dl.ndim > 0 && !dl.shape) return invalid_argument(std::string(what) + ": shape is NULL");
-  if (static_cast<int32_t>(dl.device.device_type) != static_cast<int32_t>(kDLCPU))
+  if (!from_dl_device(dl.device))
     return unimplemented(std::string(what) + ": the tensor is on device " + dl_device_str(dl.device) +
-                         "; this runtime imports host (kDLCPU) tensors only");
+                         "; this runtime imports host (kDLCPU) and CUDA device (kDLCUDA) tensors only");
   if (!from_dl_dtype(dl.dtype))
     return invalid_argument(std::string(what) + ": dtype " + dl_dtype_str(dl.dtype) +
                             " has no shapeml counterpart (supported: f32 f64 bf16 i32 i64 bool)");
@@ -80,7 +80,7 @@ Result<TensorRef> import(Managed* m, const char* what, bool read_only) {
     if (mt->deleter) mt->deleter(mt);
   };
   std::span<const int64_t> shape(dl.shape, static_cast<size_t>(dl.ndim));
-  auto r = Tensor::borrow(*from_dl_dtype(dl.dtype), shape, {}, dl.data, types::Device::host(), del, dl.byte_offset);
+  auto r = Tensor::borrow(*from_dl_dtype(dl.dtype), shape, {}, dl.data, *from_dl_device(dl.device), del, dl.byte_offset);
   if (!r) return Status(r.status().code(), std::string(what) + ": " + r.status().message());
   (*r)->set_read_only(read_only);
   return r;

@@ -1,7 +1,17 @@
-// DLPack import and export for host tensors, zero copy, in both flavours:
+// DLPack import and export for host and CUDA tensors, zero copy, in both flavours:
 // the legacy DLManagedTensor (DLPack 0.x) and the versioned
 // DLManagedTensorVersioned of DLPack 1.0 (declared in include/shapeml_dlpack.h).
 // Ownership rules: docs/design/dlpack.md.
+//
+// CUDA tensors (kDLCUDA) and streams: these functions exchange descriptors
+// only and never synchronize. Per the DLPack protocol the stream handshake is
+// the caller's: before exporting, the producer's work on the tensor must be
+// ordered before the consumer's stream (Python's __dlpack__(stream=...) makes
+// the producer wait with an event); before importing, the caller makes the
+// consumer's stream (shapeml: the stream it passes, or the device's default
+// stream) wait for the producer's. Memory stays owned by the exporter until
+// the deleter runs, which the consumer calls only after its own uses are
+// complete or ordered.
 #pragma once
 #include "shapeml_dlpack.h"
 
@@ -26,8 +36,9 @@ Result<DLManagedTensorVersioned*> to_dlpack_versioned(const TensorRef& t, bool r
 /// goes. On failure nothing is taken: the caller still owns `m` and must
 /// call its deleter.
 ///
-/// Rejected: a NULL tensor; a device other than kDLCPU (UNIMPLEMENTED: host
-/// only for now); a dtype shapeml lacks (INVALID_ARGUMENT: u8, f16, complex,
+/// Rejected: a NULL tensor; a device other than kDLCPU and kDLCUDA
+/// (UNIMPLEMENTED; a kDLCUDA tensor is imported as a device tensor without
+/// loading the CUDA plugin); a dtype shapeml lacks (INVALID_ARGUMENT: u8, f16, complex,
 /// lanes != 1, ...); non-compact strides (INVALID_ARGUMENT: the runtime
 /// never copies behind the caller's back on import — copy first, e.g.
 /// numpy.ascontiguousarray / torch.contiguous); a negative dimension; a NULL

@@ -17,11 +17,13 @@ size_t effective_alignment(size_t a) { return a < kMinAlignment ? kMinAlignment 
 // A user's C vtable.
 class VtableResource final : public MemoryResource {
  public:
-  VtableResource(const shapeml_memory_resource& vt, std::string name) : vt_(vt), name_(std::move(name)) {}
+  VtableResource(const shapeml_memory_resource& vt, std::string name, DLDevice device)
+      : vt_(vt), name_(std::move(name)), device_(device) {}
   ~VtableResource() override {
     if (vt_.destroy) vt_.destroy(vt_.user);
   }
   std::string name() const override { return name_; }
+  DLDevice device() const noexcept override { return device_; }
 
  protected:
   void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
@@ -37,6 +39,7 @@ class VtableResource final : public MemoryResource {
  private:
   shapeml_memory_resource vt_;
   std::string name_;
+  DLDevice device_;
 };
 
 // ---------------------------------------------------------------------------
@@ -59,6 +62,8 @@ class StatisticsAdaptor final : public MemoryResource {
  public:
   explicit StatisticsAdaptor(MemoryResourcePtr up) : up_(std::move(up)) {}
   std::string name() const override { return "statistics(" + up_->name() + ")"; }
+  DLDevice device() const noexcept override { return up_->device(); }
+  Status synchronize(void* stream) override { return up_->synchronize(stream); }
 
  protected:
   void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
@@ -108,6 +113,8 @@ class LoggingAdaptor final : public MemoryResource {
     if (user_destroy_) user_destroy_(user_);
   }
   std::string name() const override { return "logging(" + up_->name() + ")"; }
+  DLDevice device() const noexcept override { return up_->device(); }
+  Status synchronize(void* stream) override { return up_->synchronize(stream); }
 
  protected:
   void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
@@ -167,7 +174,24 @@ bool MemoryResource::statistics(shapeml_memory_statistics* out) const noexcept {
   return do_statistics(out);
 }
 
-Result<MemoryResourcePtr> MemoryResource::from_vtable(const shapeml_memory_resource& vtable, std::string name) {
+namespace {
+std::string& last_failure_slot() noexcept {
+  thread_local std::string why;
+  return why;
+}
+}  // namespace
+
+const std::string& MemoryResource::last_failure() noexcept { return last_failure_slot(); }
+void MemoryResource::clear_last_failure() noexcept { last_failure_slot().clear(); }
+void MemoryResource::note_failure(const std::string& why) noexcept {
+  try {
+    last_failure_slot() = why;
+  } catch (...) {
+    last_failure_slot().clear();
+  }
+}
+
+Result<MemoryResourcePtr> MemoryResource::from_vtable(const shapeml_memory_resource& vtable, std::string name, DLDevice device) {
   return guarded("MemoryResource::from_vtable", [&]() -> Result<MemoryResourcePtr> {
     shapeml_memory_resource vt{};
     const size_t need = SHAPEML_FIELD_END(shapeml_memory_resource, deallocate);
@@ -179,7 +203,7 @@ Result<MemoryResourcePtr> MemoryResource::from_vtable(const shapeml_memory_resou
                               abi::accepted_sizes_text(vtable.struct_size, sizeof vt, kVtableFieldEnds));
     if (!vt.allocate) return invalid_argument("memory resource: `allocate` is NULL");
     if (!vt.deallocate) return invalid_argument("memory resource: `deallocate` is NULL");
-    return MemoryResourcePtr(std::make_shared<VtableResource>(vt, std::move(name)));
+    return MemoryResourcePtr(std::make_shared<VtableResource>(vt, std::move(name), device));
   });
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "shapeml_memory.h"  // the C vtable (stable ABI)
+#include "shapeml_dlpack.h"  // DLDevice
 
 #ifdef __cplusplus
 #include <atomic>
@@ -50,9 +51,26 @@ class MemoryResource : public std::enable_shared_from_this<MemoryResource> {
   /// A short name for messages and logs ("host", "statistics(host)", ...).
   virtual std::string name() const = 0;
 
+  /// Where the memory lives: {kDLCPU, 0} for host memory, {kDLCUDA, n} for
+  /// memory of CUDA device n, which nothing in the runtime touches from the
+  /// host (adaptors and the pool only do arithmetic on its addresses).
+  virtual DLDevice device() const noexcept { return {kDLCPU, 0}; }
+  /// Waits until the work ordered on `stream` so far is done (NULL: the
+  /// resource's default stream). The pool calls it before it hands a block
+  /// freed on one stream to another. Host memory has nothing to wait for.
+  virtual Status synchronize(void* stream) { return {}; }
+
+  /// Why the last failed allocation on this thread failed, when a resource
+  /// said so (the pool's sizes, a CUDA error); "" otherwise. Tensor creation
+  /// appends it to its RESOURCE_EXHAUSTED message.
+  static const std::string& last_failure() noexcept;
+  static void clear_last_failure() noexcept;
+
   /// Wraps a user's vtable (reads min(struct_size, known) bytes). The
   /// wrapper calls vtable.destroy(user) when its last reference goes.
-  static Result<MemoryResourcePtr> from_vtable(const shapeml_memory_resource& vtable, std::string name = "user");
+  /// `device` says where its memory lives (a user's device resource).
+  static Result<MemoryResourcePtr> from_vtable(const shapeml_memory_resource& vtable, std::string name = "user",
+                                               DLDevice device = {kDLCPU, 0});
 
   /// A vtable that forwards to this resource and holds a reference to it
   /// until its `destroy` is called: how a built-in resource is handed to C
@@ -63,6 +81,8 @@ class MemoryResource : public std::enable_shared_from_this<MemoryResource> {
   virtual void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept = 0;
   virtual void do_deallocate(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept = 0;
   virtual bool do_statistics(shapeml_memory_statistics* out) const noexcept { return false; }
+  /// Records why an allocation failed (see last_failure()); never throws.
+  static void note_failure(const std::string& why) noexcept;
 };
 
 /// The process-wide host resource: aligned_alloc/free, alignment >= 64.

@@ -1,6 +1,8 @@
 #include "runtime/pool_resource.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace shapeml::runtime {
 namespace {
@@ -17,7 +19,13 @@ PoolResource::PoolResource(MemoryResourcePtr upstream, const PoolOptions& option
 }
 
 PoolResource::~PoolResource() {
-  for (auto& [base, size] : chunks_) up_->deallocate(base, size, kGranule, nullptr);
+  // A chunk that is one free block goes back on the stream it was freed on;
+  // anything else (a caller that leaked a block) on the default stream.
+  for (auto& [base, size] : chunks_) {
+    auto f = free_by_addr_.find(base);
+    void* stream = f != free_by_addr_.end() && f->second.size == size ? f->second.stream : nullptr;
+    up_->deallocate(base, size, kGranule, stream);
+  }
 }
 
 std::string PoolResource::name() const { return "pool(" + up_->name() + ")"; }
@@ -29,13 +37,15 @@ std::map<char*, size_t>::const_iterator PoolResource::chunk_of(const char* p) co
   return p < it->first + it->second ? it : chunks_.end();
 }
 
-void PoolResource::insert_free(char* p, size_t size) {
-  free_by_addr_.emplace(p, size);
-  free_by_size_.emplace(size, p);
+void PoolResource::insert_free(char* p, size_t size, void* stream) {
+  free_by_addr_.emplace(p, FreeBlock{size, stream});
+  free_by_size_[stream].emplace(size, p);
 }
 
-void PoolResource::erase_free(std::map<char*, size_t>::iterator it) {
-  free_by_size_.erase({it->second, it->first});
+void PoolResource::erase_free(FreeMap::iterator it) {
+  auto set = free_by_size_.find(it->second.stream);
+  set->second.erase({it->second.size, it->first});
+  if (set->second.empty()) free_by_size_.erase(set);
   free_by_addr_.erase(it);
 }
 
@@ -57,18 +67,64 @@ bool PoolResource::grow(size_t need, void* stream) {
   char* base = static_cast<char*>(p);
   chunks_.emplace(base, size);
   reserved_ += size;
-  insert_free(base, size);
+  // Allocated in order on `stream`: usable there at once.
+  insert_free(base, size, stream);
   if (size >= next_chunk_) next_chunk_ = std::min(next_chunk_ * 2, opt_.max_chunk_bytes);
   return true;
 }
 
-void* PoolResource::take(size_t need) {
-  auto best = free_by_size_.lower_bound({need, nullptr});
-  if (best == free_by_size_.end()) return nullptr;
+void* PoolResource::take_from(SizeSet& set, size_t need) {
+  auto best = set.lower_bound({need, nullptr});
+  if (best == set.end()) return nullptr;
   auto [size, p] = *best;
-  erase_free(free_by_addr_.find(p));
-  if (size > need) insert_free(p + need, size - need);
+  auto it = free_by_addr_.find(p);
+  void* stream = it->second.stream;
+  erase_free(it);  // may erase `set` itself: nothing below touches it
+  if (size > need) insert_free(p + need, size - need, stream);
   return p;
+}
+
+// Another stream holds a block that fits: wait for that stream, then every
+// block it freed is safe on `stream` too (RMM moves them the same way).
+bool PoolResource::adopt_other_stream(size_t need, void* stream) {
+  for (auto& [other, set] : free_by_size_) {
+    if (other == stream || set.lower_bound({need, nullptr}) == set.end()) continue;
+    void* victim = other;
+    if (!up_->synchronize(victim).ok()) continue;
+    ++syncs_;
+    std::vector<std::pair<char*, size_t>> blocks;
+    for (auto& [size, p] : free_by_size_[victim]) blocks.emplace_back(p, size);
+    for (auto& [p, size] : blocks) {
+      erase_free(free_by_addr_.find(p));
+      insert_free(p, size, stream);
+    }
+    return true;
+  }
+  return false;
+}
+
+void* PoolResource::take(size_t need, void* stream) {
+  auto own = free_by_size_.find(stream);
+  if (own != free_by_size_.end())
+    if (void* p = take_from(own->second, need)) return p;
+  if (adopt_other_stream(need, stream)) return take_from(free_by_size_[stream], need);
+  return nullptr;
+}
+
+void PoolResource::note_exhausted(size_t bytes) const noexcept {
+  try {
+    size_t largest = 0;
+    for (auto& [stream, set] : free_by_size_)
+      if (!set.empty()) largest = std::max(largest, set.rbegin()->first);
+    std::string why = name() + " cannot allocate " + std::to_string(bytes) + " bytes: it holds " + std::to_string(reserved_) +
+                      " bytes from its upstream";
+    if (opt_.maximum_bytes) why += " of at most " + std::to_string(opt_.maximum_bytes);
+    why += ", " + std::to_string(s_.bytes_in_use) + " in use, largest free block " + std::to_string(largest) + " bytes";
+    const std::string& up = last_failure();
+    if (!up.empty()) why += "; upstream: " + up;
+    note_failure(why);
+  } catch (...) {
+  }
 }
 
 void* PoolResource::do_allocate(size_t bytes, size_t alignment, void* stream) noexcept {
@@ -80,11 +136,12 @@ void* PoolResource::do_allocate(size_t bytes, size_t alignment, void* stream) no
       p = up_->allocate(bytes, alignment, stream);
       if (p) reserved_ += bytes;
     } else if (size_t need = round_up(bytes)) {
-      p = take(need);
-      if (!p && grow(need, stream)) p = take(need);
+      p = take(need, stream);
+      if (!p && grow(need, stream)) p = take(need, stream);
     }
     if (!p) {
       ++s_.failed_allocation_count;
+      note_exhausted(bytes);
       return nullptr;
     }
     s_.bytes_in_use += bytes;
@@ -116,19 +173,19 @@ void PoolResource::do_deallocate(void* ptr, size_t bytes, size_t alignment, void
     auto next = free_by_addr_.lower_bound(p);
     if (next != free_by_addr_.begin()) {
       auto prev = std::prev(next);
-      if (prev->first + prev->second == p && prev->first >= chunk->first) {
+      if (prev->first + prev->second.size == p && prev->first >= chunk->first && prev->second.stream == stream) {
         p = prev->first;
-        size += prev->second;
+        size += prev->second.size;
         erase_free(prev);
       }
     }
-    // ... and with the one that begins where it ends (same chunk only).
+    // ... and with the one that begins where it ends (same chunk, same stream only).
     next = free_by_addr_.lower_bound(p + size);
-    if (next != free_by_addr_.end() && next->first == p + size && next->first < chunk_end) {
-      size += next->second;
+    if (next != free_by_addr_.end() && next->first == p + size && next->first < chunk_end && next->second.stream == stream) {
+      size += next->second.size;
       erase_free(next);
     }
-    insert_free(p, size);
+    insert_free(p, size, stream);
   } catch (...) {
     // Out of memory for the bookkeeping: the block is lost to the pool (not
     // to the process: the chunk is returned when the pool is destroyed).
@@ -138,9 +195,10 @@ void PoolResource::do_deallocate(void* ptr, size_t bytes, size_t alignment, void
 void PoolResource::release_unused_locked() noexcept {
   for (auto it = chunks_.begin(); it != chunks_.end();) {
     auto f = free_by_addr_.find(it->first);
-    if (f != free_by_addr_.end() && f->second == it->second) {
+    if (f != free_by_addr_.end() && f->second.size == it->second) {
+      void* stream = f->second.stream;  // its last use was ordered on this stream
       erase_free(f);
-      up_->deallocate(it->first, it->second, kGranule, nullptr);
+      up_->deallocate(it->first, it->second, kGranule, stream);
       reserved_ -= it->second;
       it = chunks_.erase(it);
     } else {
@@ -152,6 +210,11 @@ void PoolResource::release_unused_locked() noexcept {
 void PoolResource::release_unused() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   release_unused_locked();
+}
+
+size_t PoolResource::stream_synchronizations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return syncs_;
 }
 
 size_t PoolResource::free_block_count() const {

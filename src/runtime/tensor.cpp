@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/device_copy.h"
+
 namespace shapeml::runtime {
 
 // ---------------------------------------------------------------------------
@@ -209,21 +211,33 @@ Result<TensorRef> Tensor::make(types::DType dtype, std::span<const int64_t> shap
 
 Result<TensorRef> Tensor::create(types::DType dtype, std::span<const int64_t> shape, const MemoryResourcePtr& mr_in, bool zero) {
   return guarded("Tensor::create", [&]() -> Result<TensorRef> {
-    auto r = make(dtype, shape, {}, types::Device::host());
+    MemoryResourcePtr mr = mr_in ? mr_in : host_memory_resource();
+    DLDevice dev = mr->device();
+    auto device = from_dl_device(dev);
+    if (!device)
+      return invalid_argument("Tensor::create: memory resource `" + mr->name() + "` is on device " + dl_device_str(dev) +
+                              ", which shapeml does not support (host and CUDA only)");
+    auto r = make(dtype, shape, {}, *device);
     if (!r) return r.status();
     TensorRef t = std::move(r).value();
     size_t bytes = t->nbytes();
     if (bytes == 0) return t;
-    MemoryResourcePtr mr = mr_in ? mr_in : host_memory_resource();
     auto* st = new Storage{mr, nullptr, bytes, kMinAlignment, {}};
     t->storage_ = st;
+    MemoryResource::clear_last_failure();
     st->ptr = mr->allocate(bytes, kMinAlignment, nullptr);
     if (!st->ptr) {
+      const std::string& why = MemoryResource::last_failure();
       return out_of_memory("Tensor::create: memory resource `" + mr->name() + "` could not allocate " + std::to_string(bytes) +
-                           " bytes for " + t->type_str());
+                           " bytes for " + t->type_str() + (why.empty() ? "" : ": " + why));
     }
-    if (zero) std::memset(st->ptr, 0, bytes);
     t->dl_.data = st->ptr;
+    if (dev.device_type == kDLCUDA) {
+      // Device memory is never touched from the host: the plugin zeroes it.
+      if (Status s = device_fill_zero(*t, zero); !s.ok()) return s;
+    } else if (zero) {
+      std::memset(st->ptr, 0, bytes);
+    }
     return t;
   });
 }
@@ -236,7 +250,11 @@ Result<TensorRef> Tensor::copy_of(types::DType dtype, std::span<const int64_t> s
     return invalid_argument("Tensor::copy_of: " + (*r)->type_str() + " needs " + std::to_string((*r)->nbytes()) + " bytes, got " +
                             std::to_string(bytes));
   if (bytes && !data) return invalid_argument("Tensor::copy_of: data is NULL");
-  if (bytes) std::memcpy((*r)->data(), data, bytes);
+  if ((*r)->dl().device.device_type == kDLCUDA) {
+    if (Status s = device_copy_from_host(**r, data, bytes); !s.ok()) return s;
+  } else if (bytes) {
+    std::memcpy((*r)->data(), data, bytes);
+  }
   return r;
 }
 
@@ -255,8 +273,13 @@ Result<TensorRef> Tensor::borrow(types::DType dtype, std::span<const int64_t> sh
 }
 
 Result<TensorRef> Tensor::contiguous_copy(const MemoryResourcePtr& mr) const {
+  if (dl_.device.device_type != kDLCPU)
+    return unimplemented("Tensor::contiguous_copy: " + type_str() +
+                         " is not in host memory; copy it with copy_to_host / copy_to_device instead");
   auto r = create(dtype_, shape(), mr, /*zero=*/false);
   if (!r) return r;
+  if ((*r)->dl().device.device_type != kDLCPU)
+    return unimplemented("Tensor::contiguous_copy: into device memory `" + mr->name() + "`; use copy_to_device");
   size_t es = dtype_size(dtype_);
   char* dst = static_cast<char*>((*r)->data());
   const char* src = static_cast<const char*>(data());

@@ -95,7 +95,15 @@ static void test_capabilities(void** state) {
   assert_int_equal(c.jit, 0);
   assert_int_equal(c.aot_build, 0);
 #endif
-  assert_int_equal(c.cuda_plugin, 0);
+  /* cuda_plugin says whether CUDA devices can be used: the same answer as
+   * shapeml_device_count (1 on a GPU machine, 0 without one). */
+  {
+    int32_t n = -1;
+    shapeml_status* s = shapeml_device_count(kDLCUDA, &n);
+    assert_int_equal(c.cuda_plugin, s == NULL ? 1 : 0);
+    if (s) assert_int_equal(shapeml_status_get_code(s), SHAPEML_STATUS_UNAVAILABLE);
+    shapeml_status_free(s);
+  }
   assert_int_equal(c.struct_size, sizeof c);
   /* An older, shorter struct: only its prefix is written. */
   struct {

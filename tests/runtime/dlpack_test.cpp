@@ -159,7 +159,6 @@ TEST(DlpackImport, RejectsWithoutTakingOwnership) {
     StatusCode code;
     const char* message;
   } cases[] = {
-      {"cuda", [](Legacy& p) { p.m.dl_tensor.device = {kDLCUDA, 0}; }, StatusCode::Unimplemented, "device cuda:0"},
       {"pinned", [](Legacy& p) { p.m.dl_tensor.device = {kDLCUDAHost, 0}; }, StatusCode::Unimplemented, "cuda_host"},
       {"u8", [](Legacy& p) { p.m.dl_tensor.dtype = {kDLUInt, 8, 1}; }, StatusCode::InvalidArgument, "dtype u8"},
       {"f16", [](Legacy& p) { p.m.dl_tensor.dtype = {kDLFloat, 16, 1}; }, StatusCode::InvalidArgument, "dtype f16"},
@@ -182,6 +181,35 @@ TEST(DlpackImport, RejectsWithoutTakingOwnership) {
   }
   EXPECT_FALSE(from_dlpack(nullptr).ok());
   EXPECT_FALSE(from_dlpack_versioned(nullptr).ok());
+}
+
+// A CUDA tensor is imported as a device tensor, zero copy, without loading
+// the CUDA plugin and without touching its data (the address here is host
+// memory standing in for device memory: nothing may read it).
+TEST(DlpackImport, CudaTensorsAreDeviceTensors) {
+  Legacy p;
+  p.m.dl_tensor.device = {kDLCUDA, 3};
+  void* data = p.m.dl_tensor.data;
+  {
+    auto r = from_dlpack(&p.m);
+    ASSERT_TRUE(r.ok()) << r.status().str();
+    EXPECT_EQ((*r)->dl().device.device_type, kDLCUDA);
+    EXPECT_EQ((*r)->dl().device.device_id, 3);
+    EXPECT_EQ((*r)->device(), shapeml::types::Device::cuda(3));
+    EXPECT_EQ((*r)->data(), data) << "zero copy";
+    EXPECT_NE((*r)->type_str().find("cuda"), std::string::npos) << (*r)->type_str();
+    // Exported again: the same device and pointer.
+    auto e = to_dlpack_versioned(*r);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ((*e)->dl_tensor.device.device_type, kDLCUDA);
+    EXPECT_EQ((*e)->dl_tensor.device.device_id, 3);
+    EXPECT_EQ((*e)->dl_tensor.data, data);
+    (*e)->deleter(*e);
+    // Host-only operations refuse it rather than reading device memory.
+    EXPECT_EQ((*r)->contiguous_copy().status().code(), StatusCode::Unimplemented);
+    EXPECT_EQ(p.deleted, 0);
+  }
+  EXPECT_EQ(p.deleted, 1) << "the producer's deleter runs exactly once";
 }
 
 TEST(DlpackImport, RejectsAnotherMajorVersion) {

@@ -1,0 +1,29 @@
+// The functions behind the plugin's vtable (src/cuda/plugin_api.h), one file
+// per idea: plugin.cpp (devices, streams, copies, the vtable),
+// device_memory.cpp (allocation), plan_entries.cpp (plans). Every function
+// follows plugin_api.h: 0 or a status code plus a message in `err`.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/plugin_api.h"
+
+namespace shapeml::cuda {
+
+/// Checks 0 <= device < cudaGetDeviceCount() and makes it current on this thread.
+int32_t use_device(int32_t device, const char* op, char* err, size_t err_size) noexcept;
+
+int32_t malloc_raw(int32_t device, size_t bytes, void** ptr, char* err, size_t err_size) noexcept;
+int32_t free_raw(int32_t device, void* ptr, char* err, size_t err_size) noexcept;
+int32_t malloc_async(int32_t device, size_t bytes, void* stream, void** ptr, char* err, size_t err_size) noexcept;
+int32_t free_async(int32_t device, void* ptr, void* stream, char* err, size_t err_size) noexcept;
+int32_t set_pool_release_threshold(int32_t device, uint64_t release_threshold, char* err, size_t err_size) noexcept;
+
+/// The plan entries: the executor's (src/cuda/executor/executor.h) when it is
+/// built into the plugin, else ones that say it is not.
+int32_t plan_create_entry(int32_t device, const char* plan_text, shapeml_cuda_plan** plan, char* err, size_t err_size);
+int64_t plan_workspace_bytes_entry(const shapeml_cuda_plan* plan);
+int32_t plan_execute_entry(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
+void plan_destroy_entry(shapeml_cuda_plan* plan);
+
+}  // namespace shapeml::cuda

@@ -1,0 +1,115 @@
+#include "runtime/device_copy.h"
+
+#include "runtime/cuda_plugin_loader.h"
+
+namespace shapeml::runtime {
+namespace {
+
+constexpr size_t kErr = 384;
+enum CopyKind : int32_t { kHostToDevice = 0, kDeviceToHost = 1, kDeviceToDevice = 2 };
+
+Result<const CudaPlugin*> plugin_for(int32_t device, const char* op) {
+  auto p = cuda_plugin();
+  if (!p) return p.status();
+  if (Status s = (*p)->check_device(device, op); !s.ok()) return s;
+  return p;
+}
+
+// Enqueues a copy on `stream` (NULL: default) of `device` and waits for it.
+Status copy_and_wait(int32_t device, void* dst, const void* src, size_t bytes, CopyKind kind, void* stream, const char* op) {
+  auto p = plugin_for(device, op);
+  if (!p) return p.status();
+  auto s = (*p)->resolve_stream(device, stream);
+  if (!s) return s.status();
+  char err[kErr] = "";
+  if (int32_t rc = (*p)->api().memcpy_async(dst, src, bytes, kind, *s, err, sizeof err)) return plugin_status(rc, err, op);
+  if (int32_t rc = (*p)->api().stream_synchronize(*s, err, sizeof err)) return plugin_status(rc, err, op);
+  return {};
+}
+
+bool on_cuda(const Tensor& t) { return t.dl().device.device_type == kDLCUDA; }
+
+}  // namespace
+
+Status device_synchronize(int32_t device, void* stream) {
+  return guarded("device_synchronize", [&]() -> Status {
+    auto p = plugin_for(device, "device_synchronize");
+    if (!p) return p.status();
+    auto s = (*p)->resolve_stream(device, stream);
+    if (!s) return s.status();
+    char err[kErr] = "";
+    return plugin_status((*p)->api().stream_synchronize(*s, err, sizeof err), err, "device_synchronize");
+  });
+}
+
+Status device_fill_zero(const Tensor& t, bool zero) {
+  int32_t device = t.dl().device.device_id;
+  auto p = plugin_for(device, "Tensor::create");
+  if (!p) return p.status();
+  auto s = (*p)->default_stream(device);
+  if (!s) return s.status();
+  char err[kErr] = "";
+  if (zero)
+    if (int32_t rc = (*p)->api().memset_async(t.data(), 0, t.nbytes(), *s, err, sizeof err))
+      return plugin_status(rc, err, "Tensor::create (zero fill of " + t.type_str() + ")");
+  return plugin_status((*p)->api().stream_synchronize(*s, err, sizeof err), err, "Tensor::create");
+}
+
+Status device_copy_from_host(const Tensor& t, const void* data, size_t bytes) {
+  if (bytes == 0) return {};
+  return copy_and_wait(t.dl().device.device_id, t.data(), data, bytes, kHostToDevice, nullptr, "Tensor::copy_of");
+}
+
+Result<TensorRef> copy_to_device(const TensorRef& src_in, const MemoryResourcePtr& mr, void* stream) {
+  return guarded("copy_to_device", [&]() -> Result<TensorRef> {
+    if (!src_in) return invalid_argument("copy_to_device: the source tensor is NULL");
+    if (!mr || mr->device().device_type != kDLCUDA)
+      return invalid_argument("copy_to_device: memory resource `" + (mr ? mr->name() : std::string("host")) +
+                              "` does not hold CUDA device memory (create one with shapeml_memory_create_cuda)");
+    int32_t device = mr->device().device_id;
+    TensorRef src = src_in;
+    CopyKind kind = kHostToDevice;
+    if (on_cuda(*src)) {
+      if (src->dl().device.device_id != device)
+        return unimplemented("copy_to_device: " + src->type_str() + " is on another device than `" + mr->name() +
+                             "` (peer copies are not supported yet)");
+      if (!src->is_contiguous())
+        return unimplemented("copy_to_device: " + src->type_str() + " has non-row-major strides; strided device copies are not supported yet");
+      kind = kDeviceToDevice;
+    } else if (src->dl().device.device_type != kDLCPU) {
+      return invalid_argument("copy_to_device: " + src->type_str() + " is neither on the host nor on a CUDA device");
+    } else if (!src->is_contiguous()) {
+      auto dense = src->contiguous_copy();
+      if (!dense) return dense.status();
+      src = std::move(dense).value();
+    }
+    auto r = Tensor::create(src->dtype(), src->shape(), mr, /*zero=*/false);
+    if (!r) return r.status();
+    if (src->nbytes())
+      if (Status s = copy_and_wait(device, (*r)->data(), src->data(), src->nbytes(), kind, stream, "copy_to_device"); !s.ok()) return s;
+    return r;
+  });
+}
+
+Result<TensorRef> copy_to_host(const TensorRef& src, const MemoryResourcePtr& mr_in, void* stream) {
+  return guarded("copy_to_host", [&]() -> Result<TensorRef> {
+    if (!src) return invalid_argument("copy_to_host: the source tensor is NULL");
+    MemoryResourcePtr mr = mr_in ? mr_in : host_memory_resource();
+    if (mr->device().device_type != kDLCPU)
+      return invalid_argument("copy_to_host: memory resource `" + mr->name() + "` does not hold host memory");
+    if (src->dl().device.device_type == kDLCPU) return src->contiguous_copy(mr);
+    if (!on_cuda(*src)) return invalid_argument("copy_to_host: " + src->type_str() + " is neither on the host nor on a CUDA device");
+    if (!src->is_contiguous())
+      return unimplemented("copy_to_host: " + src->type_str() + " has non-row-major strides; strided device copies are not supported yet");
+    auto r = Tensor::create(src->dtype(), src->shape(), mr, /*zero=*/false);
+    if (!r) return r.status();
+    if (src->nbytes())
+      if (Status s = copy_and_wait(src->dl().device.device_id, (*r)->data(), src->data(), src->nbytes(), kDeviceToHost, stream,
+                                   "copy_to_host");
+          !s.ok())
+        return s;
+    return r;
+  });
+}
+
+}  // namespace shapeml::runtime
