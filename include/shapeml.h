@@ -891,9 +891,12 @@ typedef struct shapeml_call_options {
    *  binding of this call), live on the host, be row-major, not be read-only
    *  and not overlap any input. The results are written into them. */
   shapeml_tensor* const* outputs;
-  /** Reserved for the GPU back end (the device to run on): must be 0 for now. */
+  /** Reserved (the device is the one the entry's types name): must be 0. */
   int32_t device_index;
-  /** Reserved for the GPU back end (a cudaStream_t): must be NULL for now. */
+  /** Device entries: the cudaStream_t the dispatch plan is enqueued on; NULL:
+   *  the runtime's stream for the device (shapeml_device_default_stream()).
+   *  The call returns once the work is enqueued; results that live on the
+   *  host are complete on return. Must be NULL for a host entry. */
   void* stream;
 } shapeml_call_options;
 
@@ -910,7 +913,7 @@ typedef struct shapeml_call_options {
  * @param options may be NULL for defaults.
  * @param num_outputs must equal shapeml_entry_result_count().
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, a non-zero device_index or stream, wrong input or
+ *         `struct_size`, a non-zero device_index, a stream for a host entry, wrong input or
  *         output counts, an input or provided output of the wrong dtype,
  *         rank, shape or device, a non-row-major one, an output that overlaps
  *         an input, or a violated `where` constraint; FAILED_PRECONDITION for

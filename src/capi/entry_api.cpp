@@ -263,10 +263,10 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
       return shapeml::capi::bad_struct_size(fn, "options", options->struct_size, sizeof o, kCallOptionsEnds);
     if (o.device_index != 0)
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->device_index is " + std::to_string(o.device_index) +
-                                                              "; it is reserved for the GPU back end and must be 0 in this release");
-    if (o.stream)
+                                                              "; the device is the one the entry's types name, so it must be 0 in this release");
+    if (o.stream && !e->sig->device)
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT,
-                         std::string(fn) + ": options->stream is not NULL; it is reserved for the GPU back end and must be NULL in this release");
+                         std::string(fn) + ": options->stream is set, but `" + e->sig->name + "` is a host entry (a stream is for device entries)");
     if (num_inputs && !inputs) return null_arg(fn, "inputs");
     if (!o.outputs && num_outputs && !outputs) return null_arg(fn, "outputs");
     const rt::EntrySig& sig = *e->sig;
@@ -279,6 +279,7 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
     if (o.outputs)
       for (size_t k = 0; k < sig.returns.size(); ++k) provided.push_back(o.outputs[k] ? tensor_of(o.outputs[k]) : nullptr);
     rt::CallOptions co;
+    co.stream = o.stream;
     if (o.memory) co.memory = o.memory->mr;
     co.outputs = provided;
     std::vector<rt::TensorRef> out;

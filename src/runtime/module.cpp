@@ -28,7 +28,8 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
           return invalid_argument(origin + ": the manifest names symbol `" + s.symbol + "` for entry `" + e.name + "` (" +
                                   binding_str(e, s.bind) + "), but the module does not export it");
         auto slot = std::make_shared<Slot>();
-        slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+        if (e.device) slot->symbol = s.symbol;  // a plan getter, not code
+        else slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
         slot->pinned = true;
         slot->ready.store(true, std::memory_order_release);
         slots[s.bind] = std::move(slot);
@@ -128,6 +129,11 @@ Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
   Status st = provider_->specialize(e.name, b, symbol);
   if (!st.ok())
     return fail(Status(st.code(), origin_ + ": entry `" + e.name + "` could not be specialized for " + binding_str(e, b) + ": " + st.message()));
+  if (e.device) {  // a dispatch plan: its text is fetched when the plan is made
+    slot->symbol = symbol;
+    slot->ready.store(true, std::memory_order_release);
+    return Result<Lease>(std::move(lease));
+  }
   void* fn = provider_->lookup(symbol);
   if (!fn)
     return fail(internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol + "` but cannot resolve that symbol"));
@@ -183,14 +189,7 @@ Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std:
     const EntrySig* e = &entry;
     const MemoryResourcePtr& mr = options.memory ? options.memory : memory_;
     std::string fn_name = "entry `" + e->name + "`";
-    for (const ParamSig& p : e->params)
-      if (p.type.device.kind != types::Device::Kind::Host)
-        return unimplemented(fn_name + ": parameter `" + p.name + "` lives on " + types::device_name(p.type.device) +
-                             "; this runtime runs host code only");
-    for (const types::TensorType& r : e->returns)
-      if (r.device.kind != types::Device::Kind::Host)
-        return unimplemented(fn_name + ": it returns a tensor on " + types::device_name(r.device) +
-                             "; this runtime runs host code only");
+    if (e->device) return call_device(*e, inputs, outputs, options);
     if (inputs.size() != e->params.size())
       return invalid_argument(fn_name + " takes " + std::to_string(e->params.size()) + " input" +
                               (e->params.size() == 1 ? "" : "s") + ", got " + std::to_string(inputs.size()));

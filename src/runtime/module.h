@@ -37,6 +37,10 @@ struct CallOptions {
   MemoryResourcePtr memory;
   /// Caller-provided outputs, one per result (empty: allocate new ones).
   std::span<Tensor* const> outputs;
+  /// Device entries: the cudaStream_t the plan is enqueued on (NULL: the
+  /// device's default stream of the runtime). The call returns once the work
+  /// is enqueued, except that results on the host are complete on return.
+  void* stream = nullptr;
 };
 
 class Module {
@@ -72,7 +76,7 @@ class Module {
   ///                      provided output of the wrong count, dtype, shape,
   ///                      device or layout, or overlapping an input
   ///   FAILED_PRECONDITION a read-only provided output
-  ///   UNIMPLEMENTED      the entry takes or returns device tensors
+  ///   UNAVAILABLE        a device entry, and no CUDA plugin/driver/GPU
   ///   RESOURCE_EXHAUSTED an output could not be allocated, a shape is too large
   ///   INTERNAL           code generation failed
   /// Inputs whose data is not 64-byte aligned are copied to aligned memory
@@ -95,11 +99,15 @@ class Module {
   size_t specialization_count(const std::string& entry) const;
 
  private:
+  /// A device specialization's executable plan (the plugin's), made on the
+  /// first call so that loading a module loads no CUDA library.
+  struct DevicePlan;
   struct Slot {
     std::mutex init;                  // held while this binding is compiled
-    std::atomic<bool> ready{false};   // fn is set (release/acquire)
+    std::atomic<bool> ready{false};   // fn (or symbol, for a device entry) is set (release/acquire)
     abi::CompiledEntryFn fn = nullptr;
-    std::string symbol;               // provider symbol (JIT-made only)
+    std::shared_ptr<DevicePlan> plan;  // device entries: guarded by `init`, set once
+    std::string symbol;               // provider symbol (JIT-made, or a device entry's plan)
     std::optional<Status> failed;     // the compile failed (seen by waiters)
     bool pinned = false;              // from the manifest: never evicted
     // Guarded by Module::mu_:
@@ -114,6 +122,7 @@ class Module {
     Lease(const Lease&) = delete;
     ~Lease();
     abi::CompiledEntryFn fn() const { return s_->fn; }
+    Slot& slot() const { return *s_; }
 
    private:
     Module* m_;
@@ -123,6 +132,10 @@ class Module {
   Module() = default;
   Status not_found_error(const EntrySig& e, const Binding& b) const;
   Result<Lease> acquire(const EntrySig& e, const Binding& b);
+  /// Module::call for an entry that lives on a CUDA device (module_device.cpp).
+  Status call_device(const EntrySig& e, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options);
+  /// The slot's plan, created through the plugin on first use.
+  Result<DevicePlan*> device_plan(Slot& slot, const EntrySig& e, int32_t device);
   void evict_locked();
 
   Manifest manifest_;

@@ -522,7 +522,15 @@ static void test_entry_call_with_options(void** state) {
   shapeml_tensor_release(short_y);
   shapeml_tensor* six_x = f32_vector(b, 4);
   shapeml_tensor_release(six_x);
-  expect_code(shapeml_entry_call(entry_of(m, "on_gpu"), in, 1, out, 1, NULL), SHAPEML_STATUS_UNIMPLEMENTED, "host code only");
+  /* A device entry: without a usable GPU the call is UNAVAILABLE naming CUDA;
+   * with one, the host input is refused (it must be copied to the device). */
+  int32_t gpus = 0;
+  shapeml_status* dc = shapeml_device_count(kDLCUDA, &gpus);
+  if (dc || gpus == 0)
+    expect_code(shapeml_entry_call(entry_of(m, "on_gpu"), in, 1, out, 1, NULL), SHAPEML_STATUS_UNAVAILABLE, "CUDA");
+  else
+    expect_code(shapeml_entry_call(entry_of(m, "on_gpu"), in, 1, out, 1, NULL), SHAPEML_STATUS_INVALID_ARGUMENT, "expected (cuda 0)");
+  shapeml_status_free(dc);
 
   shapeml_tensor_release(dst);
   shapeml_tensor_release(x);

@@ -12,6 +12,7 @@
 
 #include "runtime/dlpack.h"
 #include "runtime/dlopen_provider.h"
+#include "runtime/cuda_plugin_loader.h"
 #include "runtime/module.h"
 #include "runtime/pool_resource.h"
 
@@ -139,7 +140,12 @@ TEST(ModuleCall, ClearErrorsForBadInputs) {
   expect_call_error(*m, "pairs", {*x6, *fl5}, StatusCode::InvalidArgument,
                     "input `flags` dimension 0 is 5, expected 4 for type (tensor bool ((+ N 1)) host): (+ N 1) = 4 with N = 3 "
                     "(from input `x` dimension 0)");
-  expect_call_error(*m, "on_gpu", {f32({4})}, StatusCode::Unimplemented, "lives on (cuda 0); this runtime runs host code only");
+  // A device entry: UNAVAILABLE without a usable GPU; with one, a host input
+  // is refused (it must be copied to the device first).
+  if (shapeml::runtime::cuda_plugin().ok())
+    expect_call_error(*m, "on_gpu", {f32({4})}, StatusCode::InvalidArgument, "expected (cuda 0)");
+  else
+    expect_call_error(*m, "on_gpu", {f32({4})}, StatusCode::Unavailable, "CUDA");
   // Non-contiguous and device inputs.
   alignas(64) float buf[8] = {};
   auto strided = Tensor::borrow(DType::F32, v({4}), v({2}), buf, Device::host(), {});

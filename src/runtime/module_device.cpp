@@ -1,0 +1,171 @@
+// Module::call for entries that live on a CUDA device: the specialization is
+// a dispatch plan (src/abi/gpu_plan.h) that the CUDA plugin executes on a
+// stream. The runtime checks the inputs, binds the shape variables (the same
+// rule as host calls), allocates the outputs and one workspace from the
+// call's memory resource, and enqueues the plan. Nothing synchronizes the
+// host except a result that lives on the host (a host boundary).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "runtime/cuda_memory.h"
+#include "runtime/cuda_plugin_loader.h"
+#include "runtime/module.h"
+#include "runtime/shape_binding.h"
+
+namespace shapeml::runtime {
+
+struct Module::DevicePlan {
+  const CudaPlugin* plugin = nullptr;
+  shapeml_cuda_plan* plan = nullptr;
+  int32_t device = 0;
+  int64_t workspace = 0;
+  ~DevicePlan() {
+    if (plan) plugin->api().plan_destroy(plan);
+  }
+};
+
+namespace {
+
+constexpr size_t kErr = 1024;
+
+// The device every device-resident parameter or result of `e` lives on (a
+// plan runs on one device; the checker and the planner enforce it too).
+int32_t entry_device(const EntrySig& e) {
+  for (const ParamSig& p : e.params)
+    if (p.type.device.kind == types::Device::Kind::Cuda) return p.type.device.ordinal;
+  for (const auto& r : e.returns)
+    if (r.device.kind == types::Device::Kind::Cuda) return r.device.ordinal;
+  return 0;
+}
+
+// One stream-ordered pool resource per device for outputs and workspaces
+// when the call's resource is host memory (the module's default).
+Result<MemoryResourcePtr> default_device_resource(int32_t device) {
+  static std::mutex mu;
+  static std::map<int32_t, MemoryResourcePtr> by_device;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_device.find(device);
+  if (it != by_device.end()) return it->second;
+  // Keep freed memory in the pool (no release to the driver between calls):
+  // a warmed-up call then allocates nothing from the driver.
+  auto r = make_cuda_async_resource(device, UINT64_MAX);
+  if (!r) return r.status();
+  by_device[device] = *r;
+  return *r;
+}
+
+bool on_device(const types::TensorType& t) { return t.device.kind == types::Device::Kind::Cuda; }
+
+}  // namespace
+
+Result<Module::DevicePlan*> Module::device_plan(Slot& slot, const EntrySig& e, int32_t device) {
+  std::lock_guard<std::mutex> lock(slot.init);
+  if (slot.plan) return slot.plan.get();
+  auto plugin = cuda_plugin();
+  if (!plugin) return plugin.status();
+  auto text = provider_->plan_text(slot.symbol);
+  if (!text) return Status(text.status().code(), origin_ + ": entry `" + e.name + "`: " + text.status().message());
+  auto p = std::make_shared<DevicePlan>();
+  p->plugin = *plugin;
+  p->device = device;
+  char err[kErr] = {0};
+  if (int32_t code = (*plugin)->api().plan_create(device, text->c_str(), &p->plan, err, sizeof err))
+    return plugin_status(code, err, origin_ + ": entry `" + e.name + "`: preparing its dispatch plan");
+  p->workspace = (*plugin)->api().plan_workspace_bytes(p->plan);
+  if (p->workspace < 0) return internal_error(origin_ + ": entry `" + e.name + "`: the plugin reports no workspace size");
+  slot.plan = std::move(p);
+  return slot.plan.get();
+}
+
+Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
+  std::string fn_name = "entry `" + e.name + "`";
+  auto plugin = cuda_plugin();
+  if (!plugin) return Status(plugin.status().code(), fn_name + " runs on a CUDA device: " + plugin.status().message());
+  int32_t device = entry_device(e);
+  if (Status st = (*plugin)->check_device(device, "call"); !st.ok()) return st;
+  auto stream = (*plugin)->resolve_stream(device, options.stream);
+  if (!stream) return stream.status();
+
+  if (inputs.size() != e.params.size())
+    return invalid_argument(fn_name + " takes " + std::to_string(e.params.size()) + " input" + (e.params.size() == 1 ? "" : "s") + ", got " +
+                            std::to_string(inputs.size()));
+  if (!options.outputs.empty())
+    return unimplemented(fn_name + ": caller-provided outputs are not supported for device entries yet; pass none");
+  std::vector<std::span<const int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ParamSig& p = e.params[i];
+    const Tensor* t = inputs[i];
+    std::string what = fn_name + ": input " + std::to_string(i) + " (`" + p.name + "`)";
+    if (!t) return invalid_argument(what + " is NULL");
+    if (t->dtype() != p.type.dtype)
+      return invalid_argument(what + " has dtype " + std::string(types::dtype_name(t->dtype())) + ", expected " +
+                              std::string(types::dtype_name(p.type.dtype)) + " (type " + p.type.str() + ")");
+    if (static_cast<size_t>(t->ndim()) != p.type.rank())
+      return invalid_argument(what + " has rank " + std::to_string(t->ndim()) + ", expected rank " + std::to_string(p.type.rank()) + " (type " +
+                              p.type.str() + ")");
+    DLDevice want = on_device(p.type) ? DLDevice{kDLCUDA, p.type.device.ordinal} : DLDevice{kDLCPU, 0};
+    if (t->dl().device.device_type != want.device_type || t->dl().device.device_id != want.device_id)
+      return invalid_argument(what + " is on " + dl_device_str(t->dl().device) + ", expected " + types::device_name(p.type.device) +
+                              (on_device(p.type) ? " (copy it with shapeml_tensor_copy_to_device)" : ""));
+    if (!t->is_contiguous()) return invalid_argument(what + " is not contiguous (row-major); make a contiguous copy first");
+    shapes.push_back(t->shape());
+  }
+  auto b = bind_shape_variables(e, shapes);
+  if (!b) return b.status();
+
+  // Device memory for outputs and the workspace: the call's resource when it
+  // is memory of this device, else the runtime's pool for the device.
+  MemoryResourcePtr mr = options.memory ? options.memory : memory_;
+  MemoryResourcePtr dev_mr = mr;
+  if (!dev_mr || dev_mr->device().device_type != kDLCUDA || dev_mr->device().device_id != device) {
+    auto d = default_device_resource(device);
+    if (!d) return d.status();
+    dev_mr = *d;
+  }
+  MemoryResourcePtr host_mr = mr && mr->device().device_type == kDLCPU ? mr : host_memory_resource();
+
+  std::vector<TensorRef> results;
+  bool host_result = false;
+  for (size_t k = 0; k < e.returns.size(); ++k) {
+    const types::TensorType& rt = e.returns[k];
+    auto shape = evaluate_shape(rt.shape, *b);
+    if (!shape) return Status(shape.status().code(), fn_name + ": result " + std::to_string(k) + ": " + shape.status().message());
+    host_result |= !on_device(rt);
+    auto t = Tensor::create(rt.dtype, *shape, on_device(rt) ? dev_mr : host_mr, /*zero=*/false);
+    if (!t) return Status(t.status().code(), fn_name + ": result " + std::to_string(k) + ": " + t.status().message());
+    results.push_back(std::move(t).value());
+  }
+
+  auto lease = acquire(e, *b);
+  if (!lease) return lease.status();
+  auto plan = device_plan(lease->slot(), e, device);
+  if (!plan) return plan.status();
+
+  std::vector<void*> buffers;
+  for (Tensor* t : inputs) buffers.push_back(t->data());
+  for (const TensorRef& t : results) buffers.push_back(t->data());
+  void* workspace = nullptr;
+  size_t ws = static_cast<size_t>((*plan)->workspace);
+  if (ws) {
+    workspace = dev_mr->allocate(ws, 256, *stream);
+    if (!workspace)
+      return resource_exhausted(fn_name + ": the plan's workspace of " + std::to_string(ws) + " bytes could not be allocated from " +
+                                dev_mr->name() + (MemoryResource::last_failure().empty() ? "" : ": " + MemoryResource::last_failure()));
+  }
+  char err[kErr] = {0};
+  int32_t code = (*plugin)->api().plan_execute((*plan)->plan, buffers.data(), workspace, *stream, err, sizeof err);
+  // Stream-ordered: the workspace is reused only by work enqueued after the plan.
+  if (workspace) dev_mr->deallocate(workspace, ws, 256, *stream);
+  if (code) return plugin_status(code, err, fn_name + ": executing its dispatch plan");
+  if (host_result) {
+    char serr[kErr] = {0};
+    if (int32_t c = (*plugin)->api().stream_synchronize(*stream, serr, sizeof serr))
+      return plugin_status(c, serr, fn_name + ": waiting for a result copied to the host");
+  }
+  outputs = std::move(results);
+  return Status();
+}
+
+}  // namespace shapeml::runtime
