@@ -207,3 +207,82 @@ class Module:
             for i in range(n_out.value):
                 if out_arr[i]:
                     L.shapeml_tensor_release(out_arr[i])
+
+    def call_tensors(self, entry, *tensors):
+        """entry(*tensor_handles) -> tuple of owned tensor handles (device
+        entries: device tensors in and out; nothing is synchronized)."""
+        L = self.lib.lib
+        n_in, n_out = C.c_size_t(), C.c_size_t()
+        self.lib._check(L.shapeml_module_lookup(self.handle, entry.encode(), C.byref(n_in), C.byref(n_out)))
+        in_arr = (C.c_void_p * max(len(tensors), 1))(*[t.value if isinstance(t, C.c_void_p) else t for t in tensors])
+        out_arr = (C.c_void_p * max(n_out.value, 1))()
+        self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(tensors), out_arr, n_out.value))
+        return tuple(C.c_void_p(out_arr[i]) for i in range(n_out.value))
+
+
+KDL_CUDA = 2  # DLPack's kDLCUDA
+
+
+class Device:
+    """CUDA device use through the runtime (libshapeml_runtime.so or
+    libshapeml.so) and the CUDA plugin it loads on first use:
+
+        dev = shapeml.Device(lib, 0)
+        x = dev.upload(np_array)                    # a device tensor (handle)
+        y, = module.call_tensors("mlp_gpu", x, w1)  # device in, device out
+        out = dev.download(y)                       # NumPy, after a sync
+
+    Handles returned by upload/call_tensors are owned: free them with
+    dev.free(t). Calls enqueue on the device's runtime stream; download and
+    sync wait for it."""
+
+    def __init__(self, lib, index=0):
+        self.lib, self.index = lib, index
+        L = lib.lib
+        vp, i32 = C.c_void_p, C.c_int32
+        for name, args in {
+            "shapeml_device_count": [i32, C.POINTER(i32)],
+            "shapeml_memory_create_cuda_async": [i32, C.c_uint64, C.POINTER(vp)],
+            "shapeml_tensor_copy_to_device": [vp, vp, vp, C.POINTER(vp)],
+            "shapeml_tensor_copy_to_host": [vp, vp, vp, C.POINTER(vp)],
+            "shapeml_device_synchronize": [i32, vp],
+            "shapeml_device_default_stream": [i32, C.POINTER(vp)],
+        }.items():
+            f = getattr(L, name)
+            f.restype, f.argtypes = vp, args
+        L.shapeml_memory_release.argtypes = [vp]
+        n = C.c_int32()
+        lib._check(L.shapeml_device_count(KDL_CUDA, C.byref(n)))
+        if index >= n.value:
+            raise Error(1, "INVALID_ARGUMENT", f"no CUDA device {index} ({n.value} found)")
+        mem = C.c_void_p()
+        lib._check(L.shapeml_memory_create_cuda_async(index, 2**64 - 1, C.byref(mem)))
+        self.memory = mem
+        s = C.c_void_p()
+        lib._check(L.shapeml_device_default_stream(index, C.byref(s)))
+        self.stream = s
+
+    def upload(self, array):
+        host = self.lib.tensor(array)
+        out = C.c_void_p()
+        try:
+            self.lib._check(self.lib.lib.shapeml_tensor_copy_to_device(host, self.memory, self.stream, C.byref(out)))
+        finally:
+            self.lib.lib.shapeml_tensor_release(host)
+        return out
+
+    def download(self, t, bf16=None):
+        host = C.c_void_p()
+        self.lib._check(self.lib.lib.shapeml_tensor_copy_to_host(t, None, self.stream, C.byref(host)))
+        try:
+            self.sync()
+            return self.lib.to_numpy(host, bf16)
+        finally:
+            self.lib.lib.shapeml_tensor_release(host)
+
+    def sync(self):
+        self.lib._check(self.lib.lib.shapeml_device_synchronize(self.index, self.stream))
+
+    def free(self, t):
+        self.lib.lib.shapeml_tensor_release(t)
+

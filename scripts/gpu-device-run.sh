@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every GPU test and benchmark on the GPU machine from what
+# scripts/gpu-stage.sh staged (no build there), in one go, writing one log and
+# the JSON results into OUT:
+#   - the plan executor's kernel tests (every kernel, dtype, broadcasting
+#     corner, matmul layout; against float64 loops) and its CPU-side tests
+#   - the device memory and device tensor tests
+#   - every operation end to end (source -> plan -> AOT module -> runtime +
+#     plugin) against PyTorch on the same GPU (tests/gpu/golden_gpu.py)
+#   - Milestone 2: the MLP against PyTorch eager and torch.compile
+#   - dispatch overhead (host us per launch) and memory resource latency
+#   - the tests again under compute-sanitizer memcheck (racecheck on memory)
+#
+#   bash scripts/gpu-device-run.sh gpu-carry "$OUT"
+set -uo pipefail
+cd "$(dirname "$0")/.."
+carry=$(cd "${1:-gpu-carry}" && pwd)
+out=${2:-${OUT:-/tmp/shapeml-gpu-out}}
+mkdir -p "$out"
+log="$out/gpu-run.log"
+export LD_LIBRARY_PATH="$carry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export SHAPEML_CUDA_PLUGIN="$carry/lib/libshapeml_cuda.so"
+export PYTHONUNBUFFERED=1
+failed=()
+step() {  # name, timeout seconds, command...
+  local name=$1 limit=$2; shift 2
+  echo "=== $name" | tee -a "$log"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "=== $name: rc=$rc in $((SECONDS - t0)) s" | tee -a "$log"
+  ((rc == 0)) || failed+=("$name")
+}
+{
+  date; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.total --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'
+} >>"$log" 2>&1
+step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
+step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
+step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
+step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1
+step golden_gpu 300 python3 tests/gpu/golden_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" \
+  --module "$carry/modules/golden_gpu.so" --json "$out/golden_gpu.json"
+step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
+  --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
+step plan_bench 120 "$carry/bin/gpu_plan_bench"
+step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"
+if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
+  step memcheck_kernels 300 compute-sanitizer --tool memcheck --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
+  step memcheck_memory 300 compute-sanitizer --tool memcheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
+  step racecheck_memory 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
+fi
+echo "failed steps: ${failed[*]:-none}" | tee -a "$log"
+((${#failed[@]} == 0))

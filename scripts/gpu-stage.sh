@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Stages what the GPU test machine runs, built HERE (that machine has no
+# LLVM, MLIR or Z3): the runtime library, the CUDA plugin, the GPU test and
+# benchmark executables, and the ahead-of-time modules the Python scripts
+# load (the MLP of Milestone 2 and the every-operation corpus). Everything
+# goes into one folder (default gpu-carry/, ignored by git) that the device
+# tool carries; scripts/gpu-device-run.sh runs it there.
+#
+#   bash scripts/gpu-stage.sh            # then, on the GPU machine:
+#   bash scripts/gpu-device-run.sh gpu-carry "$OUT"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+carry=${1:-gpu-carry}
+build=build/default
+cmake --preset default >/dev/null
+cmake --build --preset default
+for f in "$build/libshapeml_cuda.so" "$build/tests/cuda/shapeml_cuda_kernel_tests"; do
+  [[ -f $f ]] || { echo "gpu-stage: $f was not built (no CUDA compiler here?)" >&2; exit 2; }
+done
+rm -rf "$carry"
+mkdir -p "$carry/lib" "$carry/bin" "$carry/modules"
+# Real files, not symlinks (links do not travel): the runtime finds the
+# plugin next to itself.
+cp -L "$build/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so"
+cp "$carry/lib/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so.0"
+cp "$build/libshapeml_cuda.so" "$carry/lib/"
+cp "$build/tests/cuda/shapeml_cuda_kernel_tests" "$build/tests/cuda/shapeml_cuda_plan_tests" "$build/tests/cuda/gpu_plan_bench" \
+   "$build/tests/gpu/shapeml_gpu_memory_tests" "$build/tests/gpu/shapeml_gpu_tensor_tests" "$build/cuda_memory_bench" "$carry/bin/"
+strip --strip-debug "$carry"/lib/* "$carry"/bin/*
+"$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64
+"$build/shapemlc" --emit=gpu-plan examples/mlp_gpu.sml --bind B=4,S=128,D=256,F=1024 > "$carry/modules/mlp_gpu.plan.txt"
+/usr/bin/python3 tests/gpu/golden_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/modules"
+du -sh "$carry"

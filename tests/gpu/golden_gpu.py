@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Every operation of the language on the GPU, end to end: source -> checker
+-> GPU dispatch plan -> AOT module (built where the compiler is) -> runtime +
+CUDA plugin (on the GPU machine) -> compared with PyTorch on the same GPU,
+computed in float64 where the dtype is floating (golden values never come
+from shapeml).
+
+  # here (compiler available): write the program and build the module
+  /usr/bin/python3 tests/gpu/golden_gpu.py build --shapemlc build/default/shapemlc --out DIR
+  # on the GPU machine: run every entry against PyTorch
+  python3 tests/gpu/golden_gpu.py run --runtime DIR/libshapeml_runtime.so --module DIR/golden_gpu.so [--json OUT]
+
+Tolerances are those of the CPU golden tests (tests/golden/README.md):
+elementwise f32 within 1e-5 absolute + 1e-5 relative of the float64 value
+(transcendental ops 4e-6 relative more), matmul and reductions by an
+RMSE-vs-fp64 gate of 2x PyTorch's own fp32 error + 1e-7, integer and bool
+results exactly.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+N, M = 37, 65  # awkward sizes: no multiple of 4, 32 or a tile
+DEV = "(cuda 0)"
+
+
+def T(dt, shape):
+    return "(tensor %s (%s) %s)" % (dt, " ".join(str(d) for d in shape), DEV)
+
+
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu"]
+BINARY = ["add", "sub", "mul", "div", "max", "min", "pow"]
+COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
+
+
+def cases():
+    """(name, [(param, dtype, shape, domain)], [result types], body, reference name)."""
+    c = []
+    for op in UNARY:
+        dom = "pos" if op in ("log", "sqrt", "rsqrt") else "any"
+        c.append(("u_" + op, [("x", "f32", (N, M), dom)], [("f32", (N, M))], "(return (%s x))" % op))
+    c.append(("u_exp_f64", [("x", "f64", (N, M), "any")], [("f64", (N, M))], "(return (exp x))"))
+    for op in BINARY:
+        dom = "pos" if op == "pow" else "any"
+        # y broadcasts over rows: (M) against (N M)
+        c.append(("b_" + op, [("x", "f32", (N, M), dom), ("y", "f32", (M,), "any" if op != "div" else "nonzero")], [("f32", (N, M))],
+                  "(return (%s x y))" % op))
+    c.append(("b_add_col", [("x", "f32", (N, M), "any"), ("y", "f32", (N, 1), "any")], [("f32", (N, M))], "(return (add x y))"))
+    c.append(("b_div_i32", [("x", "i32", (N, M), "int"), ("y", "i32", (N, M), "int0")], [("i32", (N, M))], "(return (div x y))"))
+    c.append(("b_scalar", [("x", "f32", (N, M), "any")], [("f32", (N, M))], "(return (mul (add x 1.5) 2))"))
+    for op in COMPARE:
+        c.append(("c_" + op, [("x", "f32", (N, M), "small"), ("y", "f32", (N, M), "small")], [("bool", (N, M))], "(return (%s x y))" % op))
+    c.append(("select", [("x", "f32", (N, M), "any"), ("y", "f32", (N, M), "any")], [("f32", (N, M))], "(return (select (gt x y) x y))"))
+    c.append(("cast_f32_i32", [("x", "f32", (N, M), "wide")], [("i32", (N, M))], "(return (cast x i32))"))
+    c.append(("cast_i32_f32", [("x", "i32", (N, M), "int")], [("f32", (N, M))], "(return (cast x f32))"))
+    c.append(("cast_f32_bf16_f32", [("x", "f32", (N, M), "any")], [("f32", (N, M))], "(return (cast (cast x bf16) f32))"))
+    c.append(("cast_f32_f64", [("x", "f32", (N, M), "any")], [("f64", (N, M))], "(return (cast x f64))"))
+    c.append(("iota", [("x", "f32", (N, M), "any")], [("i64", (N, M))], "(return (iota %s :axis 1))" % T("i64", (N, M))))
+    c.append(("fill", [("x", "f32", (N, M), "any")], [("f32", (N, M))], "(return (add x (fill 0.25 %s)))" % T("f32", (N, M))))
+    c.append(("matmul_shared", [("x", "f32", (3, N, M), "any"), ("w", "f32", (M, 33), "any")], [("f32", (3, N, 33))], "(return (matmul x w))"))
+    c.append(("matmul_batched", [("x", "f32", (3, N, M), "any"), ("w", "f32", (3, M, 7), "any")], [("f32", (3, N, 7))], "(return (matmul x w))"))
+    c.append(("matmul_f64", [("x", "f64", (N, M), "any"), ("w", "f64", (M, 33), "any")], [("f64", (N, 33))], "(return (matmul x w))"))
+    c.append(("transpose", [("x", "f32", (3, N, M), "any")], [("f32", (3, M, N))], "(return (transpose x))"))
+    c.append(("permute", [("x", "f32", (3, N, 5), "any")], [("f32", (5, 3, N))], "(return (permute x (2 0 1)))"))
+    c.append(("reshape", [("x", "f32", (N, M), "any")], [("f32", (M, N))], "(return (reshape x (%d %d)))" % (M, N)))
+    c.append(("broadcast_to", [("x", "f32", (M,), "any")], [("f32", (3, N, M))], "(return (broadcast_to x (3 %d %d)))" % (N, M)))
+    c.append(("concat", [("x", "f32", (N, M), "any"), ("y", "f32", (N, 5), "any")], [("f32", (N, M + 5))], "(return (concat x y :axis 1))"))
+    c.append(("slice", [("x", "f32", (N, M), "any")], [("f32", (N, 20))], "(return (slice x :axis 1 :start 7 :size 20))"))
+    c.append(("reduce_sum_last", [("x", "f32", (N, M), "any")], [("f32", (N,))], "(return (reduce_sum x :axes (-1)))"))
+    c.append(("reduce_sum_first_keep", [("x", "f32", (N, M), "any")], [("f32", (1, M))], "(return (reduce_sum x :axes (0) :keepdims true))"))
+    c.append(("reduce_max_mid", [("x", "f32", (3, N, M), "any")], [("f32", (3, M))], "(return (reduce_max x :axes (1)))"))
+    c.append(("reduce_mean_all", [("x", "f32", (N, M), "any")], [("f32", ())], "(return (reduce_mean x))"))
+    c.append(("reduce_sum_i32", [("x", "i32", (N, M), "int")], [("i32", (M,))], "(return (reduce_sum x :axes (0)))"))
+    # Mixed placement: host in, host out, the work on the device.
+    c.append(("mixed", [("x", "f32", (N, M), "any")], [("f32", (N, M))], None))
+    return c
+
+
+def program():
+    out = ["; Generated by tests/gpu/golden_gpu.py: one device entry per case.", "(module golden_gpu"]
+    for name, params, results, body in cases():
+        if name == "mixed":
+            out.append("  (func mixed (params (x (tensor f32 (%d %d) host))) (returns (tensor f32 (%d %d) host))" % (N, M, N, M))
+            out.append("    (let d (copy_to_device x (cuda 0))) (return (copy_to_host (exp d))))")
+            continue
+        ps = " ".join("(%s %s)" % (p, T(dt, sh)) for p, dt, sh, _ in params)
+        rs = " ".join(T(dt, sh) for dt, sh in results)
+        out.append("  (func %s (params %s) (returns %s)" % (name, ps, rs))
+        out.append("    %s)" % body)
+    out[-1] += ")"
+    return "\n".join(out) + "\n"
+
+
+def build(a):
+    os.makedirs(a.out, exist_ok=True)
+    src = os.path.join(a.out, "golden_gpu.sml")
+    with open(src, "w") as f:
+        f.write(program())
+    cmd = [a.shapemlc, "build", src, "-o", os.path.join(a.out, "golden_gpu.so"), "--target", "x86-64"]
+    for name, *_ in cases():
+        cmd += ["--bind", name + ":"]
+    subprocess.run(cmd, check=True)
+    return 0
+
+
+def inputs(rng, params, np):
+    arrs = []
+    for _, dt, shape, dom in params:
+        if dt == "i32":
+            v = rng.integers(-50, 50, size=shape).astype(np.int32)
+            if dom == "int0":
+                v[::3] = 0  # integer division by zero is 0 (spec §5)
+            arrs.append(v)
+            continue
+        if dom == "pos":
+            v = rng.uniform(0.05, 4.0, size=shape)
+        elif dom == "small":
+            v = rng.integers(-3, 4, size=shape).astype(np.float64)  # ties, so eq/le/ge see equal values
+        elif dom == "wide":
+            v = rng.uniform(-3e9, 3e9, size=shape)  # saturates at the i32 range
+        elif dom == "nonzero":
+            v = rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1, 1], size=shape)
+        else:
+            v = rng.standard_normal(size=shape) * 2
+        arrs.append(v.astype(np.float32 if dt == "f32" else np.float64))
+    return arrs
+
+
+def reference(name, xs, torch):
+    """PyTorch on the GPU, in float64 for floating inputs."""
+    F = torch.nn.functional
+    d = [torch.from_numpy(x).cuda() for x in xs]
+    f = [t.double() if t.is_floating_point() else t for t in d]
+    op = name.split("_", 1)[1] if name[:2] in ("u_", "b_", "c_") else name
+    if name.startswith("u_"):
+        x = f[0]
+        fn = {"neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+              "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "gelu": lambda t: F.gelu(t),
+              "silu": F.silu, "exp_f64": torch.exp}[op]
+        return fn(x)
+    if name == "b_add_col" or name == "b_scalar" or name == "b_div_i32":
+        if name == "b_add_col":
+            return f[0] + f[1]
+        if name == "b_scalar":
+            return (f[0] + 1.5) * 2
+        x, y = d[0].long(), d[1].long()
+        q = torch.where(y == 0, torch.zeros_like(x), torch.div(x, torch.where(y == 0, torch.ones_like(y), y), rounding_mode="trunc"))
+        return q.int()
+    if name.startswith("b_"):
+        x, y = f
+        return {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y, "max": torch.maximum(x, y), "min": torch.minimum(x, y),
+                "pow": torch.pow(x, y)}[op]
+    if name.startswith("c_"):
+        x, y = f
+        return {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op]
+    x = f[0]
+    if name == "select":
+        return torch.where(f[0] > f[1], f[0], f[1])
+    if name == "cast_f32_i32":
+        lo, hi = -2**31, 2**31 - 1
+        return torch.clamp(torch.trunc(d[0].double()), lo, hi).long().int()
+    if name == "cast_i32_f32":
+        return d[0].float()
+    if name == "cast_f32_bf16_f32":
+        return d[0].bfloat16().float()
+    if name == "cast_f32_f64":
+        return d[0].double()
+    if name == "iota":
+        return torch.arange(M, device="cuda").reshape(1, M).expand(N, M).long()
+    if name == "fill":
+        return x + 0.25
+    if name.startswith("matmul"):
+        return torch.matmul(f[0], f[1])
+    if name == "transpose":
+        return x.transpose(-1, -2)
+    if name == "permute":
+        return x.permute(2, 0, 1)
+    if name == "reshape":
+        return x.reshape(M, N)
+    if name == "broadcast_to":
+        return x.expand(3, N, M)
+    if name == "concat":
+        return torch.cat([f[0], f[1]], dim=1)
+    if name == "slice":
+        return x[:, 7:27]
+    if name == "reduce_sum_last":
+        return x.sum(-1)
+    if name == "reduce_sum_first_keep":
+        return x.sum(0, keepdim=True)
+    if name == "reduce_max_mid":
+        return x.amax(1)
+    if name == "reduce_mean_all":
+        return x.mean()
+    if name == "reduce_sum_i32":
+        return d[0].sum(0).int()
+    if name == "mixed":
+        return torch.exp(x)
+    raise KeyError(name)
+
+
+def compare(name, got, ref, xs, torch, np):
+    ref_np = ref.cpu().numpy()
+    if ref_np.dtype == np.bool_ or np.issubdtype(ref_np.dtype, np.integer):
+        ok = got.shape == ref_np.shape and np.array_equal(got.astype(ref_np.dtype), ref_np)
+        return ok, "exact" if ok else "mismatch at %d element(s)" % int(np.sum(got.astype(ref_np.dtype) != ref_np))
+    if got.shape != ref_np.shape:
+        return False, "shape %s, expected %s" % (got.shape, ref_np.shape)
+    g = got.astype(np.float64)
+    if name.startswith("matmul") or name.startswith("reduce"):
+        # RMSE gate: 2x PyTorch's own error in the input dtype, + 1e-7.
+        d = [torch.from_numpy(x).cuda() for x in xs]
+        torch.backends.cuda.matmul.allow_tf32 = False
+        own = reference(name, [x for x in xs], torch) if got.dtype == np.float64 else None
+        if got.dtype == np.float32:
+            t32 = {"matmul_shared": lambda: torch.matmul(d[0], d[1]), "matmul_batched": lambda: torch.matmul(d[0], d[1]),
+                   "reduce_sum_last": lambda: d[0].sum(-1), "reduce_sum_first_keep": lambda: d[0].sum(0, keepdim=True),
+                   "reduce_max_mid": lambda: d[0].amax(1), "reduce_mean_all": lambda: d[0].mean()}[name]()
+            torch_err = float(np.sqrt(np.mean((t32.double().cpu().numpy() - ref_np) ** 2)))
+        else:
+            torch_err = float(np.sqrt(np.mean((own.cpu().numpy() - ref_np) ** 2))) if own is not None else 0.0
+        err = float(np.sqrt(np.mean((g - ref_np) ** 2)))
+        gate = 2 * torch_err + 1e-7 * (1 + float(np.sqrt(np.mean(ref_np ** 2))))
+        return err <= gate, "rmse %.3g (gate %.3g)" % (err, gate)
+    if name == "cast_f32_bf16_f32" or name == "cast_f32_f64" or name == "cast_i32_f32" or name == "reshape" or name in (
+            "transpose", "permute", "broadcast_to", "concat", "slice"):
+        ok = np.array_equal(g, ref_np)
+        return ok, "exact" if ok else "max |diff| %.3g" % float(np.max(np.abs(g - ref_np)))
+    rel = 1e-5 + (4e-6 if name.split("_", 1)[-1] in ("exp", "log", "tanh", "sigmoid", "silu", "gelu", "pow", "rsqrt", "sqrt") else 0)
+    if got.dtype == np.float64:
+        rel = 1e-12
+    bound = 1e-5 * (got.dtype == np.float32) + rel * np.abs(ref_np)
+    worst = float(np.max(np.abs(g - ref_np) - bound)) if g.size else -1.0
+    return worst <= 0, "max |diff| %.3g" % float(np.max(np.abs(g - ref_np)) if g.size else 0.0)
+
+
+def run(a):
+    import numpy as np
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sdk-examples", "python"))
+    import shapeml
+    torch.backends.cuda.matmul.allow_tf32 = False
+    lib = shapeml.Library(a.runtime)
+    dev = shapeml.Device(lib, 0)
+    mod = lib.load(a.module)
+    rng = np.random.default_rng(7)
+    results, failed = [], 0
+    for name, params, rtypes, body in cases():
+        xs = inputs(rng, params, np)
+        try:
+            if name == "mixed":
+                got = mod.call(name, *xs)[0]
+            else:
+                ins = [dev.upload(x) for x in xs]
+                outs = mod.call_tensors(name, *ins)
+                got = dev.download(outs[0])
+                for t in list(ins) + list(outs):
+                    dev.free(t)
+            ok, detail = compare(name, np.asarray(got), reference(name, xs, torch), xs, torch, np)
+        except Exception as e:  # a failure of one case is reported, the rest still run
+            ok, detail = False, "error: %s" % e
+        failed += 0 if ok else 1
+        results.append({"case": name, "passed": bool(ok), "detail": detail})
+        print("%-24s %s  %s" % (name, "ok  " if ok else "FAIL", detail))
+    print("%d of %d GPU cases passed" % (len(results) - failed, len(results)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"cases": results, "failed": failed}, f, indent=2)
+    return 1 if failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--shapemlc", required=True)
+    b.add_argument("--out", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--runtime", required=True)
+    r.add_argument("--module", required=True)
+    r.add_argument("--json")
+    a = ap.parse_args()
+    return build(a) if a.cmd == "build" else run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
