@@ -4,6 +4,7 @@
 // scripts/gpu-device-run.sh and run in the same session.
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "cuda_memory_bench.h"
 

@@ -8,6 +8,7 @@
 #   - every operation end to end (source -> plan -> AOT module -> runtime +
 #     plugin) against PyTorch on the same GPU (tests/gpu/golden_gpu.py)
 #   - Milestone 2: the MLP against PyTorch eager and torch.compile
+#   - DLPack with PyTorch both ways, zero copy, deleters once
 #   - dispatch overhead (host us per launch) and memory resource latency
 #   - the tests again under compute-sanitizer memcheck (racecheck on memory)
 #
@@ -43,6 +44,8 @@ step golden_gpu 300 python3 tests/gpu/golden_gpu.py run --runtime "$carry/lib/li
   --module "$carry/modules/golden_gpu.so" --json "$out/golden_gpu.json"
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
+step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \
+  --module "$carry/modules/mlp_gpu.so" --json "$out/dlpack_torch.json"
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
 step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"
 # PyTorch's caching allocator, from C++ against the installed torch's c10, in
