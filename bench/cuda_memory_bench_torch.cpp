@@ -4,12 +4,17 @@
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <chrono>
+#include <cstdio>
+#include <exception>
 
 #include "cuda_memory_bench.h"
 
 double torch_caching_allocator_pair_us(size_t bytes, int iterations) {
   try {
-    if (c10::cuda::device_count() <= 0) return -1;
+    if (c10::cuda::device_count() <= 0) {
+      std::fprintf(stderr, "c10: no CUDA device visible to torch's c10 (device_count() = %d)\n", static_cast<int>(c10::cuda::device_count()));
+      return -1;
+    }
     c10::cuda::set_device(0);
     c10::Allocator* a = c10::cuda::CUDACachingAllocator::get();
     for (int i = 0; i < 1000; ++i) c10::DataPtr warm = a->allocate(bytes);
@@ -19,6 +24,9 @@ double torch_caching_allocator_pair_us(size_t bytes, int iterations) {
     }
     auto t1 = std::chrono::steady_clock::now();
     return std::chrono::duration<double, std::micro>(t1 - t0).count() / iterations;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "c10: %s\n", e.what());
+    return -1;
   } catch (...) {
     return -1;
   }

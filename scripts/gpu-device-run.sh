@@ -54,7 +54,9 @@ torch_dir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))
 if [[ -n $torch_dir ]]; then
   step c10_bench_build 180 g++ -O2 -std=c++17 -w -I"$torch_dir/include" -I/usr/local/cuda/include bench/cuda_memory_bench_torch.cpp \
     bench/c10_alloc_bench_main.cpp -L"$torch_dir/lib" -lc10_cuda -lc10 -Wl,-rpath,"$torch_dir/lib" -o /tmp/c10_alloc_bench
-  step c10_bench 120 /tmp/c10_alloc_bench "${BENCH_ITERATIONS:-100000}"
+  # torch's own CUDA runtime libraries (site-packages/nvidia/*/lib), as torch's import finds them
+  nv_libs=$(ls -d "$torch_dir"/../nvidia/*/lib 2>/dev/null | tr '\n' ':')
+  step c10_bench 120 env LD_LIBRARY_PATH="$nv_libs$torch_dir/lib:$LD_LIBRARY_PATH" /tmp/c10_alloc_bench "${BENCH_ITERATIONS:-100000}"
 fi
 if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
   step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
