@@ -9,14 +9,19 @@ For every `## EXXXX: title` section:
 Also: sections are in increasing code order, each code appears once, and
 every code that the sources under --src can emit has a section.
 
-Sections named with --known-bug only need their wrong example to exit 1
-without crashing (their output is expected to change when the bug is fixed).
+An internal error (E0900) has no reproducer by design: no program should
+raise it. Its section says so with the marker `<!-- internal: no reproducer -->`
+and shows the message's form in a text block (taken from the verifier's own
+tests, which corrupt the IR on purpose) instead of Wrong/Fixed programs; only
+codes in INTERNAL may do that.
 """
 import argparse
 import os
 import re
 import subprocess
 import sys
+
+INTERNAL = {"E0900"}
 
 
 def blocks(text):
@@ -47,7 +52,6 @@ def main():
     ap.add_argument("--doc", required=True)
     ap.add_argument("--src")
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--known-bug", action="append", default=[])
     a = ap.parse_args()
     a.shapemlc = os.path.abspath(a.shapemlc)
     os.makedirs(a.workdir, exist_ok=True)
@@ -70,6 +74,14 @@ def main():
     example = os.path.join(a.workdir, "example.sml")
     for code, body in sections:
         bs = blocks(body)
+        if "<!-- internal: no reproducer -->" in body:
+            if code not in INTERNAL:
+                errors.append("%s: only internal errors (%s) may lack a reproducer" % (code, " ".join(sorted(INTERNAL))))
+            elif not any(b[1] == "text" and b[2].lstrip().startswith("error[%s]" % code) for b in bs):
+                errors.append("%s: show the message's form in a text block starting with error[%s]" % (code, code))
+            elif any(b[0] in ("Wrong:", "Fixed:") for b in bs):
+                errors.append("%s: an internal error has no Wrong/Fixed programs" % code)
+            continue
         wrong = [k for k, b in enumerate(bs) if b[0] == "Wrong:"]
         fixed = [k for k, b in enumerate(bs) if b[0] == "Fixed:"]
         if len(wrong) != 1 or len(fixed) != 1:
@@ -95,7 +107,7 @@ def main():
         r = subprocess.run([a.shapemlc, "check"] + args, cwd=a.workdir, capture_output=True, text=True, errors="replace")
         if r.returncode != 1:
             errors.append("%s: wrong example exits with %d, expected 1\n%s" % (code, r.returncode, r.stderr))
-        elif code not in a.known_bug:
+        else:
             want = [l for l in shown if l.startswith("error[")]
             got = [l for l in r.stderr.split("\n") if l.startswith("error[")]
             if not want or not want[0].startswith("error[%s]" % code):
