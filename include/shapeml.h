@@ -214,6 +214,8 @@ typedef struct shapeml_diagnostic {
  * diagnostics. A program with errors is not a failure of this call: the
  * status is NULL and the result holds the diagnostics. The status reports
  * only misuse (NULL arguments) and resource exhaustion.
+ * @param context the context whose options (obligation budget) apply; borrowed, may be shared by threads.
+ * @param length bytes of `source` (it need not be NUL-terminated; embedded NULs are errors in the program).
  * @param name may be NULL ("<source>").
  * @param source may be NULL only when `length` is 0.
  * @param out receives an owned result; set to NULL on failure.
@@ -359,6 +361,8 @@ typedef void (*shapeml_tensor_deleter)(void* user, void* data);
  * element (i0, i1, ...) is at `data + sum(ik * strides[k]) * element_size`.
  * The data need not be aligned (a call copies an unaligned input; an
  * unaligned output is computed into aligned memory and copied back).
+ * @param rank number of dimensions (0 for a scalar).
+ * @param deleter_user passed to `deleter` unchanged.
  * @param dtype a SHAPEML_DTYPE_*.
  * @param shape `rank` dimensions (may be NULL when `rank` is 0).
  * @param strides `rank` strides in elements, or NULL for row-major. Entry
@@ -521,6 +525,8 @@ SHAPEML_API shapeml_status* shapeml_device_count(int32_t device_type, int32_t* o
 
 /**
  * (since 0.3) A device's name, e.g. "NVIDIA H200"; "cpu" for the host.
+ * @param device_type kDLCUDA (host devices have no names).
+ * @param device the device ordinal, 0 .. shapeml_device_count() - 1.
  * @param out receives a string owned by the library, valid until the
  *        process ends; NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for a NULL `out`, another device
@@ -554,6 +560,7 @@ SHAPEML_API shapeml_status* shapeml_device_synchronize(int32_t device, void* str
  * e.g. shapeml_memory_create_pool(cuda, max, &pool)). The statistics,
  * logging and pool adaptors work over it; they never touch device memory
  * from the host. Allocations are 256-byte aligned.
+ * @param device the CUDA device ordinal, 0 .. shapeml_device_count() - 1.
  * @param out receives a new resource (owned; shapeml_memory_release()).
  * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a device that
  *         does not exist; UNAVAILABLE as shapeml_device_count().
@@ -564,6 +571,7 @@ SHAPEML_API shapeml_status* shapeml_memory_create_cuda(int32_t device, shapeml_m
  * (since 0.3) A stream-ordered memory resource of CUDA device `device`:
  * cudaMallocAsync/cudaFreeAsync on the device's default memory pool, ordered
  * on the stream passed to the allocation (NULL: the default stream).
+ * @param device the CUDA device ordinal, 0 .. shapeml_device_count() - 1.
  * @param release_threshold bytes of freed memory the device's pool keeps
  *        rather than returning to the driver when a stream synchronizes
  *        (UINT64_MAX: keep all). It is an attribute of the device's pool, so
@@ -599,6 +607,9 @@ SHAPEML_API DLDevice shapeml_memory_device(const shapeml_memory* memory);
  * default stream), after the work already there, and the call returns when
  * it is complete (it synchronizes `stream`): the result is usable on any
  * stream. Reads `src` only.
+ * @param src the tensor to copy (borrowed; only read).
+ * @param memory device memory the copy is allocated from (its device is the destination).
+ * @param stream the cudaStream_t the copy is ordered on; NULL: the destination device's default stream.
  * @param out receives the new tensor (owned); NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments or a `memory`
  *         that is not device memory; UNIMPLEMENTED for a source on another
@@ -616,6 +627,9 @@ SHAPEML_API shapeml_status* shapeml_tensor_copy_to_device(const shapeml_tensor* 
  * the default stream of `src`'s device) after the work already there —
  * e.g. the kernels that wrote `src` — and returns when the values are on the
  * host (it synchronizes `stream`). A host `src` is copied on the host.
+ * @param src the tensor to copy (borrowed; only read).
+ * @param memory host memory the copy is allocated from; NULL: the host resource.
+ * @param stream the cudaStream_t the copy is ordered on; NULL: the default stream of `src`'s device.
  * @param out receives the new tensor (owned); NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments or a `memory`
  *         that is not host memory; UNIMPLEMENTED for a strided device source;
@@ -668,6 +682,11 @@ typedef struct shapeml_module_options {
  * specialized and compiled on its first call for each binding of its shape
  * variables (then cached). A program with errors returns CHECK_FAILED whose
  * message holds the rendered diagnostics. Only in libshapeml.so.
+ * @param context the context whose options (obligation budget) apply; borrowed.
+ * @param name names the program in diagnostics and the module in messages; may be NULL ("<source>").
+ * @param source the program text; may be NULL only when `length` is 0.
+ * @param length bytes of `source`.
+ * @param options may be NULL for defaults (SHAPEML_MODULE_OPTIONS_INIT); read up to its `struct_size`.
  * @param out receives an owned reference; NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
  *         `struct_size` or an unknown target; CHECK_FAILED.
@@ -679,6 +698,8 @@ SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, con
  * Loads an ahead-of-time compiled module (`shapemlc build`). A file that is
  * not a shapeml module, or was built for another module ABI, is an error that
  * says so. Loading runs the object's code: load only trusted paths.
+ * @param path a shared object built by `shapemlc build` or shapeml_module_build(). Loading runs its code and trusts its manifest: load only trusted paths.
+ * @param options may be NULL for defaults (SHAPEML_MODULE_OPTIONS_INIT); read up to its `struct_size`.
  * @param out receives an owned reference; NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
  *         `struct_size`, a file that is not a shapeml module or whose
@@ -859,6 +880,9 @@ SHAPEML_API size_t shapeml_entry_aot_specialization_count(const shapeml_entry* e
 
 /** The binding of AOT specialization `index`: writes the value of every shape
  *  variable, in the order of shapeml_entry_shape_variable(), into `values`.
+ *  @param entry the entry (borrowed from its module).
+ *  @param index which specialization, 0 .. shapeml_entry_aot_specialization_count() - 1.
+ *  @param values receives `num_values` values, in shape-variable order.
  *  @param num_values must equal shapeml_entry_shape_variable_count().
  *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an index out
  *          of range or a wrong `num_values`. */
@@ -910,6 +934,10 @@ typedef struct shapeml_call_options {
  * (owned by the caller); with them (options->outputs), `outputs` may be NULL,
  * or else receives a new reference to each provided tensor. On failure every
  * `outputs[i]` is set to NULL and provided outputs may hold partial results.
+ * @param entry the entry (borrowed from its module).
+ * @param inputs `num_inputs` tensors, one per parameter in order (borrowed; never modified).
+ * @param num_inputs must equal shapeml_entry_param_count().
+ * @param outputs receives `num_outputs` tensors (see above); may be NULL only with caller-provided outputs.
  * @param options may be NULL for defaults.
  * @param num_outputs must equal shapeml_entry_result_count().
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad

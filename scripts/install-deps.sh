@@ -16,6 +16,7 @@ PACKAGES=(
   zlib1g-dev                         # deflate entries of .npz checkpoints
   abigail-tools                      # ABI snapshot check (abidw/abidiff)
   coq                                # mechanized metatheory in proofs/
+  doxygen                            # every public symbol documented (CTest `doxygen`, warnings as errors)
   python3-numpy python3-torch libopenblas0-pthread  # golden values (independent reference)
 )
 
