@@ -6,7 +6,9 @@
 // docs/design/cpu-codegen.md.
 //
 // Errors are returned (false / null plus a message); nothing here prints,
-// throws across the API, aborts or exits.
+// throws across the API, aborts or exits. LLVM's own fatal errors inside code
+// generation become such errors too (cpu_backend.cpp, "LLVM fatal errors";
+// docs/design/llvm-fatal-errors.md); out of memory there is std::bad_alloc.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -67,6 +69,8 @@ class CpuJit {
   std::vector<std::string> last_notes() const;
 
  private:
+  abi::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                      std::string& error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
