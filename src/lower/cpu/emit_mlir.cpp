@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "types/shape_inference.h"
+#include "abi/numbers.h"
 
 namespace shapeml::lower::cpu {
 
@@ -122,18 +123,17 @@ std::string fix_float_text(std::string s) {
 
 // A float constant of type `d` (F32 or F64) as MLIR attribute text.
 std::string float_attr(double v, DType d) {
-  char buf[64];
+  // std::to_chars (abi/numbers.h): snprintf would print "0,25" under a
+  // comma-decimal C locale and MLIR would not parse it.
   if (d == DType::F64) {
     if (std::isnan(v)) return "0x7FF8000000000000";
     if (std::isinf(v)) return v > 0 ? "0x7FF0000000000000" : "0xFFF0000000000000";
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return fix_float_text(buf);
+    return fix_float_text(abi::format_double(v, 17));
   }
   float f = static_cast<float>(v);
   if (std::isnan(f)) return "0x7FC00000";
   if (std::isinf(f)) return f > 0 ? "0x7F800000" : "0xFF800000";
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
-  return fix_float_text(buf);
+  return fix_float_text(abi::format_double(static_cast<double>(f), 9));
 }
 
 // The bf16 bit pattern of v as a (signed) i16 literal.
@@ -288,8 +288,14 @@ class Emitter {
   std::string fresh(const std::string& hint) {
     std::string base = sanitize(hint);
     if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "t" + base;
-    std::string n = base;
-    for (int k = 1; used_.count(n); ++k) n = base + "_" + std::to_string(k);
+    // Resume from the last suffix this base got: probing from 1 every time
+    // made a function with thousands of values quadratic (a 2,000-let chain
+    // spent 3 s here). The names are the same: every suffix below the
+    // counter is taken.
+    int& k = next_suffix_[base];
+    std::string n = k == 0 ? base : base + "_" + std::to_string(k);
+    while (used_.count(n)) n = base + "_" + std::to_string(++k);
+    if (k == 0) k = 1;
     used_.insert(n);
     return "%" + n;
   }
@@ -1192,6 +1198,7 @@ class Emitter {
   const ir::Module& m_;
   const EmitOptions& o_;
   std::set<std::string> used_;
+  std::map<std::string, int> next_suffix_;  // fresh(): the next suffix to try per base name
   std::string body_;
   std::vector<std::pair<size_t, std::string>> pending_bool_inputs_;
   std::vector<bool> dying_;  // per operand of the op being emitted
