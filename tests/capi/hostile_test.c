@@ -500,6 +500,50 @@ static void test_polynomial_blowup_bounded(void** state) {
   shapeml_context_release(ctx);
 }
 
+/* Compile time: a 5,000-let elementwise chain compiles fast (it took
+ * minutes when fusion and bufferization were quadratic); a function past the
+ * code-size budget (300 matmuls) is refused with RESOURCE_EXHAUSTED instead
+ * of compiling for minutes. */
+static char* let_chain(int n, const char* op) {
+  size_t cap = (size_t)n * 64 + 512;
+  char* s = malloc(cap);
+  size_t len = (size_t)snprintf(s, cap, "(module chain (func f (dims N)\n  (params (x (tensor f32 (N N) host)))\n  (returns (tensor f32 (N N) host))\n");
+  for (int i = 0; i < n; ++i) {
+    if (i == 0) len += (size_t)snprintf(s + len, cap - len, "  (let v0 (%s x x))\n", op);
+    else len += (size_t)snprintf(s + len, cap - len, "  (let v%d (%s v%d x))\n", i, op, i - 1);
+  }
+  snprintf(s + len, cap - len, "  (return v%d)))\n", n - 1);
+  return s;
+}
+
+static void test_compile_time_bounded(void** state) {
+  (void)state;
+  shapeml_context* ctx = ctx_new();
+  char* src = let_chain(5000, "add");
+  shapeml_module* m = NULL;
+  double t0 = now_s();
+  ok(shapeml_module_compile(ctx, "chain.sml", src, strlen(src), NULL, &m));
+  const char* n = "N";
+  int64_t four = 4;
+  shapeml_entry* e = NULL;
+  ok(shapeml_module_get_entry(m, "f", &e));
+  ok(shapeml_entry_specialize(e, &n, &four, 1));
+  double dt = now_s() - t0;
+  print_message("5,000-let elementwise chain: checked and JIT-compiled in %.2f s\n", dt);
+  assert_true(dt < 20.0);
+  shapeml_module_release(m);
+  free(src);
+  src = let_chain(300, "matmul");
+  ok(shapeml_module_compile(ctx, "mm.sml", src, strlen(src), NULL, &m));
+  ok(shapeml_module_get_entry(m, "f", &e));
+  t0 = now_s();
+  expect_code(shapeml_entry_specialize(e, &n, &four, 1), SHAPEML_STATUS_RESOURCE_EXHAUSTED, "too large for the CPU back end");
+  print_message("300 matmuls: refused in %.2f s\n", now_s() - t0);
+  shapeml_module_release(m);
+  free(src);
+  shapeml_context_release(ctx);
+}
+
 /* .npy images. */
 static size_t npy_image(unsigned char* out, const char* header, const void* data, size_t n) {
   size_t hl = strlen(header);
@@ -856,6 +900,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fifos_and_devices_do_not_block, setup, teardown),
       cmocka_unit_test(test_quadratic_diagnostics_bounded),
       cmocka_unit_test(test_polynomial_blowup_bounded),
+      cmocka_unit_test(test_compile_time_bounded),
       cmocka_unit_test_setup_teardown(test_npy_hostile_headers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_npz_hostile_archives, setup, teardown),
       cmocka_unit_test_setup_teardown(test_npz_total_inflation_capped, setup, teardown),

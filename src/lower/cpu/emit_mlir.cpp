@@ -285,6 +285,21 @@ class Emitter {
  public:
   Emitter(const ir::Module& m, const EmitOptions& o) : m_(m), o_(o) {}
 
+  // The code-size budget of one specialization (spec: "Implementation
+  // limits"): every operation emitted, inlined calls included, costs 1 and a
+  // matmul kCodegenMatmulCost. MLIR's one-shot bufferization analysis and
+  // the per-matmul transform scripts are super-linear in the function's
+  // size (250 matmuls: 3.4 s, 1,000: 140 s), so past the budget the
+  // specialization is refused with a status rather than compiled for
+  // minutes. Elementwise chains are linear (10,000 lets: 0.9 s).
+  void charge(const ir::Binding& b, const ir::Function& f) {
+    cost_ += syntax::op_family(b.op) == OpFamily::Matmul ? kCodegenMatmulCost : 1;
+    if (cost_ > kCodegenBudget)
+      fail("function `" + f.name + "` is too large for the CPU back end: with calls inlined it has more than " +
+           std::to_string(kCodegenBudget) + " operations (a matmul counts as " + std::to_string(kCodegenMatmulCost) +
+           "); compile time would grow faster than linearly. Split the work into several entry points");
+  }
+
   std::string fresh(const std::string& hint) {
     std::string base = sanitize(hint);
     if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "t" + base;
@@ -443,6 +458,7 @@ class Emitter {
     }
     for (size_t bi = 0; bi < f.body.size(); ++bi) {
       const ir::Binding& b = f.body[bi];
+      charge(b, f);
       std::vector<Val> ins;
       for (ir::ValueId o : b.operands) ins.push_back(get(o));
       if (b.op == OpKind::Call) {
@@ -1198,7 +1214,8 @@ class Emitter {
   const ir::Module& m_;
   const EmitOptions& o_;
   std::set<std::string> used_;
-  std::map<std::string, int> next_suffix_;  // fresh(): the next suffix to try per base name
+  std::map<std::string, int> next_suffix_;
+  size_t cost_ = 0;  // charge(): the code-size budget used so far  // fresh(): the next suffix to try per base name
   std::string body_;
   std::vector<std::pair<size_t, std::string>> pending_bool_inputs_;
   std::vector<bool> dying_;  // per operand of the op being emitted
