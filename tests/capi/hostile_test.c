@@ -817,6 +817,24 @@ static void test_silent_acceptance(void** state) {
   o.bindings = &good;
   expect_code(shapeml_module_build(ctx, "s.sml", kSrc, strlen(kSrc), &o, "/nonexistent-dir-shapeml/lib.so"), SHAPEML_STATUS_IO_ERROR, NULL);
   expect_code(shapeml_module_build(ctx, "s.sml", kSrc, strlen(kSrc), &o, g_dir), SHAPEML_STATUS_IO_ERROR, NULL);
+  /* The 0.2 string bindings: malformed or violating ones are the caller's
+   * error (INVALID_ARGUMENT), an unwritable path an IO_ERROR, never INTERNAL. */
+  const char* bad_bindings[] = {"", "scaled_add:", "scaled_add:N", "scaled_add:N=", "scaled_add:N=x", "scaled_add:N=-3",
+                                "scaled_add:N=100", "scaled_add:N=0", "scaled_add:Q=4", "scaled_add:N=4,N=4",
+                                "scaled_add:N=99999999999999999999", "\xff\xfe:N=4"};
+  for (size_t i = 0; i < sizeof bad_bindings / sizeof bad_bindings[0]; ++i) {
+    shapeml_status* st = shapeml_module_build_shared_object(ctx, "s.sml", kSrc, strlen(kSrc), bad_bindings[i], SHAPEML_TARGET_X86_64, so);
+    if (!st) fail_msg("bindings '%s' were accepted", bad_bindings[i]);
+    shapeml_status_code c = shapeml_status_get_code(st);
+    if (c != SHAPEML_STATUS_INVALID_ARGUMENT && c != SHAPEML_STATUS_NOT_FOUND)
+      fail_msg("bindings '%s': %s: %s", bad_bindings[i], shapeml_status_code_name(c), shapeml_status_get_message(st));
+    expect_code(st, c, NULL);
+  }
+  expect_code(shapeml_module_build_shared_object(ctx, "s.sml", kSrc, strlen(kSrc), "scaled_add:N=4", SHAPEML_TARGET_X86_64,
+                                                 "/nonexistent-dir-shapeml/lib.so"),
+              SHAPEML_STATUS_IO_ERROR, NULL);
+  expect_code(shapeml_module_build_shared_object(ctx, "s.sml", kSrc, strlen(kSrc), "scaled_add:N=4", (shapeml_target)9, so),
+              SHAPEML_STATUS_INVALID_ARGUMENT, "target");
   shapeml_context_release(ctx);
 }
 
