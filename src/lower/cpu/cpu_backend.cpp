@@ -656,4 +656,17 @@ std::string emit_lowered_mlir(const ir::Module& m, const std::string& entry, con
   });
 }
 
+namespace detail {
+void llvm_report_fatal_error_for_testing(const char* reason) { llvm::report_fatal_error(reason); }
+void llvm_report_bad_alloc_for_testing() { llvm::report_bad_alloc_error("shapeml test"); }
+
+bool run_as_codegen_for_testing(const std::function<void()>& f, std::string& error) {
+  init_llvm();
+  return guarded_codegen<bool>(error, false, [&] {
+    f();
+    return true;
+  });
+}
+}  // namespace detail
+
 }  // namespace shapeml::lower::cpu
