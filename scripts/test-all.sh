@@ -2,7 +2,10 @@
 # The README's second command: install what is missing, build, run every test.
 #   1. default build (RelWithDebInfo, -g): every test, incl. ABI, proofs, obligations
 #   2. ASan+UBSan build: every test that runs our native code
-#   3. libFuzzer build (clang-19): the parser+checker fuzzer for a bounded time
+#   3. libFuzzer build (clang-19): six fuzzers (parser+checker, diagnostic JSON,
+#      .npy, .npz, module manifest, DLPack import), 25 s each (<= 3 min in all)
+#   4. ThreadSanitizer build of only the concurrency tests (8-thread check,
+#      compile, first-call specialization and calls through the C ABI)
 # GPU tests (label "gpu") skip on machines without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +32,13 @@ run_stage asan env ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 UBSAN_OPTIONS=h
   ctest --preset asan -LE "golden|proofs|abi|obligations" -j2
 
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_check
-run_stage fuzz ctest --test-dir build/fuzz -R fuzz_check --output-on-failure
+cmake --build --preset fuzz --target fuzz_check fuzz_json fuzz_npy fuzz_npz fuzz_manifest fuzz_dlpack
+run_stage fuzz ctest --test-dir build/fuzz -L fuzz --output-on-failure
+
+# Only the two concurrency test binaries are built (CMakePresets.json).
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan
+run_stage tsan ctest --preset tsan
 
 passed=0; failed=0
 for k in "${!results[@]}"; do

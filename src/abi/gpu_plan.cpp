@@ -1,7 +1,9 @@
 #include "abi/gpu_plan.h"
+#include "abi/numbers.h"
 
 #include <charconv>
 #include <cstdio>
+#include <locale>
 #include <sstream>
 
 namespace shapeml::abi {
@@ -73,7 +75,7 @@ std::string list_text(const std::vector<T>& v) {
 struct Tokens {
   std::istringstream in;
   std::string error;
-  explicit Tokens(const std::string& line) : in(line) {}
+  explicit Tokens(const std::string& line) : in(line) { in.imbue(std::locale::classic()); }  // never the host's locale
   bool word(std::string& out, const char* what) {
     if (in >> out) return true;
     if (error.empty()) error = std::string("expected ") + what;
@@ -127,8 +129,7 @@ std::string GpuPlan::to_text() const {
          shape_text(sl.shape) + " " + std::to_string(sl.bytes()) + " bytes\n";
   }
   for (const GpuLaunch& l : launches) {
-    char scalar[40];
-    std::snprintf(scalar, sizeof scalar, "%.17g", l.scalar);
+    std::string scalar = format_double(l.scalar, 17);  // locale-independent
     s += "launch " + l.kernel + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
          list_text(l.outputs) + " ints " + list_text(l.ints) + " scalar " + scalar + " flag " + (l.flag ? "1" : "0");
     if (!l.why.empty()) s += " ; " + l.why;
@@ -205,9 +206,8 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
           !t.expect("scalar") || !t.word(scalar, "a scalar") || !t.expect("flag") || !t.word(flag, "0 or 1"))
         return fail(t.error);
       if (l.op == "-") l.op.clear();
-      char* end = nullptr;
-      l.scalar = std::strtod(scalar.c_str(), &end);  // %.17g round-trips; "inf"/"nan" too
-      if (!end || *end) return fail("bad scalar `" + scalar + "`");
+      // %.17g round-trips; "inf"/"nan" too. from_chars: locale-independent.
+      if (parse_double(scalar, l.scalar) == ParseDouble::Malformed) return fail("bad scalar `" + scalar + "`");
       if (flag != "0" && flag != "1") return fail("flag must be 0 or 1");
       l.flag = flag == "1";
       l.why = why;

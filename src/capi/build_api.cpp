@@ -96,6 +96,7 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
       specs.push_back(std::move(s));
     }
 
+    if (auto* st = shapeml::capi::check_source_arg(kFn, source, length)) return st;
     shapeml::check::CheckResult r = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length),
                                                                  shapeml::capi::context_check_options(context));
     if (!r.ok()) {

@@ -79,7 +79,7 @@ SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const
     if (!out) return null_arg("shapeml_check_source", "out");
     *out = nullptr;
     if (!context) return null_arg("shapeml_check_source", "context");
-    if (!source && length) return null_arg("shapeml_check_source", "source");
+    if (auto* st = shapeml::capi::check_source_arg("shapeml_check_source", source, length)) return st;
     auto* r = new shapeml_check_result;
     r->result = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length), context->options);
     const auto& src = *r->result.source;

@@ -27,6 +27,7 @@ shapeml::lower::cpu::CpuTarget cpu_target(shapeml_target t) {
 // Checks `source`; on errors returns CHECK_FAILED carrying every diagnostic.
 shapeml_status* checked(const char* fn, shapeml_context* ctx, const char* name, const char* source, size_t length,
                         shapeml::check::CheckResult& r) {
+  if (auto* st = shapeml::capi::check_source_arg(fn, source, length)) return st;
   r = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length),
                                     shapeml::capi::context_check_options(ctx));
   if (r.ok()) return nullptr;

@@ -1,6 +1,7 @@
 #include "capi/status.h"
 
 #include "abi/struct_reader.h"
+#include "abi/utf8.h"
 
 namespace shapeml::capi {
 
@@ -13,6 +14,15 @@ shapeml_status* out_of_memory_status() noexcept {
 }
 
 shapeml_status* make_status(shapeml_status_code code, std::string message) noexcept {
+  // Every message crossing the C ABI is valid UTF-8 (abi/utf8.h): names from
+  // sources, .npy headers and callers may hold any bytes.
+  if (!abi::is_valid_utf8(message)) {
+    try {
+      message = abi::sanitize_utf8(message);
+    } catch (...) {
+      return out_of_memory_status();
+    }
+  }
   shapeml_status* s = new (std::nothrow) shapeml_status{code, std::move(message)};
   return s ? s : out_of_memory_status();
 }

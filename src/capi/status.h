@@ -39,6 +39,17 @@ inline shapeml_status* null_arg(const char* fn, const char* arg) {
   return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": argument `" + arg + "` is NULL");
 }
 
+/// INVALID_ARGUMENT for a NULL `source` with a non-zero length, or a source
+/// of 4 GiB or more (spans are 32-bit byte offsets): checked before the
+/// source is copied, so a huge length allocates nothing. NULL when fine.
+inline shapeml_status* check_source_arg(const char* fn, const char* source, size_t length) {
+  if (!source && length) return null_arg(fn, "source");
+  if (length >= (size_t{1} << 32) - 1)
+    return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": the source is " + std::to_string(length) +
+                                                            " bytes; sources must be smaller than 4 GiB");
+  return nullptr;
+}
+
 /// INVALID_ARGUMENT: "fn: what->struct_size is 12 (accepted: ...)".
 shapeml_status* bad_struct_size(const char* fn, const char* what, size_t size, size_t known, std::initializer_list<size_t> field_ends);
 

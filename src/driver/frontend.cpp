@@ -39,6 +39,14 @@ check::CheckResult check_source(std::string name, std::string text, const check:
   check::CheckResult r;
   check::CheckOptions opts = opts_in;
   if (opts.obligation_timeout_ms == 0) opts.obligation_timeout_ms = check::CheckOptions{}.obligation_timeout_ms;
+  if (text.size() >= (size_t{1} << 32) - 1) {
+    // Spans are 32-bit byte offsets. The C ABI refuses such a source before
+    // copying it; this catches every other caller.
+    size_t n = text.size();
+    r.source = std::make_shared<syntax::SourceFile>(std::move(name), std::string());
+    r.diags.report("E0003", {0, 0}, "the source is " + std::to_string(n) + " bytes; sources must be smaller than 4 GiB");
+    return r;
+  }
   r.source = std::make_shared<syntax::SourceFile>(std::move(name), std::move(text));
   try {
     auto t0 = Clock::now();

@@ -1,6 +1,7 @@
 #include <sstream>
 
 #include "ir/ir.h"
+#include "abi/numbers.h"
 
 namespace shapeml::ir {
 
@@ -22,10 +23,9 @@ static std::string attrs_text(const Binding& b) {
     case OpFamily::Cast: s = ":to " + std::string(types::dtype_name(a.dtype)); break;
     case OpFamily::CopyToDevice: s = ":device " + types::device_name(a.device); break;
     case OpFamily::Const: case OpFamily::Fill: {
-      std::ostringstream o;
-      if (a.is_int) o << a.int_value;
-      else o << a.float_value;
-      s = ":value " + o.str();
+      // to_chars: independent of the global C++ locale (6 significant
+      // digits, as the stream printed before).
+      s = ":value " + (a.is_int ? std::to_string(a.int_value) : abi::format_double(a.float_value, 6));
       break;
     }
     case OpFamily::Call: s = ":callee " + a.callee; break;

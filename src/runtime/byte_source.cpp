@@ -1,5 +1,7 @@
 #include "runtime/byte_source.h"
 
+#include "runtime/file_io.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,19 +76,11 @@ class WindowSource final : public ByteSource {
 
 Result<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
   return guarded("open_file_source", [&]() -> Result<std::unique_ptr<ByteSource>> {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      int e = errno;
-      std::string m = path + ": cannot open: " + std::strerror(e);
-      return e == ENOENT ? not_found(m) : io_error(m);
-    }
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return io_error(path + ": not a regular file");
-    }
+    auto f = open_regular_file(path, "input file");
+    if (!f) return f.status();
+    int fd = f->fd;
     try {
-      return std::unique_ptr<ByteSource>(new FileSource(path, fd, static_cast<uint64_t>(st.st_size)));
+      return std::unique_ptr<ByteSource>(new FileSource(path, fd, f->size));
     } catch (...) {
       ::close(fd);
       throw;

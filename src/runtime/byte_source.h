@@ -30,8 +30,9 @@ class ByteSource {
   std::string name_;
 };
 
-/// Opens `path` for reading. NOT_FOUND when it does not exist, IO_ERROR when
-/// it cannot be opened or is not a regular file.
+/// Opens `path` for reading without blocking (a FIFO is refused, not waited on;
+/// runtime/file_io.h). NOT_FOUND when it does not exist, IO_ERROR when it
+/// cannot be opened or is not a regular file.
 Result<std::unique_ptr<ByteSource>> open_file_source(const std::string& path);
 /// Owns `bytes`.
 std::unique_ptr<ByteSource> memory_source(std::string name, std::vector<uint8_t> bytes);

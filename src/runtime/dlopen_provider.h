@@ -11,6 +11,12 @@
 
 namespace shapeml::runtime {
 
+/// Checks, without mapping it, that `path` is a regular file holding a
+/// complete 64-bit little-endian ELF shared object for this machine whose
+/// program headers and segments lie inside the file. INVALID_ARGUMENT names
+/// what is wrong; IO_ERROR/NOT_FOUND when it cannot be read.
+Status validate_elf_file(const std::string& path);
+
 class DlopenCodeProvider final : public CodeProvider {
  public:
   /// dlopen(path, RTLD_NOW | RTLD_LOCAL), then checks that the object itself

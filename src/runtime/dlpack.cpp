@@ -47,6 +47,19 @@ Status validate(const DLTensor& dl, const char* what) {
     return invalid_argument(std::string(what) + ": ndim " + std::to_string(dl.ndim) + " is out of range [0, " +
                             std::to_string(kMaxRank) + "]");
   if (dl.ndim > 0 && !dl.shape) return invalid_argument(std::string(what) + ": shape is NULL");
+  // The producer may have stored any 32-bit value in the enum field; loading
+  // it as a DLDeviceType would be undefined behaviour for values outside the
+  // enumeration's range, so read its bytes as an integer.
+  int32_t device_type;
+  static_assert(sizeof(dl.device.device_type) == sizeof(int32_t), "DLDeviceType is 32 bits");
+  std::memcpy(&device_type, &dl.device.device_type, sizeof device_type);
+  if (device_type != static_cast<int32_t>(kDLCPU) && device_type != static_cast<int32_t>(kDLCUDA)) {
+    bool known = device_type >= static_cast<int32_t>(kDLCPU) && device_type <= 17;  // kDLCPU .. kDLMAIA (DLPack 1.0)
+    if (!known)
+      return invalid_argument(std::string(what) + ": device_type " + std::to_string(device_type) + " is not a DLPack device type");
+    return unimplemented(std::string(what) + ": the tensor is on device " + dl_device_type_str(device_type, dl.device.device_id) +
+                         "; this runtime imports host (kDLCPU) and CUDA device (kDLCUDA) tensors only");
+  }
   if (!from_dl_device(dl.device))
     return unimplemented(std::string(what) + ": the tensor is on device " + dl_device_str(dl.device) +
                          "; this runtime imports host (kDLCPU) and CUDA device (kDLCUDA) tensors only");
@@ -58,6 +71,24 @@ Status validate(const DLTensor& dl, const char* what) {
     if (dl.shape[i] < 0)
       return invalid_argument(std::string(what) + ": dimension " + std::to_string(i) + " is negative (" +
                               std::to_string(dl.shape[i]) + ")");
+  // Overflow checks that do not depend on the order of the dimensions: the
+  // product of the dimensions (zeros counted as 1) must fit in 64 bits.
+  int64_t span_elems = 1;
+  for (int i = 0; i < dl.ndim; ++i)
+    if (__builtin_mul_overflow(span_elems, dl.shape[i] > 0 ? dl.shape[i] : 1, &span_elems))
+      return invalid_argument(std::string(what) + ": the shape's element count overflows 64 bits");
+  uint64_t nbytes = 0;
+  bool empty = false;
+  for (int i = 0; i < dl.ndim; ++i) empty |= dl.shape[i] == 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(span_elems), static_cast<uint64_t>((dl.dtype.bits + 7) / 8), &nbytes))
+    return invalid_argument(std::string(what) + ": the tensor's byte size overflows 64 bits");
+  if (empty) nbytes = 0;
+  uintptr_t end;
+  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(dl.data), dl.byte_offset, &end) ||
+      __builtin_add_overflow(end, nbytes, &end))
+    return invalid_argument(std::string(what) + ": data pointer + byte_offset " + std::to_string(dl.byte_offset) + " + " +
+                            std::to_string(nbytes) + " bytes wraps around the address space");
+  if (!dl.data && nbytes) return invalid_argument(std::string(what) + ": data is NULL for a non-empty tensor");
   if (!is_compact_row_major(shape, dl.strides)) {
     std::string s = "(";
     for (int i = 0; i < dl.ndim; ++i) s += (i ? " " : "") + std::to_string(dl.strides[i]);

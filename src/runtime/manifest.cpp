@@ -326,8 +326,8 @@ Result<Manifest> parse_manifest(const std::string& text, const std::string& orig
       return Parser(src, origin, *strings).module(file);
     } catch (const ManifestError& e) {
       return e.status;
-    } catch (const types::DimOverflow&) {
-      return invalid_argument(origin + ": manifest: dimension arithmetic overflows 64-bit integers");
+    } catch (const types::DimOverflow& e) {
+      return invalid_argument(origin + ": manifest: " + e.what());
     }
   });
 }

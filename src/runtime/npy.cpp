@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "runtime/file_io.h"
 #include "runtime/zip_reader.h"
 
 namespace shapeml::runtime {
@@ -17,6 +18,13 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 constexpr uint32_t kMaxHeaderLen = 1u << 20;  // numpy itself refuses > 10000 by default
+
+// Entry names come from the file: keep them printable in messages.
+std::string printable_name(const std::string& n) {
+  std::string r;
+  for (char c : n.substr(0, 200)) r += (static_cast<unsigned char>(c) >= 32 && c != 127) ? c : '?';
+  return n.size() > 200 ? r + "..." : r;
+}
 
 Status malformed(const std::string& name, const std::string& what) {
   return invalid_argument(name + ": malformed .npy: " + what);
@@ -190,22 +198,6 @@ std::string shape_text(const std::vector<int64_t>& s) {
   return t + (s.size() == 1 ? ",)" : ")");
 }
 
-Status write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return io_error(path + ": cannot open for writing: " + std::strerror(errno));
-  bool ok = bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  int e = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    e = errno;
-  }
-  if (!ok) {
-    std::remove(path.c_str());
-    return io_error(path + ": write failed: " + std::strerror(e));
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<TensorRef> read_npy(const ByteSource& src, const MemoryResourcePtr& mr) {
@@ -244,12 +236,25 @@ Result<TensorRef> read_npy(const ByteSource& src, const MemoryResourcePtr& mr) {
     if (h.fortran_order)
       return unimplemented(name + ": the array is stored in Fortran order (fortran_order: True); shapeml reads C order only "
                                   "(save np.ascontiguousarray(a))");
-    auto t = Tensor::create(*dt, h.shape, mr, /*zero=*/false);
-    if (!t) return Status(t.status().code(), name + ": " + t.status().message());
-    uint64_t data_start = header_start + header_len, need = (*t)->nbytes();
+    if (h.shape.size() > static_cast<size_t>(kMaxRank))
+      return malformed(name, "shape " + shape_text(h.shape) + " has rank " + std::to_string(h.shape.size()) + ", above the maximum " +
+                                 std::to_string(kMaxRank));
+    // The data must be in the file before anything is allocated for it: a
+    // 128-byte file may claim an 8 GiB array.
+    uint64_t data_start = header_start + header_len, need = dtype_size(*dt);
+    bool empty = false;
+    for (int64_t d : h.shape) {
+      empty |= d == 0;
+      if (__builtin_mul_overflow(need, static_cast<uint64_t>(d > 0 ? d : 1), &need))
+        return malformed(name, "shape " + shape_text(h.shape) + " has too many elements (its size overflows 64 bits)");
+    }
+    if (empty) need = 0;
     if (size - data_start < need)
       return malformed(name, "truncated: shape " + shape_text(h.shape) + " of '" + h.descr + "' needs " + std::to_string(need) +
                                  " data bytes, the file has " + std::to_string(size - data_start));
+    auto t = Tensor::create(*dt, h.shape, mr, /*zero=*/false);
+    if (!t) return Status(t.status().code(), name + ": " + t.status().message());
+    if ((*t)->nbytes() != need) return internal_error(name + ": byte size disagrees with the tensor's");
     // Trailing bytes are ignored, as numpy does (several arrays may be saved
     // back to back into one file).
     if (need)
@@ -318,23 +323,45 @@ Result<std::vector<uint8_t>> encode_npy(const Tensor& t) {
 Status write_npy(const std::string& path, const Tensor& t) {
   auto bytes = encode_npy(t);
   if (!bytes) return Status(bytes.status().code(), path + ": " + bytes.status().message());
-  return guarded("write_npy", [&]() { return write_file(path, *bytes); });
+  return guarded("write_npy", [&]() { return write_file_atomic(path, bytes->data(), bytes->size()); });
 }
 
 Result<std::vector<NpzEntry>> read_npz(const std::string& path, const MemoryResourcePtr& mr) {
+  auto src = open_file_source(path);
+  if (!src) return src.status();
+  return read_npz(**src, mr);
+}
+
+Result<std::vector<NpzEntry>> read_npz(const ByteSource& archive, const MemoryResourcePtr& mr) {
   return guarded("read_npz", [&]() -> Result<std::vector<NpzEntry>> {
-    auto src = open_file_source(path);
-    if (!src) return src.status();
-    auto entries = list_zip_entries(**src);
+    const std::string& path = archive.name();
+    const ByteSource* src = &archive;
+    auto entries = list_zip_entries(*src);
     if (!entries) return entries.status();
     std::vector<NpzEntry> out;
     std::set<std::string> names;
+    // The bytes that deflated entries expand to, all together, checked
+    // before anything is inflated: a small file must not be able to make
+    // this call allocate without bound.
+    uint64_t inflated = 0;
     for (const ZipEntry& e : *entries) {
+      if (e.method == 0) continue;
+      if (__builtin_add_overflow(inflated, e.uncompressed_size, &inflated) || inflated > kMaxNpzInflatedBytes)
+        return resource_exhausted(path + ": the compressed entries claim to expand to more than " +
+                                  std::to_string(kMaxNpzInflatedBytes >> 30) + " GiB together (at entry '" + printable_name(e.name) +
+                                  "'); refusing to inflate them. Save large arrays uncompressed (np.savez) instead");
+    }
+    for (const ZipEntry& e : *entries) {
+      if (e.name.find('\0') != std::string::npos)
+        return invalid_argument(path + ": entry name '" + printable_name(e.name) +
+                                "' contains a NUL byte (names that differ after it would be indistinguishable)");
       if (e.name.size() < 4 || e.name.compare(e.name.size() - 4, 4, ".npy") != 0)
-        return invalid_argument(path + ": entry '" + e.name + "' is not a .npy array (np.savez writes only NAME.npy entries)");
+        return invalid_argument(path + ": entry '" + printable_name(e.name) +
+                                "' is not a .npy array (np.savez writes only NAME.npy entries)");
       std::string key = e.name.substr(0, e.name.size() - 4);
-      if (!names.insert(key).second) return invalid_argument(path + ": entry '" + e.name + "' appears twice");
-      auto entry = open_zip_entry(**src, e);
+      if (key.empty()) return invalid_argument(path + ": entry '.npy' has an empty array name");
+      if (!names.insert(key).second) return invalid_argument(path + ": entry '" + printable_name(e.name) + "' appears twice");
+      auto entry = open_zip_entry(*src, e);
       if (!entry) return entry.status();
       auto t = read_npy(**entry, mr);
       if (!t) return t.status();

@@ -128,8 +128,8 @@ Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::spa
       if (shapes[i].size() != e.params[i].type.shape.size()) return internal_error("bind_shape_variables: rank differs from the signature");
     try {
       return Binder{e, shapes, {}, {}}.run();
-    } catch (const types::DimOverflow&) {
-      return invalid_argument("entry `" + e.name + "`: dimension arithmetic overflows 64-bit integers");
+    } catch (const types::DimOverflow& ex) {
+      return invalid_argument("entry `" + e.name + "`: " + ex.what());
     }
   });
 }

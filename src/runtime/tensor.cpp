@@ -80,14 +80,22 @@ DLDevice to_dl_device(types::Device d) {
 }
 
 std::optional<types::Device> from_dl_device(DLDevice d) {
-  if (d.device_type == kDLCPU) return types::Device::host();
-  if (d.device_type == kDLCUDA && d.device_id >= 0) return types::Device::cuda(d.device_id);
+  int32_t type;
+  std::memcpy(&type, &d.device_type, sizeof type);  // never load an out-of-range enum
+  if (type == kDLCPU) return types::Device::host();
+  if (type == kDLCUDA && d.device_id >= 0) return types::Device::cuda(d.device_id);
   return std::nullopt;
 }
 
 std::string dl_device_str(DLDevice d) {
-  std::string id = ":" + std::to_string(d.device_id);
-  switch (d.device_type) {
+  int32_t type;
+  std::memcpy(&type, &d.device_type, sizeof type);  // never load an out-of-range enum
+  return dl_device_type_str(type, d.device_id);
+}
+
+std::string dl_device_type_str(int32_t device_type, int32_t device_id) {
+  std::string id = ":" + std::to_string(device_id);
+  switch (device_type) {
     case kDLCPU: return "cpu" + id;
     case kDLCUDA: return "cuda" + id;
     case kDLCUDAHost: return "cuda_host" + id;
@@ -97,7 +105,7 @@ std::string dl_device_str(DLDevice d) {
     case kDLOpenCL: return "opencl" + id;
     case kDLVulkan: return "vulkan" + id;
     case kDLMetal: return "metal" + id;
-    default: return "device_type " + std::to_string(static_cast<int>(d.device_type)) + id;
+    default: return "device_type " + std::to_string(device_type) + id;
   }
 }
 
@@ -181,15 +189,22 @@ Result<TensorRef> Tensor::make(types::DType dtype, std::span<const int64_t> shap
   if (!strides.empty() && strides.size() != shape.size())
     return invalid_argument("tensor has " + std::to_string(shape.size()) + " dimensions but " + std::to_string(strides.size()) +
                             " strides");
-  int64_t numel = 1;
+  // The overflow check must not depend on the order of the dimensions (a
+  // zero anywhere would otherwise hide an overflow before it and not after
+  // it): the product of all dimensions, zeros counted as 1, must fit, in
+  // elements and in bytes. Row-major strides are then representable too.
+  int64_t span = 1;
+  bool empty = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) return invalid_argument("tensor dimension " + std::to_string(i) + " is negative (" + std::to_string(shape[i]) + ")");
-    if (__builtin_mul_overflow(numel, shape[i], &numel))
-      return invalid_argument("tensor element count overflows 64 bits");
+    empty |= shape[i] == 0;
+    if (__builtin_mul_overflow(span, shape[i] > 0 ? shape[i] : 1, &span))
+      return invalid_argument("tensor element count overflows 64 bits (too many elements)");
   }
   int64_t bytes;
-  if (__builtin_mul_overflow(numel, static_cast<int64_t>(dtype_size(dtype)), &bytes))
-    return invalid_argument("tensor byte size overflows 64 bits");
+  if (__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    return invalid_argument("tensor byte size overflows 64 bits (too many elements)");
+  int64_t numel = empty ? 0 : span;
   TensorRef ref = TensorRef::adopt(new Tensor());
   Tensor& t = *ref;
   t.dtype_ = dtype;
@@ -265,6 +280,10 @@ Result<TensorRef> Tensor::borrow(types::DType dtype, std::span<const int64_t> sh
     if (!r) return r.status();
     TensorRef t = std::move(r).value();
     if (!data && t->numel() > 0) return invalid_argument("Tensor::borrow: data is NULL for " + t->type_str());
+    uintptr_t end;
+    if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(data), byte_offset, &end) ||
+        __builtin_add_overflow(end, static_cast<uintptr_t>(t->nbytes()), &end))
+      return invalid_argument("Tensor::borrow: data + byte_offset " + std::to_string(byte_offset) + " wraps around the address space");
     t->storage_ = new Storage{nullptr, data, 0, 0, deleter};
     t->dl_.data = data;
     t->dl_.byte_offset = byte_offset;

@@ -48,6 +48,8 @@ DLDevice to_dl_device(types::Device d);
 std::optional<types::Device> from_dl_device(DLDevice d);
 /// "cpu", "cuda:0", "cuda_host:0", "device_type 9:0".
 std::string dl_device_str(DLDevice d);
+/// The same for a raw device type number (any int32, in range or not).
+std::string dl_device_type_str(int32_t device_type, int32_t device_id);
 
 /// Called once when a borrowed tensor dies.
 struct TensorDeleter {

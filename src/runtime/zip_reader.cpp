@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include "runtime/file_io.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -123,6 +125,26 @@ Result<std::vector<ZipEntry>> list_zip_entries(const ByteSource& src) {
       out.push_back(std::move(e));
       pos += kCentralSize + name_len + extra_len + comment_len;
     }
+    // Every entry's bytes (local header + data) must lie before the central
+    // directory and apart from every other entry's: records that share bytes
+    // let a small archive expand into a huge one (a "zip bomb" of fifty
+    // records pointing at one deflated entry), and no writer makes them.
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) of local header + data
+    for (const ZipEntry& e : out) {
+      uint64_t end;
+      if (__builtin_add_overflow(e.local_header_offset, kLocalSize + e.name.size(), &end) ||
+          __builtin_add_overflow(end, e.compressed_size, &end) || end > cd_offset)
+        return malformed(src, "entry '" + e.name + "' (offset " + std::to_string(e.local_header_offset) + ", " +
+                                  std::to_string(e.compressed_size) + " bytes) runs into the central directory or past the file");
+      ranges.push_back({e.local_header_offset, end});
+    }
+    std::vector<size_t> order(out.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a].first < ranges[b].first; });
+    for (size_t k = 1; k < order.size(); ++k)
+      if (ranges[order[k]].first < ranges[order[k - 1]].second)
+        return malformed(src, "entries '" + out[order[k - 1]].name + "' and '" + out[order[k]].name +
+                                  "' overlap (their data share bytes of the file)");
     return out;
   });
 }
@@ -166,18 +188,30 @@ Result<std::unique_ptr<ByteSource>> open_zip_entry(const ByteSource& src, const 
     std::vector<uint8_t> in(e.compressed_size);
     if (Status s = src.read(data, in.size(), in.data()); !s.ok()) return s;
     // One spare byte: output never points at NULL, and a stream that
-    // inflates to more than it claims is caught.
-    std::vector<uint8_t> outbuf(e.uncompressed_size + 1);
+    // inflates to more than it claims is caught. The buffer grows with what
+    // the stream actually produces (doubling, up to the claim), so a small
+    // entry that lies about its size allocates what it inflates to, not
+    // what it claims.
+    const uint64_t cap = e.uncompressed_size + 1;
+    std::vector<uint8_t> outbuf(static_cast<size_t>(std::min<uint64_t>(cap, uint64_t{1} << 20)));
     z_stream zs{};
     if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return internal_error(ename + ": inflateInit2 failed");
     zs.next_in = in.data();
     zs.next_out = outbuf.data();
-    uint64_t in_left = in.size(), out_left = outbuf.size();
+    uint64_t in_left = in.size();
     int rc = Z_OK;
     while (rc == Z_OK) {
       // zlib counts in uInt: feed at most 1 GiB at a time.
       if (zs.avail_in == 0) { zs.avail_in = static_cast<uInt>(std::min<uint64_t>(in_left, 1u << 30)); in_left -= zs.avail_in; }
-      if (zs.avail_out == 0) { zs.avail_out = static_cast<uInt>(std::min<uint64_t>(out_left, 1u << 30)); out_left -= zs.avail_out; }
+      if (zs.avail_out == 0) {
+        uint64_t produced = zs.total_out;
+        if (produced >= outbuf.size()) {
+          if (outbuf.size() >= cap) break;  // more output than the claim: reported below
+          outbuf.resize(static_cast<size_t>(std::min<uint64_t>(cap, uint64_t{outbuf.size()} * 2)));
+        }
+        zs.next_out = outbuf.data() + produced;
+        zs.avail_out = static_cast<uInt>(std::min<uint64_t>(outbuf.size() - produced, 1u << 30));
+      }
       uInt before_in = zs.avail_in, before_out = zs.avail_out;
       rc = inflate(&zs, Z_NO_FLUSH);
       if (rc == Z_BUF_ERROR && before_in == zs.avail_in && before_out == zs.avail_out) break;  // no progress possible
@@ -206,14 +240,15 @@ Status write_zip_stored(const std::string& path, const std::vector<ZipWriteEntry
   return guarded("write_zip_stored", [&]() -> Status {
     std::vector<uint8_t> central;
     uint64_t offset = 0;
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) return io_error(path + ": cannot open for writing: " + std::strerror(errno));
-    auto fail = [&](Status s) {
-      std::fclose(f);
-      std::remove(path.c_str());
-      return s;
+    // The archive is assembled in memory and written atomically (temp file +
+    // rename): a failure never leaves a partial archive nor removes a file
+    // this call did not create.
+    std::vector<uint8_t> file;
+    auto fail = [](Status s) { return s; };
+    auto write = [&](const void* p, size_t n) {
+      file.insert(file.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+      return true;
     };
-    auto write = [&](const void* p, size_t n) { return n == 0 || std::fwrite(p, 1, n, f) == n; };
     for (const ZipWriteEntry& e : entries) {
       if (e.data.size() >= 0xffffffffu || offset >= 0xffffffffu || e.name.size() > 0xffff)
         return fail(unimplemented(path + ": archives past 4 GiB (ZIP64) are not written by this runtime"));
@@ -260,11 +295,7 @@ Status write_zip_stored(const std::string& path, const std::vector<ZipWriteEntry
     put16(end, 0);
     if (!write(central.data(), central.size()) || !write(end.data(), end.size()))
       return fail(io_error(path + ": write failed: " + std::strerror(errno)));
-    if (std::fclose(f) != 0) {
-      std::remove(path.c_str());
-      return io_error(path + ": write failed: " + std::strerror(errno));
-    }
-    return Status();
+    return write_file_atomic(path, file.data(), file.size());
   });
 }
 

@@ -3,10 +3,30 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "abi/utf8.h"
+
 namespace shapeml::syntax {
 
 size_t DiagnosticSink::error_count() const {
   return static_cast<size_t>(std::count_if(diags_.begin(), diags_.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; }));
+}
+
+Diagnostic& DiagnosticSink::report(std::string code, Span span, std::string message) {
+  if (error_count() < kMaxErrorsPerFile) {
+    diags_.push_back(Diagnostic{std::move(code), Severity::Error, std::move(message), span, {}, {}, {}, {}, {}, {}, {}});
+    last_kept_ = diags_.size() - 1;
+    return diags_.back();
+  }
+  ++suppressed_;
+  std::string note = std::to_string(suppressed_) + (suppressed_ == 1 ? " more error in this file is" : " more errors in this file are") +
+                     " not shown (at most " + std::to_string(kMaxErrorsPerFile) + " are reported per file)";
+  if (last_kept_ < diags_.size()) {
+    auto& notes = diags_[last_kept_].notes;
+    if (suppressed_ == 1 || notes.empty()) notes.push_back(std::move(note));
+    else notes.back() = std::move(note);
+  }
+  scratch_ = Diagnostic{};
+  return scratch_;
 }
 
 static const char* severity_name(Severity s) {
@@ -28,6 +48,31 @@ static std::string printable(const std::string& s) {
   return r;
 }
 
+// At most kLineWindow bytes of the line that holds `offset` (1-based column
+// `col`), cut *before* it is made printable, so that rendering a diagnostic
+// costs O(window) whatever the line's length (a 10 MB one-line file renders
+// as fast as a short one). Columns up to kLineWindow show the line's start,
+// as before; a later column shows "..." and a window around it. `start` is
+// the caret's 0-based position in the result.
+static constexpr size_t kLineWindow = 200;
+static std::string line_excerpt(const SourceFile& src, uint32_t offset, LineCol lc, uint32_t& start) {
+  const std::string& t = src.text();
+  size_t off = std::min<size_t>(offset, t.size());
+  size_t line_begin = off >= lc.col - 1 ? off - (lc.col - 1) : 0;
+  size_t from = line_begin;
+  std::string prefix;
+  if (lc.col - 1 >= kLineWindow) {
+    from = off - kLineWindow / 2;
+    prefix = "...";
+  }
+  size_t to = from;
+  while (to < t.size() && to - from < kLineWindow && t[to] != '\n') ++to;
+  if (to > from && t[to - 1] == '\r' && (to == t.size() || t[to] == '\n')) --to;
+  std::string line = prefix + printable(t.substr(from, to - from));
+  start = static_cast<uint32_t>(std::min<size_t>(prefix.size() + (off - from), line.size()));
+  return line;
+}
+
 static std::string counterexample_text(const Diagnostic& d) {
   std::string s;
   for (const auto& [k, v] : d.counterexample) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
@@ -39,13 +84,12 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
   LineCol e = src.line_col(d.span.end > d.span.begin ? d.span.end - 1 : d.span.begin);
   std::string out = std::string(severity_name(d.severity)) + "[" + d.code + "]: " + printable(d.message) + "\n";
   out += "  --> " + src.name() + ":" + std::to_string(b.line) + ":" + std::to_string(b.col) + "\n";
-  std::string line = printable(src.line_text(b.line));
-  if (line.size() > 200) line = line.substr(0, 200);
+  uint32_t start = 0;
+  std::string line = line_excerpt(src, d.span.begin, b, start);
   std::string num = std::to_string(b.line);
   std::string pad(num.size(), ' ');
   out += " " + pad + " |\n";
   out += " " + num + " | " + line + "\n";
-  uint32_t start = std::min<uint32_t>(b.col - 1, static_cast<uint32_t>(line.size()));
   uint32_t width = e.line == b.line && e.col >= b.col ? e.col - b.col + 1 : static_cast<uint32_t>(line.size() > start ? line.size() - start : 1);
   width = std::max<uint32_t>(1, std::min<uint32_t>(width, static_cast<uint32_t>(line.size() > start ? line.size() - start : 1)));
   out += " " + pad + " | " + std::string(start, ' ') + std::string(width, '^') + "\n";
@@ -53,14 +97,13 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
     // A secondary snippet, as rustc prints one: `::: file:line:col`, the
     // line, and the label under its span.
     LineCol lb = src.line_col(l.span.begin), le = src.line_col(l.span.end > l.span.begin ? l.span.end - 1 : l.span.begin);
-    std::string ltext = printable(src.line_text(lb.line));
-    if (ltext.size() > 200) ltext = ltext.substr(0, 200);
+    uint32_t ls = 0;
+    std::string ltext = line_excerpt(src, l.span.begin, lb, ls);
     std::string lnum = std::to_string(lb.line);
     size_t w = std::max(lnum.size(), num.size());
     std::string lpad(w - lnum.size(), ' ');
     out += " " + pad + "::: " + src.name() + ":" + lnum + ":" + std::to_string(lb.col) + "\n";
     out += " " + lpad + lnum + " | " + ltext + "\n";
-    uint32_t ls = std::min<uint32_t>(lb.col - 1, static_cast<uint32_t>(ltext.size()));
     uint32_t lw = le.line == lb.line && le.col >= lb.col ? le.col - lb.col + 1 : 1;
     lw = std::max<uint32_t>(1, std::min<uint32_t>(lw, static_cast<uint32_t>(ltext.size() > ls ? ltext.size() - ls : 1)));
     out += " " + std::string(w, ' ') + " | " + std::string(ls, ' ') + std::string(lw, '-') + " " + printable(l.text) + "\n";
@@ -74,7 +117,8 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
   // A note that starts with "help: " is the fix, rendered as rustc does.
   for (const auto& n : d.notes)
     out += " " + pad + (n.rfind("help: ", 0) == 0 ? " = " + n : " = note: " + n) + "\n";
-  return out;
+  // The file name, expected/actual and notes may carry any bytes.
+  return abi::is_valid_utf8(out) ? out : abi::sanitize_utf8(out);
 }
 
 std::string json_escape(const std::string& s) {
@@ -82,15 +126,15 @@ std::string json_escape(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      // Copy a well-formed UTF-8 sequence as is; anything else is U+FFFD.
-      size_t n = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-      bool ok = n && c >= 0xc2 && i + n <= s.size();
-      for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-      if (ok) {
+      // Copy a well-formed UTF-8 sequence as is; each maximal ill-formed
+      // subpart (overlong forms, surrogates, > U+10FFFF included) is U+FFFD.
+      size_t bad, n = abi::utf8_sequence(s, i, bad);
+      if (n) {
         r.append(s, i, n);
         i += n - 1;
       } else {
         r += "\\ufffd";
+        i += bad - 1;
       }
       continue;
     }

@@ -34,18 +34,27 @@ struct Diagnostic {
   std::vector<std::string> notes;
 };
 
+/// At most this many errors are kept per file; the last kept one gets a note
+/// "N more errors in this file are not shown". Without a cap a 200 KB line
+/// of `()()...` makes 100,000 diagnostics and renders for seconds to hours.
+inline constexpr size_t kMaxErrorsPerFile = 100;
+
 class DiagnosticSink {
  public:
-  Diagnostic& report(std::string code, Span span, std::string message) {
-    diags_.push_back(Diagnostic{std::move(code), Severity::Error, std::move(message), span, {}, {}, {}, {}, {}, {}, {}});
-    return diags_.back();
-  }
+  /// Records an error; past kMaxErrorsPerFile it is counted, not kept (the
+  /// returned reference is then a scratch object that callers may fill).
+  Diagnostic& report(std::string code, Span span, std::string message);
+  /// Errors counted but not kept.
+  size_t suppressed() const { return suppressed_; }
   const std::vector<Diagnostic>& all() const { return diags_; }
   std::vector<Diagnostic>& all() { return diags_; }
   size_t error_count() const;
 
  private:
   std::vector<Diagnostic> diags_;
+  Diagnostic scratch_;
+  size_t suppressed_ = 0;
+  size_t last_kept_ = 0;
 };
 
 /// Human form: `error[E0301]: ...`, `--> file:line:col`, the line with a

@@ -6,6 +6,8 @@
 
 #include "syntax/sexpr.h"
 
+#include "abi/numbers.h"
+
 namespace shapeml::syntax {
 namespace {
 
@@ -125,7 +127,7 @@ class Reader {
     const std::string& t = a.text;
     if (t == "inf" || t == "-inf" || t == "nan") {
       a.kind = SExpr::Kind::Float;
-      a.float_value = std::strtod(t.c_str(), nullptr);
+      (void)abi::parse_double(t, a.float_value);
     } else if (looks_numeric(t)) {
       bool is_float = t.find_first_of(".eE") != std::string::npos;
       if (!is_float) {
@@ -136,11 +138,12 @@ class Reader {
         else if (ec != std::errc() || p != t.data() + t.size()) error("E0001", b, e, "malformed number `" + t + "`");
       } else {
         a.kind = SExpr::Kind::Float;
-        errno = 0;
-        char* end = nullptr;
-        a.float_value = std::strtod(t.c_str(), &end);
-        if (end != t.c_str() + t.size()) error("E0001", b, e, "malformed number `" + t + "`");
-        else if (errno == ERANGE && (a.float_value > 1 || a.float_value < -1)) error("E0004", b, e, "float literal `" + t + "` is out of range");
+        // std::from_chars: the host's locale (a comma decimal separator)
+        // must not change what a program means.
+        abi::ParseDouble pr = abi::parse_double(t, a.float_value);
+        if (pr == abi::ParseDouble::Malformed) error("E0001", b, e, "malformed number `" + t + "`");
+        else if (pr == abi::ParseDouble::OutOfRange && (a.float_value > 1 || a.float_value < -1))
+          error("E0004", b, e, "float literal `" + t + "` is out of range");
       }
     }
     return a;

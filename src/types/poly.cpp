@@ -81,7 +81,16 @@ void Poly::add_term(const Term& t) {
   if (it->second.coeff == 0) terms_.erase(it);
 }
 
+namespace {
+[[noreturn]] void too_large(const std::string& what) {
+  throw DimOverflow("dimension expression is too large: its normal form " + what +
+                    " (shapeml bounds normal forms so that no program can exhaust the checker; write the dimension with "
+                    "fewer products of sums, or introduce a shape variable for it)");
+}
+}  // namespace
+
 void Poly::finish() {
+  if (terms_.size() > kMaxPolyTerms) too_large("has more than " + std::to_string(kMaxPolyTerms) + " terms");
   // Print non-constant terms in monomial order, constant last.
   std::vector<std::string> pos, neg;
   for (const auto& [k, t] : terms_) {
@@ -93,6 +102,7 @@ void Poly::finish() {
   if (neg.empty()) key_ = sum_text(pos);
   else if (pos.empty() && terms_.size() == 1 && c != terms_.end()) key_ = std::to_string(c->second.coeff);
   else key_ = "(- " + sum_text(pos) + " " + sum_text(neg) + ")";
+  if (key_.size() > kMaxPolyTextBytes) too_large("is longer than " + std::to_string(kMaxPolyTextBytes) + " characters");
 }
 
 Poly Poly::operator+(const Poly& o) const {
@@ -110,6 +120,8 @@ Poly Poly::operator-(const Poly& o) const {
 }
 
 Poly Poly::operator*(const Poly& o) const {
+  if (terms_.size() * o.terms_.size() > kMaxPolyProductPairs)
+    too_large("would multiply " + std::to_string(terms_.size()) + " by " + std::to_string(o.terms_.size()) + " terms");
   Poly r;
   for (const auto& [ka, a] : terms_)
     for (const auto& [kb, b] : o.terms_) {
@@ -119,6 +131,7 @@ Poly Poly::operator*(const Poly& o) const {
       t.atoms.insert(t.atoms.end(), b.atoms.begin(), b.atoms.end());
       std::sort(t.atoms.begin(), t.atoms.end(), [](const Atom& x, const Atom& y) { return x.key < y.key; });
       r.add_term(t);
+      if (r.terms_.size() > kMaxPolyTerms) too_large("has more than " + std::to_string(kMaxPolyTerms) + " terms");
     }
   r.finish();
   return r;

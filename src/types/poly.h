@@ -20,7 +20,17 @@ namespace shapeml::types {
 /// checker and reported as E0004; never crosses the C ABI.
 struct DimOverflow : std::runtime_error {
   DimOverflow() : std::runtime_error("dimension arithmetic overflows 64-bit integers") {}
+  explicit DimOverflow(const std::string& m) : std::runtime_error(m) {}
 };
+
+/// Bounds on a normal form, so that a short dimension expression such as
+/// `(* (+ A B C D E F G H) (+ A B C D E F G H) ...)` cannot take minutes and
+/// gigabytes to normalize (it grows as a binomial coefficient). Exceeding one
+/// throws DimOverflow with a message naming the limit (reported as E0004).
+/// Real programs' dimensions have a handful of terms.
+inline constexpr size_t kMaxPolyTerms = 256;        // terms of one normal form
+inline constexpr size_t kMaxPolyTextBytes = 4096;   // its canonical text
+inline constexpr size_t kMaxPolyProductPairs = 16384;  // term pairs one product may multiply
 
 class Poly;
 

@@ -888,6 +888,66 @@ static void test_jit_eight_threads(void** state) {
   shapeml_context_release(ctx);
 }
 
+/* Compile: 8 threads each JIT-compile the same source through one shared
+   context and call the first specialization (compiled on first call), and
+   the results equal a single-threaded compile's. Run under TSan in CI. */
+typedef struct {
+  shapeml_context* ctx;
+  float result[5];
+  int failures;
+  char error[256];
+} compile_worker;
+
+static void* compile_worker_main(void* arg) {
+  compile_worker* w = arg;
+  shapeml_module* m = NULL;
+  shapeml_status* st = shapeml_module_compile(w->ctx, "scaler.sml", kSrc, strlen(kSrc), NULL, &m);
+  if (!st) {
+    float x[5] = {1, 2, 3, 4, 5};
+    int64_t n = 5;
+    shapeml_tensor* t = NULL;
+    st = shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &n, x, sizeof x, &t);
+    if (!st) {
+      shapeml_tensor* in[2] = {t, t};
+      shapeml_tensor* out[1] = {NULL};
+      st = shapeml_module_call(m, "scaled_add", in, 2, out, 1);
+      if (!st) memcpy(w->result, shapeml_tensor_data(out[0]), sizeof w->result);
+      shapeml_tensor_release(out[0]);
+      shapeml_tensor_release(t);
+    }
+  }
+  if (st) {
+    w->failures++;
+    snprintf(w->error, sizeof w->error, "%s", shapeml_status_get_message(st));
+    shapeml_status_free(st);
+  }
+  shapeml_module_release(m);
+  return NULL;
+}
+
+static void test_compile_from_eight_threads(void** state) {
+  (void)state;
+  shapeml_context* ctx = ctx_new();
+  compile_worker single;
+  memset(&single, 0, sizeof single);
+  single.ctx = ctx;
+  compile_worker_main(&single);
+  assert_int_equal(single.failures, 0);
+  compile_worker w[THREADS];
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; ++i) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].ctx = ctx;
+  }
+  for (int i = 0; i < THREADS; ++i) assert_int_equal(pthread_create(&th[i], NULL, compile_worker_main, &w[i]), 0);
+  for (int i = 0; i < THREADS; ++i) pthread_join(th[i], NULL);
+  for (int i = 0; i < THREADS; ++i) {
+    if (w[i].failures) fail_msg("thread %d: %s", i, w[i].error);
+    assert_memory_equal(w[i].result, single.result, sizeof single.result);
+  }
+  shapeml_context_release(ctx);
+}
+
 static void test_module_build_with_options(void** state) {
   (void)state;
   shapeml_context* ctx = ctx_new();
@@ -1005,6 +1065,7 @@ int main(void) {
       cmocka_unit_test(test_front_end_struct_sizes),
       cmocka_unit_test(test_jit_entries),
       cmocka_unit_test(test_jit_eight_threads),
+      cmocka_unit_test(test_compile_from_eight_threads),
       cmocka_unit_test(test_module_build_with_options),
 #endif
   };

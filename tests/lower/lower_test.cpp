@@ -1283,3 +1283,20 @@ TEST(Aot, LinkerErrorsAreReturned) {
 }
 
 }  // namespace
+
+// LLVM's report_fatal_error / bad-alloc inside code generation become errors
+// (docs/design/llvm-fatal-errors.md); the process survives, and it works
+// again afterwards.
+TEST(LlvmFatalErrors, BecomeErrorsInsideCodeGeneration) {
+  for (int round = 0; round < 2; ++round) {
+    std::string error;
+    bool ok = shapeml::lower::cpu::detail::run_as_codegen_for_testing(
+        [] { shapeml::lower::cpu::detail::llvm_report_fatal_error_for_testing("shapeml test: a fatal error inside LLVM"); }, error);
+    EXPECT_FALSE(ok);
+    EXPECT_NE(error.find("LLVM reported a fatal error: shapeml test: a fatal error inside LLVM"), std::string::npos) << error;
+  }
+  std::string error;
+  EXPECT_THROW(shapeml::lower::cpu::detail::run_as_codegen_for_testing([] { shapeml::lower::cpu::detail::llvm_report_bad_alloc_for_testing(); }, error),
+               std::bad_alloc);
+  EXPECT_TRUE(shapeml::lower::cpu::detail::run_as_codegen_for_testing([] {}, error));
+}

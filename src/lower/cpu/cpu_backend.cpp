@@ -21,6 +21,7 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
@@ -31,6 +32,8 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <cstdlib>
+#include <new>
+#include <stdexcept>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -45,13 +48,68 @@ namespace shapeml::lower::cpu {
 
 namespace {
 
+// ---- LLVM fatal errors become statuses --------------------------------------
+//
+// LLVM and MLIR report some failures with report_fatal_error, which by default
+// prints and exits the process, and out-of-memory with a bad-alloc handler
+// that aborts. A library must do neither. The approach (docs/design/
+// llvm-fatal-errors.md): handlers are installed once, here, in the one place
+// LLVM is initialized. While the calling thread is inside shapeml code
+// generation (a CodegenScope is live), the fatal-error handler throws
+// LlvmFatalError and the bad-alloc handler throws std::bad_alloc; the
+// exception unwinds through LLVM's frames (built with unwind tables, without
+// cleanups) to the CodegenScope's caller, which turns it into an error
+// message (and the C ABI's guard turns std::bad_alloc into
+// RESOURCE_EXHAUSTED). No longjmp and no signal handlers are involved. The
+// LLVM objects of that compilation are then discarded; a JIT that hit one is
+// not used again. On any other thread (a host that also uses LLVM) the
+// handlers return and LLVM behaves as it would without them.
+struct LlvmFatalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+thread_local int t_codegen_depth = 0;
+
+struct CodegenScope {
+  CodegenScope() { ++t_codegen_depth; }
+  ~CodegenScope() { --t_codegen_depth; }
+  CodegenScope(const CodegenScope&) = delete;
+  CodegenScope& operator=(const CodegenScope&) = delete;
+};
+
+void fatal_error_handler(void*, const char* reason, bool) {
+  if (t_codegen_depth > 0) throw LlvmFatalError(reason ? reason : "unknown LLVM fatal error");
+  // Not ours: LLVM prints nothing itself when a handler is installed, so say
+  // what it would have said before it exits.
+  llvm::errs() << "LLVM ERROR: " << (reason ? reason : "") << "\n";
+}
+
+void bad_alloc_handler(void*, const char*, bool) {
+  if (t_codegen_depth > 0) throw std::bad_alloc();
+}
+
 void init_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
+    llvm::install_fatal_error_handler(&fatal_error_handler, nullptr);
+    llvm::install_bad_alloc_error_handler(&bad_alloc_handler, nullptr);
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
   });
+}
+
+// Runs `f` (which returns a T and reports errors through `error`) inside a
+// CodegenScope; an LLVM fatal error becomes `fail` with `error` set.
+template <class T, class F>
+T guarded_codegen(std::string& error, T fail, F&& f) {
+  CodegenScope scope;
+  try {
+    return f();
+  } catch (const LlvmFatalError& e) {
+    error = std::string("code generation failed: LLVM reported a fatal error: ") + e.what();
+    return fail;
+  }
 }
 
 struct TargetDesc {
@@ -236,6 +294,7 @@ std::string target_name(const CpuTarget& t) {
 // ---- JIT ---------------------------------------------------------------------
 
 struct CpuJit::Impl {
+  bool jit_broken = false;  // an LLVM fatal error unwound through the JIT
   CpuTarget target;
   CompileOptions options;
   TargetDesc td;
@@ -289,6 +348,28 @@ std::vector<std::string> CpuJit::last_notes() const {
 abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                          std::string& error) {
   std::lock_guard<std::mutex> l(impl_->mu);
+  bool fatal = false;
+  abi::CompiledEntryFn fn = guarded_codegen<abi::CompiledEntryFn>(error, nullptr, [&] {
+    fatal = true;  // cleared on a normal return
+    abi::CompiledEntryFn r = compile_locked(m, entry, bindings, error);
+    fatal = false;
+    return r;
+  });
+  if (fatal) {
+    // The JIT's state is unknown after an unwind through it: keep it, but
+    // refuse to use it again.
+    impl_->init_error = error + " (this JIT is not used again; compile the module anew)";
+    impl_->jit_broken = true;
+  }
+  return fn;
+}
+
+abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                            std::string& error) {
+  if (impl_->jit_broken) {
+    error = impl_->init_error;
+    return nullptr;
+  }
   impl_->notes.clear();
   if (!impl_->jit) {
     error = impl_->init_error;
@@ -374,8 +455,17 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
   return s;
 }
 
+static bool build_object_unguarded(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target,
+                                   const std::string& out_o, std::string& error, const CompileOptions& options);
+
 bool build_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_o,
                   std::string& error, const CompileOptions& options) {
+  init_llvm();
+  return guarded_codegen<bool>(error, false, [&] { return build_object_unguarded(m, specs, target, out_o, error, options); });
+}
+
+static bool build_object_unguarded(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target,
+                                   const std::string& out_o, std::string& error, const CompileOptions& options) {
   init_llvm();
   if (specs.empty()) {
     error = "no specializations to compile";
@@ -548,6 +638,7 @@ bool build_shared_object(const ir::Module& m, const std::vector<Specialization>&
 std::string emit_llvm(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings, const CpuTarget& target,
                       std::string& error, const CompileOptions& options, bool optimize_ir) {
   init_llvm();
+  return guarded_codegen<std::string>(error, "", [&]() -> std::string {
   TargetDesc td = describe(target);
   auto tm = make_tm(td, options.opt_level, error);
   if (!tm) return "";
@@ -561,11 +652,13 @@ std::string emit_llvm(const ir::Module& m, const std::string& entry, const std::
   std::string s;
   for (const auto& n : notes) s += "; note: " + n + "\n";
   return s + print_module(*mod);
+  });
 }
 
 std::string emit_lowered_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                               const CpuTarget& target, std::string& error, const CompileOptions& options) {
   init_llvm();
+  return guarded_codegen<std::string>(error, "", [&]() -> std::string {
   EmitOptions eo = emit_options_for(target, options);
   std::string text = emit_mlir(m, entry, bindings, eo, &error);
   if (text.empty()) return "";
@@ -578,6 +671,20 @@ std::string emit_lowered_mlir(const ir::Module& m, const std::string& entry, con
     return "";
   }
   return pr.lowered_mlir;
+  });
 }
+
+namespace detail {
+void llvm_report_fatal_error_for_testing(const char* reason) { llvm::report_fatal_error(reason); }
+void llvm_report_bad_alloc_for_testing() { llvm::report_bad_alloc_error("shapeml test"); }
+
+bool run_as_codegen_for_testing(const std::function<void()>& f, std::string& error) {
+  init_llvm();
+  return guarded_codegen<bool>(error, false, [&] {
+    f();
+    return true;
+  });
+}
+}  // namespace detail
 
 }  // namespace shapeml::lower::cpu

@@ -6,9 +6,12 @@
 // docs/design/cpu-codegen.md.
 //
 // Errors are returned (false / null plus a message); nothing here prints,
-// throws across the API, aborts or exits.
+// throws across the API, aborts or exits. LLVM's own fatal errors inside code
+// generation become such errors too (cpu_backend.cpp, "LLVM fatal errors";
+// docs/design/llvm-fatal-errors.md); out of memory there is std::bad_alloc.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -71,6 +74,8 @@ class CpuJit {
   std::vector<std::string> last_notes() const;
 
  private:
+  abi::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+                                      std::string& error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -109,5 +114,16 @@ std::string emit_lowered_mlir(const ir::Module& m, const std::string& entry, con
 
 /// EmitOptions that match `target` (vector width for the matmul tiles).
 EmitOptions emit_options_for(const CpuTarget& target, const CompileOptions& options = {});
+
+namespace detail {
+/// Test hook for the LLVM fatal-error handling: runs `f` the way code
+/// generation runs (inside the scope where LLVM's fatal errors throw).
+/// Returns false with `error` set when `f` reported an LLVM fatal error;
+/// std::bad_alloc from LLVM's bad-alloc handler propagates.
+bool run_as_codegen_for_testing(const std::function<void()>& f, std::string& error);
+/// For tests: llvm::report_fatal_error(reason) and llvm::report_bad_alloc_error.
+[[noreturn]] void llvm_report_fatal_error_for_testing(const char* reason);
+[[noreturn]] void llvm_report_bad_alloc_for_testing();
+}  // namespace detail
 
 }  // namespace shapeml::lower::cpu

@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "types/shape_inference.h"
+#include "abi/numbers.h"
 
 namespace shapeml::lower::cpu {
 
@@ -122,18 +123,17 @@ std::string fix_float_text(std::string s) {
 
 // A float constant of type `d` (F32 or F64) as MLIR attribute text.
 std::string float_attr(double v, DType d) {
-  char buf[64];
+  // std::to_chars (abi/numbers.h): snprintf would print "0,25" under a
+  // comma-decimal C locale and MLIR would not parse it.
   if (d == DType::F64) {
     if (std::isnan(v)) return "0x7FF8000000000000";
     if (std::isinf(v)) return v > 0 ? "0x7FF0000000000000" : "0xFFF0000000000000";
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return fix_float_text(buf);
+    return fix_float_text(abi::format_double(v, 17));
   }
   float f = static_cast<float>(v);
   if (std::isnan(f)) return "0x7FC00000";
   if (std::isinf(f)) return f > 0 ? "0x7F800000" : "0xFF800000";
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
-  return fix_float_text(buf);
+  return fix_float_text(abi::format_double(static_cast<double>(f), 9));
 }
 
 // The bf16 bit pattern of v as a (signed) i16 literal.
@@ -285,11 +285,32 @@ class Emitter {
  public:
   Emitter(const ir::Module& m, const EmitOptions& o) : m_(m), o_(o) {}
 
+  // The code-size budget of one specialization (spec: "Implementation
+  // limits"): every operation emitted, inlined calls included, costs 1 and a
+  // matmul kCodegenMatmulCost. MLIR's one-shot bufferization analysis and
+  // the per-matmul transform scripts are super-linear in the function's
+  // size (250 matmuls: 3.4 s, 1,000: 140 s), so past the budget the
+  // specialization is refused with a status rather than compiled for
+  // minutes. Elementwise chains are linear (10,000 lets: 0.9 s).
+  void charge(const ir::Binding& b, const ir::Function& f) {
+    cost_ += syntax::op_family(b.op) == OpFamily::Matmul ? kCodegenMatmulCost : 1;
+    if (cost_ > kCodegenBudget)
+      fail("function `" + f.name + "` is too large for the CPU back end: with calls inlined it has more than " +
+           std::to_string(kCodegenBudget) + " operations (a matmul counts as " + std::to_string(kCodegenMatmulCost) +
+           "); compile time would grow faster than linearly. Split the work into several entry points");
+  }
+
   std::string fresh(const std::string& hint) {
     std::string base = sanitize(hint);
     if (std::isdigit(static_cast<unsigned char>(base[0]))) base = "t" + base;
-    std::string n = base;
-    for (int k = 1; used_.count(n); ++k) n = base + "_" + std::to_string(k);
+    // Resume from the last suffix this base got: probing from 1 every time
+    // made a function with thousands of values quadratic (a 2,000-let chain
+    // spent 3 s here). The names are the same: every suffix below the
+    // counter is taken.
+    int& k = next_suffix_[base];
+    std::string n = k == 0 ? base : base + "_" + std::to_string(k);
+    while (used_.count(n)) n = base + "_" + std::to_string(++k);
+    if (k == 0) k = 1;
     used_.insert(n);
     return "%" + n;
   }
@@ -437,6 +458,7 @@ class Emitter {
     }
     for (size_t bi = 0; bi < f.body.size(); ++bi) {
       const ir::Binding& b = f.body[bi];
+      charge(b, f);
       std::vector<Val> ins;
       for (ir::ValueId o : b.operands) ins.push_back(get(o));
       if (b.op == OpKind::Call) {
@@ -1192,6 +1214,8 @@ class Emitter {
   const ir::Module& m_;
   const EmitOptions& o_;
   std::set<std::string> used_;
+  std::map<std::string, int> next_suffix_;
+  size_t cost_ = 0;  // charge(): the code-size budget used so far  // fresh(): the next suffix to try per base name
   std::string body_;
   std::vector<std::pair<size_t, std::string>> pending_bool_inputs_;
   std::vector<bool> dying_;  // per operand of the op being emitted

@@ -3,6 +3,7 @@
 // values of its shape variables. Plain C++: this header and emit_mlir.cpp
 // include no MLIR header (docs/design/cpu-codegen.md).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -11,6 +12,13 @@
 #include "ir/ir.h"
 
 namespace shapeml::lower::cpu {
+
+/// The code-size budget of one specialization (spec, "Implementation
+/// limits"): operations emitted with calls inlined, a matmul counting
+/// kCodegenMatmulCost. Exceeding it is an error "... is too large for the CPU
+/// back end ..." (RESOURCE_EXHAUSTED through the C ABI).
+inline constexpr size_t kCodegenBudget = 16384;
+inline constexpr size_t kCodegenMatmulCost = 64;
 
 enum class MatmulStrategy {
   Auto,   // tile + vectorize where the shapes allow it (the default)

@@ -273,13 +273,75 @@ mlir::LogicalResult approximate_math(mlir::ModuleOp m) {
 // propagation: a gelu would be evaluated K times per matmul output), and its
 // pattern set rewrites unused `outs` operands to tensor.empty, undoing the
 // in-place updates emit_mlir chose. So: the fusion primitive, in our pattern.
+//
+// A fused body is bounded (kMaxFusedBodyOps): each fusion clones the
+// producer's body into the consumer's, so fusing a chain of n elementwise
+// ops into one copied O(n^2) operations (a 2,000-let chain took 3.5 s here,
+// 10,000 lets minutes). Past the bound the chain is split into kernels of
+// at most that many payload ops, which keeps compile time linear and loses
+// nothing measurable at run time (each kernel is still one pass over memory
+// per few hundred ops).
+constexpr size_t kMaxFusedBodyOps = 256;
+
+size_t body_ops_upto(mlir::linalg::GenericOp op, size_t limit) {
+  size_t n = 0;
+  for (auto it = op.getBody()->begin(), e = op.getBody()->end(); it != e && n <= limit; ++it) ++n;
+  return n;
+}
+
+// fuseElementwiseOps concatenates the producer's and the consumer's inputs,
+// so fusing `(add v_k x)` chains reads x once per fused op: 256 operands all
+// aliasing one tensor, which makes the tensor passes and one-shot
+// bufferization's conflict analysis quadratic (5.5 s each for 5,000 lets).
+// MLIR 19's canonicalization does not merge them here; this does: inputs
+// with the same value and indexing map become one, their block arguments
+// merged. Returns `op` unchanged when there is nothing to merge.
+mlir::linalg::GenericOp dedupe_inputs(mlir::linalg::GenericOp op, mlir::PatternRewriter& rewriter) {
+  unsigned n_in = op.getNumDpsInputs();
+  llvm::SmallVector<mlir::AffineMap> maps = op.getIndexingMapsArray();
+  llvm::SmallVector<unsigned> rep(n_in);
+  llvm::SmallVector<mlir::Value> ins;
+  llvm::SmallVector<mlir::AffineMap> new_maps;
+  llvm::DenseMap<std::pair<mlir::Value, mlir::AffineMap>, unsigned> seen;
+  for (unsigned i = 0; i < n_in; ++i) {
+    auto key = std::make_pair(op.getDpsInputOperand(i)->get(), maps[i]);
+    auto [it, fresh] = seen.try_emplace(key, i);
+    rep[i] = it->second;
+    if (fresh) {
+      ins.push_back(key.first);
+      new_maps.push_back(maps[i]);
+    }
+  }
+  if (ins.size() == n_in) return op;
+  for (unsigned i = n_in; i < maps.size(); ++i) new_maps.push_back(maps[i]);
+  llvm::SmallVector<mlir::Value> outs(op.getDpsInits().begin(), op.getDpsInits().end());
+  mlir::OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  auto fresh_op = rewriter.create<mlir::linalg::GenericOp>(op.getLoc(), op->getResultTypes(), ins, outs, new_maps, op.getIteratorTypesArray());
+  for (const mlir::NamedAttribute& a : op->getDiscardableAttrs()) fresh_op->setAttr(a.getName(), a.getValue());
+  rewriter.inlineRegionBefore(op.getRegion(), fresh_op.getRegion(), fresh_op.getRegion().begin());
+  mlir::Block& body = fresh_op.getRegion().front();
+  // Descending: erasing argument i shifts only later (already handled) ones;
+  // a representative always comes first, so its index is stable.
+  for (unsigned i = n_in; i-- > 0;)
+    if (rep[i] != i) {
+      body.getArgument(i).replaceAllUsesWith(body.getArgument(rep[i]));
+      body.eraseArgument(i);
+    }
+  rewriter.replaceOp(op, fresh_op->getResults());
+  return fresh_op;
+}
+
 struct FuseElementwise : mlir::OpRewritePattern<mlir::linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(mlir::linalg::GenericOp consumer, mlir::PatternRewriter& rewriter) const override {
     if (consumer.getNumReductionLoops() != 0) return mlir::failure();
+    size_t consumer_ops = body_ops_upto(consumer, kMaxFusedBodyOps);
+    if (consumer_ops > kMaxFusedBodyOps) return mlir::failure();
     for (mlir::OpOperand* operand : consumer.getDpsInputOperands()) {
       mlir::Operation* producer = operand->get().getDefiningOp();
       if (!producer || !producer->hasOneUse() || !mlir::isa<mlir::linalg::GenericOp>(producer)) continue;
+      if (consumer_ops + body_ops_upto(mlir::cast<mlir::linalg::GenericOp>(producer), kMaxFusedBodyOps) > kMaxFusedBodyOps) continue;
       if (!consumer.getMatchingIndexingMap(operand).isPermutation()) continue;
       if (!mlir::linalg::areElementwiseOpsFusable(operand)) continue;
       // The producer computed in place (into a dying operand, see emit_mlir);
@@ -301,6 +363,7 @@ struct FuseElementwise : mlir::OpRewritePattern<mlir::linalg::GenericOp> {
       for (auto [orig, replacement] : fused->replacements)
         rewriter.replaceUsesWithIf(orig, replacement, [&](mlir::OpOperand& use) { return use.getOwner() != producer; });
       rewriter.eraseOp(consumer);
+      if (auto fop = mlir::dyn_cast<mlir::linalg::GenericOp>(fused->fusedOp)) dedupe_inputs(fop, rewriter);
       return mlir::success();
     }
     return mlir::failure();
