@@ -10,6 +10,7 @@
 #include "check/rules.h"
 #include "types/shape_inference.h"
 #include "syntax/parser.h"
+#include "syntax/type_syntax.h"
 #include "syntax/sexpr.h"
 
 namespace shapeml::check {
@@ -126,44 +127,18 @@ class Elaborator final : public RuleEnv {
   // `in_constraint`: a `where` constraint may use negative literals, e.g.
   // (>= (- c (* 2 d)) -4); only dimensions inside types must be >= 1.
   std::optional<Poly> dim(const DimAst& d, bool in_constraint = false) {
-    try {
-      switch (d.kind) {
-        case DimAst::Kind::Int:
-          if (d.value < 0 && !in_constraint) {
-            res_.diags.report("E0305", d.span, "dimension " + std::to_string(d.value) + " is negative");
-            return std::nullopt;
-          }
-          return Poly::constant(d.value);
-        case DimAst::Kind::Var:
-          if (!dims_.count(d.name)) {
-            auto& diag = res_.diags.report("E0104", d.span, "unknown shape variable `" + d.name + "`");
-            diag.notes.push_back(dims_.empty() ? "this function declares no shape variables; add `(dims " + d.name + ")`"
+    // The one conversion of src/syntax/type_syntax.h; E0104 gets its hint here.
+    return syntax::dim_to_poly(
+        d, [&](const std::string& n) { return dims_.count(n) > 0; }, in_constraint,
+        [&](const std::string& code, Span span, const std::string& msg) {
+          auto& diag = res_.diags.report(code, span, msg);
+          if (code == "E0104") {
+            size_t b = msg.find('`'), e = msg.find('`', b + 1);
+            std::string name = b != std::string::npos && e != std::string::npos ? msg.substr(b + 1, e - b - 1) : d.name;
+            diag.notes.push_back(dims_.empty() ? "this function declares no shape variables; add `(dims " + name + ")`"
                                                : "declare it in the function's `(dims ...)`");
-            return std::nullopt;
           }
-          return Poly::var(d.name);
-        default: break;
-      }
-      std::vector<Poly> a;
-      for (const auto& x : d.args) {
-        auto p = dim(x, in_constraint);
-        if (!p) return std::nullopt;
-        a.push_back(*p);
-      }
-      Poly r = a[0];
-      switch (d.kind) {
-        case DimAst::Kind::Add: for (size_t i = 1; i < a.size(); ++i) r = r + a[i]; break;
-        case DimAst::Kind::Mul: for (size_t i = 1; i < a.size(); ++i) r = r * a[i]; break;
-        case DimAst::Kind::Sub: r = a[0] - a[1]; break;
-        case DimAst::Kind::FloorDiv: r = a[0].floordiv(d.args[1].value); break;
-        case DimAst::Kind::Mod: r = a[0].mod(d.args[1].value); break;
-        default: break;
-      }
-      return r;
-    } catch (const types::DimOverflow& e) {
-      res_.diags.report("E0004", d.span, e.what());
-      return std::nullopt;
-    }
+        });
   }
 
   std::optional<types::Shape> shape(const std::vector<DimAst>& ds) {

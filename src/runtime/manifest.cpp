@@ -4,6 +4,7 @@
 
 #include "abi/compiled_entry.h"
 #include "syntax/sexpr.h"
+#include "syntax/type_syntax.h"
 
 namespace shapeml::runtime {
 namespace {
@@ -16,48 +17,9 @@ struct ManifestError {
   Status status;
 };
 
-// The reader has no string literals but the manifest's (target "...") is
-// one: each "..." becomes the symbol %N (padded with spaces to the same
-// length where it fits, so that positions stay right) and is looked up here.
-struct Strings {
-  std::vector<std::string> values;
-  std::string text;  // the rewritten manifest
-};
-
-Result<Strings> lift_strings(const std::string& in, const std::string& origin) {
-  Strings out;
-  out.text.reserve(in.size());
-  size_t line = 1;
-  for (size_t i = 0; i < in.size();) {
-    char c = in[i];
-    if (c == ';') {
-      while (i < in.size() && in[i] != '\n') out.text += in[i++];
-    } else if (c == '"') {
-      size_t b = i++;
-      std::string v;
-      while (i < in.size() && in[i] != '"') {
-        if (in[i] == '\\' && i + 1 < in.size()) ++i;
-        v += in[i++];
-      }
-      if (i >= in.size()) return invalid_argument(origin + ":" + std::to_string(line) + ": manifest: unterminated string literal");
-      ++i;
-      std::string sym = "%" + std::to_string(out.values.size());
-      out.values.push_back(v);
-      out.text += sym;
-      for (size_t k = b + sym.size(); k < i; ++k) out.text += in[k] == '\n' ? '\n' : ' ';
-    } else {
-      if (c == '\n') ++line;
-      out.text += c;
-      ++i;
-    }
-  }
-  return out;
-}
-
 class Parser {
  public:
-  Parser(const syntax::SourceFile& src, const std::string& origin, const Strings& strings)
-      : src_(src), origin_(origin), strings_(strings) {}
+  Parser(const syntax::SourceFile& src, const std::string& origin) : src_(src), origin_(origin) {}
 
   Manifest module(const syntax::SExprFile& file) {
     if (file.items.size() != 1) fail(file.items.empty() ? nullptr : &file.items[1], "expected exactly one (shapeml-module ...) form");
@@ -108,76 +70,43 @@ class Parser {
   static bool head_is(const SExpr& e, const char* h) { return e.is_list() && !e.items.empty() && e.items[0].is_symbol(h); }
   std::string text_of(const SExpr& e) const { return src_.text().substr(e.span.begin, e.span.end - e.span.begin); }
 
-  // A symbol, or a lifted string literal.
+  // A symbol, or a string literal (the reader reads "..." with escapes).
   std::string atom(const SExpr& e, const char* what) const {
-    if (!e.is_symbol()) fail(&e, std::string("expected ") + what);
-    if (e.text.size() > 1 && e.text[0] == '%' && e.text.find_first_not_of("0123456789", 1) == std::string::npos &&
-        e.text.size() < 10) {
-      size_t k = std::stoul(e.text.substr(1));
-      if (k < strings_.values.size()) return strings_.values[k];
-    }
+    if (!e.is_symbol() && !e.is_string()) fail(&e, std::string("expected ") + what);
     return e.text;
   }
   std::string name(const SExpr& e, const char* what) const {
-    if (!e.is_symbol() || e.text.empty() || e.text[0] == '%') fail(&e, std::string("expected ") + what);
+    if (!e.is_symbol() || e.text.empty()) fail(&e, std::string("expected ") + what);
     return e.text;
   }
 
-  Poly dim(const SExpr& e, const std::set<std::string>& vars) const {
-    if (e.kind == SExpr::Kind::Int) return Poly::constant(e.int_value);
-    if (e.is_symbol()) {
-      if (!vars.count(e.text)) fail(&e, "`" + e.text + "` is not a shape variable of this entry (declare it in (dims ...))");
-      return Poly::var(e.text);
-    }
-    if (!e.is_list() || e.items.empty() || !e.items[0].is_symbol())
-      fail(&e, "expected a dimension: INT, VAR, (+ ...), (- a b), (* ...), (floordiv a INT) or (mod a INT)");
-    const std::string& op = e.items[0].text;
-    size_t n = e.items.size() - 1;
-    if ((op == "+" || op == "*") && n >= 2) {
-      Poly p = dim(e.items[1], vars);
-      for (size_t i = 2; i <= n; ++i) p = op == "+" ? p + dim(e.items[i], vars) : p * dim(e.items[i], vars);
-      return p;
-    }
-    if (op == "-" && n == 2) return dim(e.items[1], vars) - dim(e.items[2], vars);
-    if ((op == "floordiv" || op == "mod") && n == 2) {
-      const SExpr& d = e.items[2];
-      if (d.kind != SExpr::Kind::Int || d.int_value < 1) fail(&d, "`" + op + "` divides by a positive integer constant only");
-      Poly a = dim(e.items[1], vars);
-      return op == "floordiv" ? a.floordiv(d.int_value) : a.mod(d.int_value);
-    }
-    fail(&e, "malformed dimension `" + text_of(e) + "`");
+  // Types, dimensions and constraints: the language's own reader and
+  // normal-form conversion (src/syntax/type_syntax.h), so a manifest means
+  // exactly what the source meant, with the same limits.
+  syntax::SyntaxErrorFn errfn() const {
+    return [this](const std::string& code, syntax::Span span, const std::string& msg) {
+      SExpr at;
+      at.span = span;
+      fail(&at, msg + " [" + code + "]");
+    };
+  }
+  Poly dim(const syntax::DimAst& d, const std::set<std::string>& vars, bool in_constraint) const {
+    auto p = syntax::dim_to_poly(d, [&](const std::string& n) { return vars.count(n) > 0; }, in_constraint, errfn());
+    return *p;  // dim_to_poly reported through errfn(), which throws, when it has no value
   }
 
   types::TensorType type(const SExpr& e, const std::set<std::string>& vars) const {
-    if (!head_is(e, "tensor") || e.items.size() != 4) fail(&e, "expected a type (tensor DTYPE (DIM...) DEVICE)");
-    types::TensorType t;
-    auto dt = e.items[1].is_symbol() ? types::parse_dtype(e.items[1].text) : std::nullopt;
-    if (!dt) fail(&e.items[1], "expected a dtype: f32 f64 bf16 i32 i64 bool");
-    t.dtype = *dt;
-    if (!e.items[2].is_list()) fail(&e.items[2], "expected a list of dimensions");
-    for (const SExpr& d : e.items[2].items) t.shape.push_back(dim(d, vars));
-    const SExpr& dev = e.items[3];
-    if (dev.is_symbol("host")) {
-      t.device = types::Device::host();
-    } else if (head_is(dev, "cuda") && dev.items.size() == 2 && dev.items[1].kind == SExpr::Kind::Int &&
-               dev.items[1].int_value >= 0 && dev.items[1].int_value <= INT32_MAX) {
-      t.device = types::Device::cuda(static_cast<int32_t>(dev.items[1].int_value));
-    } else {
-      fail(&dev, "expected a device: host or (cuda N)");
-    }
-    return t;
+    auto t = syntax::read_type(e, errfn());
+    types::TensorType out;
+    out.dtype = t->dtype;
+    out.device = t->device;
+    for (const auto& d : t->dims) out.shape.push_back(dim(d, vars, false));
+    return out;
   }
 
   WhereSig constraint(const SExpr& e, const std::set<std::string>& vars) const {
-    static const std::pair<const char*, types::ShapeConstraint::Kind> ops[] = {
-        {"=", types::ShapeConstraint::Kind::Eq},  {"!=", types::ShapeConstraint::Kind::Ne},
-        {"<", types::ShapeConstraint::Kind::Lt},  {"<=", types::ShapeConstraint::Kind::Le},
-        {">", types::ShapeConstraint::Kind::Gt},  {">=", types::ShapeConstraint::Kind::Ge},
-        {"divides", types::ShapeConstraint::Kind::Divides}};
-    if (e.is_list() && e.items.size() == 3 && e.items[0].is_symbol())
-      for (auto& [op, kind] : ops)
-        if (e.items[0].text == op) return {{kind, dim(e.items[1], vars), dim(e.items[2], vars)}, text_of(e)};
-    fail(&e, "expected a constraint (= a b), (!= a b), (< a b), (<= a b), (> a b), (>= a b) or (divides a b)");
+    auto c = syntax::read_constraint(e, errfn());
+    return {{c->kind, dim(c->lhs, vars, true), dim(c->rhs, vars, true)}, text_of(e)};
   }
 
   EntrySig entry(const SExpr& c) {
@@ -288,7 +217,7 @@ class Parser {
 
   const syntax::SourceFile& src_;
   const std::string& origin_;
-  const Strings& strings_;
+
 };
 
 }  // namespace
@@ -311,9 +240,7 @@ std::string binding_str(const EntrySig& e, const Binding& b) {
 
 Result<Manifest> parse_manifest(const std::string& text, const std::string& origin) {
   return guarded("parse_manifest", [&]() -> Result<Manifest> {
-    auto strings = lift_strings(text, origin);
-    if (!strings) return strings.status();
-    syntax::SourceFile src(origin, strings->text);
+    syntax::SourceFile src(origin, text);
     syntax::DiagnosticSink diags;
     syntax::SExprFile file = syntax::read_sexprs(src, diags);
     if (diags.error_count() > 0) {
@@ -323,7 +250,7 @@ Result<Manifest> parse_manifest(const std::string& text, const std::string& orig
                               ": manifest: " + d.message + " [" + d.code + "]");
     }
     try {
-      return Parser(src, origin, *strings).module(file);
+      return Parser(src, origin).module(file);
     } catch (const ManifestError& e) {
       return e.status;
     } catch (const types::DimOverflow& e) {

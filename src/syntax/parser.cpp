@@ -1,5 +1,7 @@
 #include "syntax/parser.h"
 
+#include "syntax/type_syntax.h"
+
 namespace shapeml::syntax {
 namespace {
 
@@ -145,47 +147,11 @@ class Parser {
     return l;
   }
 
-  std::optional<DimAst> dim(const SExpr& s) {
-    DimAst d;
-    d.span = s.span;
-    if (s.kind == SExpr::Kind::Int) {
-      d.kind = DimAst::Kind::Int;
-      d.value = s.int_value;
-      return d;
-    }
-    if (s.is_symbol()) {
-      d.kind = DimAst::Kind::Var;
-      d.name = s.text;
-      return d;
-    }
-    if (!s.is_list() || s.items.empty() || !s.items[0].is_symbol()) {
-      err(s, "expected a dimension: an integer, a shape variable, or `(+|-|*|floordiv|mod ...)`");
-      return std::nullopt;
-    }
-    const std::string& h = s.items[0].text;
-    size_t n = s.items.size() - 1;
-    if (h == "+" || h == "*") {
-      d.kind = h == "+" ? DimAst::Kind::Add : DimAst::Kind::Mul;
-      if (n < 2) { err(s, "`" + h + "` takes at least two dimensions"); return std::nullopt; }
-    } else if (h == "-" || h == "floordiv" || h == "mod") {
-      d.kind = h == "-" ? DimAst::Kind::Sub : h == "floordiv" ? DimAst::Kind::FloorDiv : DimAst::Kind::Mod;
-      if (n != 2) { err(s, "`" + h + "` takes exactly two dimensions"); return std::nullopt; }
-      if (h != "-" && (s.items[2].kind != SExpr::Kind::Int || s.items[2].int_value < 1)) {
-        err(s.items[2], "`" + h + "` divides by a positive integer constant only");
-        return std::nullopt;
-      }
-    } else {
-      err(s, "unknown dimension operator `" + h + "` (expected +, -, *, floordiv, mod)");
-      return std::nullopt;
-    }
-    for (size_t i = 1; i < s.items.size(); ++i) {
-      auto a = dim(s.items[i]);
-      if (!a) return std::nullopt;
-      d.args.push_back(std::move(*a));
-    }
-    return d;
+  // Types, dimensions and constraints: the one reader of src/syntax/type_syntax.h.
+  SyntaxErrorFn errfn() {
+    return [this](const std::string& code, Span span, const std::string& msg) { diags_.report(code, span, msg); };
   }
-
+  std::optional<DimAst> dim(const SExpr& s) { return read_dim(s, errfn()); }
   std::optional<std::vector<DimAst>> dim_list(const SExpr& s) {
     if (!s.is_list()) {
       err(s, "expected a list of dimensions `(D1 D2 ...)`");
@@ -199,55 +165,10 @@ class Parser {
     }
     return out;
   }
-
-  std::optional<types::Device> device(const SExpr& s) {
-    if (s.is_symbol("host")) return types::Device::host();
-    if (head_is(s, "cuda") && s.items.size() == 2 && s.items[1].kind == SExpr::Kind::Int && s.items[1].int_value >= 0 &&
-        s.items[1].int_value < (1 << 16))
-      return types::Device::cuda(static_cast<int32_t>(s.items[1].int_value));
-    err(s, "expected a device: `host` or `(cuda N)`");
-    return std::nullopt;
-  }
-
-  std::optional<types::DType> dtype(const SExpr& s) {
-    if (s.is_symbol())
-      if (auto d = types::parse_dtype(s.text)) return d;
-    err(s, "expected a dtype: f32, f64, bf16, i32, i64 or bool");
-    return std::nullopt;
-  }
-
-  std::optional<TypeAst> type(const SExpr& s) {
-    if (!head_is(s, "tensor") || s.items.size() != 4) {
-      err(s, "expected a tensor type `(tensor DTYPE (DIMS...) DEVICE)`");
-      return std::nullopt;
-    }
-    TypeAst t;
-    t.span = s.span;
-    auto dt = dtype(s.items[1]);
-    auto ds = dim_list(s.items[2]);
-    auto dv = device(s.items[3]);
-    if (!dt || !ds || !dv) return std::nullopt;
-    t.dtype = *dt;
-    t.dims = std::move(*ds);
-    t.device = *dv;
-    return t;
-  }
-
-  std::optional<ConstraintAst> constraint(const SExpr& s) {
-    static const std::pair<const char*, ShapeConstraint::Kind> kinds[] = {
-        {"=", ShapeConstraint::Kind::Eq}, {"!=", ShapeConstraint::Kind::Ne}, {"<", ShapeConstraint::Kind::Lt},
-        {"<=", ShapeConstraint::Kind::Le}, {">", ShapeConstraint::Kind::Gt}, {">=", ShapeConstraint::Kind::Ge},
-        {"divides", ShapeConstraint::Kind::Divides}};
-    if (s.is_list() && s.items.size() == 3 && s.items[0].is_symbol())
-      for (const auto& [name, kind] : kinds)
-        if (s.items[0].text == name) {
-          auto a = dim(s.items[1]), b = dim(s.items[2]);
-          if (!a || !b) return std::nullopt;
-          return ConstraintAst{kind, std::move(*a), std::move(*b), s.span};
-        }
-    err(s, "expected a constraint `(= a b)`, `(!= a b)`, `(< a b)`, `(<= a b)`, `(> a b)`, `(>= a b)` or `(divides a b)`");
-    return std::nullopt;
-  }
+  std::optional<types::Device> device(const SExpr& s) { return read_device(s, errfn()); }
+  std::optional<types::DType> dtype(const SExpr& s) { return read_dtype(s, errfn()); }
+  std::optional<TypeAst> type(const SExpr& s) { return read_type(s, errfn()); }
+  std::optional<ConstraintAst> constraint(const SExpr& s) { return read_constraint(s, errfn()); }
 
   // Attributes `:name value` at the end of an op form.
   bool attrs(const SExpr& s, size_t from, ExprAst& x, std::initializer_list<const char*> allowed) {

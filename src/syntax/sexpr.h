@@ -15,8 +15,10 @@ namespace shapeml::syntax {
 inline constexpr int kMaxNesting = 256;
 
 struct SExpr {
-  enum class Kind { List, Symbol, Keyword, Int, Float } kind = Kind::Symbol;
-  std::string text;  // symbol or keyword name (keyword without ':'), or the literal as written
+  enum class Kind { List, Symbol, Keyword, Int, Float, String } kind = Kind::Symbol;
+  /// Symbol or keyword name (keyword without ':'), the literal as written,
+  /// or a string literal's value (escapes `\"` and `\\` resolved).
+  std::string text;
   int64_t int_value = 0;
   double float_value = 0;
   std::vector<SExpr> items;
@@ -27,6 +29,7 @@ struct SExpr {
   bool is_list() const { return kind == Kind::List; }
   bool is_symbol(const char* s = nullptr) const { return kind == Kind::Symbol && (!s || text == s); }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float; }
+  bool is_string() const { return kind == Kind::String; }
 };
 
 struct SExprFile {
@@ -36,6 +39,9 @@ struct SExprFile {
 
 /// Reads every top-level form; lexical and bracket errors go to `diags`
 /// (E0001 lexical, E0002 brackets, E0004 literal range, E0005 nesting).
+/// String literals ("...", with \" and \\) are read for the module manifest
+/// (`(target "x86-64")`); the language itself has none, so its parser
+/// rejects them wherever they appear.
 SExprFile read_sexprs(const SourceFile& src, DiagnosticSink& diags);
 
 /// Canonical layout: a list that fits in the width stays on one line;

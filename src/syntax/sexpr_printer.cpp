@@ -19,6 +19,11 @@ std::string flat(const SExpr& e) {
       return s + ")";
     }
     case SExpr::Kind::Keyword: return ":" + e.text;
+    case SExpr::Kind::String: {
+      std::string q = "\"";
+      for (char c : e.text) q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+      return q + "\"";
+    }
     default: return e.text;
   }
 }

@@ -98,6 +98,25 @@ class Reader {
         k.span = {static_cast<uint32_t>(b), static_cast<uint32_t>(pos_)};
         if (k.text.empty()) error("E0001", b, pos_, "`:` must be followed by a keyword name");
         attach(std::move(k));
+      } else if (c == '"') {
+        size_t b = pos_++;
+        SExpr str;
+        str.kind = SExpr::Kind::String;
+        bool closed = false;
+        while (pos_ < s_.size()) {
+          char ch = s_[pos_];
+          if (ch == '"') {
+            closed = true;
+            ++pos_;
+            break;
+          }
+          if (ch == '\\' && pos_ + 1 < s_.size() && (s_[pos_ + 1] == '"' || s_[pos_ + 1] == '\\')) ++pos_;
+          else if (ch == '\n') break;
+          str.text += s_[pos_++];
+        }
+        str.span = {static_cast<uint32_t>(b), static_cast<uint32_t>(pos_)};
+        if (!closed) error("E0001", b, pos_, "unterminated string literal");
+        attach(std::move(str));
       } else if (is_symbol_char(c)) {
         size_t b = pos_;
         while (pos_ < s_.size() && is_symbol_char(static_cast<unsigned char>(s_[pos_]))) ++pos_;

@@ -60,7 +60,7 @@ TEST(Manifest, ParsesTheDocumentedFormat) {
 
 TEST(Manifest, RejectsMalformedManifestsWithPositions) {
   expect_error("(entry f (dims N) (params (x (tensor f32 (M) host))) (returns (tensor f32 (N) host)))",
-               "`M` is not a shape variable");
+               "unknown shape variable `M` [E0104]");
   expect_error("(entry f (dims N) (params (x (tensor f33 (N) host))) (returns (tensor f32 (N) host)))", "expected a dtype");
   expect_error("(entry f (dims N) (params (x (tensor f32 (N) gpu))) (returns (tensor f32 (N) host)))", "expected a device");
   expect_error("(entry f (dims N M) (params (x (tensor f32 (N) host))) (returns (tensor f32 (M) host)))",

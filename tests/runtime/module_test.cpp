@@ -212,7 +212,7 @@ TEST(ModuleLoad, ClearErrorsForBadModules) {
   check(SHAPEML_TEST_BAD_ABI_MODULE, StatusCode::IncompatibleModule, "was built for module ABI version 2; this runtime loads version 1");
   check(SHAPEML_TEST_MISSING_SYMBOL_MODULE, StatusCode::InvalidArgument,
         "the manifest names symbol `shapeml_f_2` for entry `f` (N=2), but the module does not export it");
-  check(SHAPEML_TEST_BAD_MANIFEST_MODULE, StatusCode::InvalidArgument, ":2:45: manifest: `M` is not a shape variable");
+  check(SHAPEML_TEST_BAD_MANIFEST_MODULE, StatusCode::InvalidArgument, ":2:45: manifest: unknown shape variable `M` [E0104]");
   check(SHAPEML_TEST_NO_MANIFEST_MODULE, StatusCode::InvalidArgument, "is not a shapeml module: it does not export shapeml_module_manifest");
   std::string libm = libm_path();
   ASSERT_FALSE(libm.empty());
