@@ -51,7 +51,9 @@ Result<std::unique_ptr<CudaPlugin>> open_plugin(const std::string& path, void* h
   int32_t count = 0;
   int32_t rc = api->init(&count, err, sizeof err);
   if (rc != 0 || count <= 0) {
-    dlclose(handle);
+    // Not closed: init() has started the (static) CUDA runtime, which keeps
+    // allocations and exit handlers in the library; unloading it then is
+    // unsafe. An initialized plugin stays loaded for the process's lifetime.
     // No driver, no GPU, a driver too old for the plugin: all UNAVAILABLE.
     return unavailable("the CUDA plugin " + path + " loaded, but CUDA is unavailable: " + (err[0] ? err : "no CUDA device"));
   }
@@ -66,11 +68,11 @@ CudaPlugin::CudaPlugin(const shapeml_cuda_plugin* api, std::string path, int32_t
 
 CudaPlugin::~CudaPlugin() {
   // Only plugins loaded by tests are destroyed (the process's one lives
-  // forever). Streams go first; the library is closed last.
+  // forever). Their streams go; the library stays loaded (see open_plugin:
+  // the CUDA runtime inside it must not be unloaded once started).
   char err[kErrSize];
   for (void* s : streams_)
     if (s) api_->stream_destroy(s, err, sizeof err);
-  if (handle_) dlclose(handle_);
 }
 
 Status CudaPlugin::check_device(int32_t device, const char* op) const {
