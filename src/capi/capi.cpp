@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "abi/utf8.h"
 #include "abi/struct_reader.h"
 #include "capi/status.h"
 #include "driver/frontend.h"
@@ -81,7 +82,20 @@ SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const
     if (!context) return null_arg("shapeml_check_source", "context");
     if (auto* st = shapeml::capi::check_source_arg("shapeml_check_source", source, length)) return st;
     auto* r = new shapeml_check_result;
-    r->result = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length), context->options);
+    // Every string a check result hands out is valid UTF-8 (abi/utf8.h):
+    // the name, and every diagnostic text, which may quote source bytes.
+    r->result = shapeml::driver::check_source(shapeml::abi::sanitize_utf8(name ? name : "<source>"),
+                                              std::string(source ? source : "", length), context->options);
+    for (auto& d : r->result.diags.all()) {
+      for (std::string* t : {&d.message, &d.expected, &d.actual, &d.expected_label, &d.actual_label})
+        if (!shapeml::abi::is_valid_utf8(*t)) *t = shapeml::abi::sanitize_utf8(*t);
+      for (auto& l : d.labels)
+        if (!shapeml::abi::is_valid_utf8(l.text)) l.text = shapeml::abi::sanitize_utf8(l.text);
+      for (auto& n : d.notes)
+        if (!shapeml::abi::is_valid_utf8(n)) n = shapeml::abi::sanitize_utf8(n);
+      for (auto& c : d.counterexample)
+        if (!shapeml::abi::is_valid_utf8(c.first)) c.first = shapeml::abi::sanitize_utf8(c.first);
+    }
     const auto& src = *r->result.source;
     for (const auto& d : r->result.diags.all()) {
       r->text += shapeml::syntax::render_text(d, src);

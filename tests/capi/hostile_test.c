@@ -856,6 +856,12 @@ static void test_utf8_everywhere(void** state) {
     ok(shapeml_check_result_render(r, SHAPEML_FORMAT_JSON, &json));
     if (!valid_utf8(text)) fail_msg("text rendering is not UTF-8 for case %zu", i);
     if (!valid_utf8(json)) fail_msg("JSON rendering is not UTF-8 for case %zu", i);
+    for (size_t k = 0; k < shapeml_check_result_diagnostic_count(r); ++k) {
+      shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+      ok(shapeml_check_result_get_diagnostic(r, k, &d));
+      if (!valid_utf8(d.message) || !valid_utf8(d.file) || !valid_utf8(d.code))
+        fail_msg("diagnostic %zu of case %zu is not UTF-8", k, i);
+    }
     ++g_bad_inputs;
     shapeml_check_result_release(r);
     shapeml_module* m = NULL;
