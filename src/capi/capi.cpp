@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "abi/utf8.h"
@@ -23,7 +24,11 @@ struct shapeml_check_result {
   shapeml::check::CheckResult result;
   // Strings handed out through the ABI, kept alive with the result.
   std::vector<std::string> codes, files;
-  std::string text, json;
+  // Rendered lazily, once per format, on the first shapeml_check_result_render
+  // of that format (a caller that reads diagnostics through the getters never
+  // pays for rendering). call_once: results are read from many threads.
+  mutable std::once_flag text_once, json_once;
+  mutable std::string text, json;
 };
 
 namespace shapeml::capi {
@@ -96,12 +101,6 @@ SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const
       for (auto& c : d.counterexample)
         if (!shapeml::abi::is_valid_utf8(c.first)) c.first = shapeml::abi::sanitize_utf8(c.first);
     }
-    const auto& src = *r->result.source;
-    for (const auto& d : r->result.diags.all()) {
-      r->text += shapeml::syntax::render_text(d, src);
-      r->json += (r->json.empty() ? "[" : ",") + shapeml::syntax::render_json(d, src);
-    }
-    r->json = r->json.empty() ? "[]" : r->json + "]";
     *out = r;
     return nullptr;
   });
@@ -191,9 +190,22 @@ SHAPEML_API shapeml_status* shapeml_check_result_render(const shapeml_check_resu
     const char* fn = "shapeml_check_result_render";
     if (!r) return null_arg(fn, "result");
     if (!out) return null_arg(fn, "out");
-    if (format == SHAPEML_FORMAT_TEXT) *out = r->text.c_str();
-    else if (format == SHAPEML_FORMAT_JSON) *out = r->json.c_str();
-    else return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown format " + std::to_string(format));
+    const auto& src = *r->result.source;
+    if (format == SHAPEML_FORMAT_TEXT) {
+      std::call_once(r->text_once, [&] {
+        std::string t;
+        for (const auto& d : r->result.diags.all()) t += shapeml::syntax::render_text(d, src);
+        r->text = std::move(t);
+      });
+      *out = r->text.c_str();
+    } else if (format == SHAPEML_FORMAT_JSON) {
+      std::call_once(r->json_once, [&] {
+        std::string j;
+        for (const auto& d : r->result.diags.all()) j += (j.empty() ? "[" : ",") + shapeml::syntax::render_json(d, src);
+        r->json = j.empty() ? "[]" : j + "]";
+      });
+      *out = r->json.c_str();
+    } else return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown format " + std::to_string(format));
     return nullptr;
   });
 }
