@@ -665,6 +665,15 @@ static void test_npz_hostile_archives(void** state) {
     write_bytes(p, img, n);
     expect_code(shapeml_npz_load(p, NULL, &z), SHAPEML_STATUS_INVALID_ARGUMENT, bad_names[i].frag);
   }
+  /* A local header whose extra field (longer than the directory says) moves
+   * the entry's data into the central directory: overlapping, refused. */
+  {
+    struct zentry e = {"x.npy", 5, 0, sizeof blob, sizeof blob, 0};
+    n = zip_image(img, &e, 1, blob, sizeof blob);
+    img[28] = 64; /* local extra field length */
+    write_bytes(p, img, n);
+    expect_code(shapeml_npz_load(p, NULL, &z), SHAPEML_STATUS_INVALID_ARGUMENT, "overlapping");
+  }
   /* An entry pointing past the central directory / the file. */
   struct zentry past = {"x.npy", 5, 0, 1u << 30, 1u << 30, 0};
   n = zip_image(img, &past, 1, blob, sizeof blob);
