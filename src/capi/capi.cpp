@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
+#include "abi/utf8.h"
 #include "abi/struct_reader.h"
 #include "capi/status.h"
 #include "driver/frontend.h"
@@ -22,7 +24,11 @@ struct shapeml_check_result {
   shapeml::check::CheckResult result;
   // Strings handed out through the ABI, kept alive with the result.
   std::vector<std::string> codes, files;
-  std::string text, json;
+  // Rendered lazily, once per format, on the first shapeml_check_result_render
+  // of that format (a caller that reads diagnostics through the getters never
+  // pays for rendering). call_once: results are read from many threads.
+  mutable std::once_flag text_once, json_once;
+  mutable std::string text, json;
 };
 
 namespace shapeml::capi {
@@ -81,13 +87,20 @@ SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const
     if (!context) return null_arg("shapeml_check_source", "context");
     if (auto* st = shapeml::capi::check_source_arg("shapeml_check_source", source, length)) return st;
     auto* r = new shapeml_check_result;
-    r->result = shapeml::driver::check_source(name ? name : "<source>", std::string(source ? source : "", length), context->options);
-    const auto& src = *r->result.source;
-    for (const auto& d : r->result.diags.all()) {
-      r->text += shapeml::syntax::render_text(d, src);
-      r->json += (r->json.empty() ? "[" : ",") + shapeml::syntax::render_json(d, src);
+    // Every string a check result hands out is valid UTF-8 (abi/utf8.h):
+    // the name, and every diagnostic text, which may quote source bytes.
+    r->result = shapeml::driver::check_source(shapeml::abi::sanitize_utf8(name ? name : "<source>"),
+                                              std::string(source ? source : "", length), context->options);
+    for (auto& d : r->result.diags.all()) {
+      for (std::string* t : {&d.message, &d.expected, &d.actual, &d.expected_label, &d.actual_label})
+        if (!shapeml::abi::is_valid_utf8(*t)) *t = shapeml::abi::sanitize_utf8(*t);
+      for (auto& l : d.labels)
+        if (!shapeml::abi::is_valid_utf8(l.text)) l.text = shapeml::abi::sanitize_utf8(l.text);
+      for (auto& n : d.notes)
+        if (!shapeml::abi::is_valid_utf8(n)) n = shapeml::abi::sanitize_utf8(n);
+      for (auto& c : d.counterexample)
+        if (!shapeml::abi::is_valid_utf8(c.first)) c.first = shapeml::abi::sanitize_utf8(c.first);
     }
-    r->json = r->json.empty() ? "[]" : r->json + "]";
     *out = r;
     return nullptr;
   });
@@ -177,9 +190,22 @@ SHAPEML_API shapeml_status* shapeml_check_result_render(const shapeml_check_resu
     const char* fn = "shapeml_check_result_render";
     if (!r) return null_arg(fn, "result");
     if (!out) return null_arg(fn, "out");
-    if (format == SHAPEML_FORMAT_TEXT) *out = r->text.c_str();
-    else if (format == SHAPEML_FORMAT_JSON) *out = r->json.c_str();
-    else return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown format " + std::to_string(format));
+    const auto& src = *r->result.source;
+    if (format == SHAPEML_FORMAT_TEXT) {
+      std::call_once(r->text_once, [&] {
+        std::string t;
+        for (const auto& d : r->result.diags.all()) t += shapeml::syntax::render_text(d, src);
+        r->text = std::move(t);
+      });
+      *out = r->text.c_str();
+    } else if (format == SHAPEML_FORMAT_JSON) {
+      std::call_once(r->json_once, [&] {
+        std::string j;
+        for (const auto& d : r->result.diags.all()) j += (j.empty() ? "[" : ",") + shapeml::syntax::render_json(d, src);
+        r->json = j.empty() ? "[]" : j + "]";
+      });
+      *out = r->json.c_str();
+    } else return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown format " + std::to_string(format));
     return nullptr;
   });
 }

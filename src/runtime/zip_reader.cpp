@@ -145,6 +145,11 @@ Result<std::vector<ZipEntry>> list_zip_entries(const ByteSource& src) {
       if (ranges[order[k]].first < ranges[order[k - 1]].second)
         return malformed(src, "entries '" + out[order[k - 1]].name + "' and '" + out[order[k]].name +
                                   "' overlap (their data share bytes of the file)");
+    // Where each entry's bytes must end: the next entry's local header, or
+    // the central directory (checked against the local header's real
+    // lengths in open_zip_entry).
+    for (size_t k = 0; k < order.size(); ++k)
+      out[order[k]].data_limit = k + 1 < order.size() ? ranges[order[k + 1]].first : cd_offset;
     return out;
   });
 }
@@ -160,6 +165,9 @@ Result<std::unique_ptr<ByteSource>> open_zip_entry(const ByteSource& src, const 
     if (Status s = read_at(src, e.local_header_offset, sizeof lh, lh, ("local header of '" + e.name + "'").c_str()); !s.ok()) return s;
     if (u32(lh) != kLocalSig) return malformed(src, "entry '" + e.name + "': bad local header signature");
     uint64_t data = e.local_header_offset + kLocalSize + u16(lh + 26) + u16(lh + 28);
+    if (e.data_limit && (data > e.data_limit || e.compressed_size > e.data_limit - data))
+      return malformed(src, "entry '" + e.name + "': its data (after a " + std::to_string(u16(lh + 26) + u16(lh + 28)) +
+                                "-byte local name and extra field) runs into the next entry or the central directory (overlapping entries)");
     if (data > src.size() || e.compressed_size > src.size() - data)
       return malformed(src, "entry '" + e.name + "': its " + std::to_string(e.compressed_size) + " data bytes run past the end of the file (truncated?)");
 

@@ -20,6 +20,10 @@ struct ZipEntry {
   uint64_t compressed_size = 0;
   uint64_t uncompressed_size = 0;
   uint64_t local_header_offset = 0;
+  /// Where this entry's bytes must end (the next entry's local header or the
+  /// central directory; 0: unchecked). A local header whose name and extra
+  /// field push the data past it is refused: entries never share bytes.
+  uint64_t data_limit = 0;
 };
 
 /// The entries of the archive `src`, in central-directory order.

@@ -665,6 +665,15 @@ static void test_npz_hostile_archives(void** state) {
     write_bytes(p, img, n);
     expect_code(shapeml_npz_load(p, NULL, &z), SHAPEML_STATUS_INVALID_ARGUMENT, bad_names[i].frag);
   }
+  /* A local header whose extra field (longer than the directory says) moves
+   * the entry's data into the central directory: overlapping, refused. */
+  {
+    struct zentry e = {"x.npy", 5, 0, sizeof blob, sizeof blob, 0};
+    n = zip_image(img, &e, 1, blob, sizeof blob);
+    img[28] = 64; /* local extra field length */
+    write_bytes(p, img, n);
+    expect_code(shapeml_npz_load(p, NULL, &z), SHAPEML_STATUS_INVALID_ARGUMENT, "overlapping");
+  }
   /* An entry pointing past the central directory / the file. */
   struct zentry past = {"x.npy", 5, 0, 1u << 30, 1u << 30, 0};
   n = zip_image(img, &past, 1, blob, sizeof blob);
@@ -856,6 +865,12 @@ static void test_utf8_everywhere(void** state) {
     ok(shapeml_check_result_render(r, SHAPEML_FORMAT_JSON, &json));
     if (!valid_utf8(text)) fail_msg("text rendering is not UTF-8 for case %zu", i);
     if (!valid_utf8(json)) fail_msg("JSON rendering is not UTF-8 for case %zu", i);
+    for (size_t k = 0; k < shapeml_check_result_diagnostic_count(r); ++k) {
+      shapeml_diagnostic d = SHAPEML_DIAGNOSTIC_INIT;
+      ok(shapeml_check_result_get_diagnostic(r, k, &d));
+      if (!valid_utf8(d.message) || !valid_utf8(d.file) || !valid_utf8(d.code))
+        fail_msg("diagnostic %zu of case %zu is not UTF-8", k, i);
+    }
     ++g_bad_inputs;
     shapeml_check_result_release(r);
     shapeml_module* m = NULL;
