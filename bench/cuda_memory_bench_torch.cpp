@@ -16,6 +16,8 @@ double torch_caching_allocator_pair_us(size_t bytes, int iterations) {
       return -1;
     }
     c10::cuda::set_device(0);
+    // torch's Python import does this (at::cuda lazy init); a C++ user must.
+    c10::cuda::CUDACachingAllocator::init(c10::cuda::device_count());
     c10::Allocator* a = c10::cuda::CUDACachingAllocator::get();
     for (int i = 0; i < 1000; ++i) c10::DataPtr warm = a->allocate(bytes);
     auto t0 = std::chrono::steady_clock::now();
