@@ -28,7 +28,7 @@ cmake --build --preset asan
 # Everything that runs native code of ours, under the sanitizers. Left out:
 # Python-hosted tests (an ASan library cannot be dlopen'ed into python), the
 # proofs, ABI snapshots and the obligation re-check (no C++ of ours runs).
-run_stage asan env ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+run_stage asan env ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --preset asan -LE "golden|proofs|abi|obligations" -j2
 
 cmake --preset fuzz >/dev/null

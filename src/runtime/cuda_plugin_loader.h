@@ -50,7 +50,7 @@ class CudaPlugin {
   const shapeml_cuda_plugin* api_;
   std::string path_;
   int32_t device_count_;
-  void* handle_;
+  [[maybe_unused]] void* handle_;  // kept open for the process's lifetime (never dlclosed)
   mutable std::mutex mu_;
   mutable std::vector<void*> streams_;  // per device, NULL until made
   mutable std::vector<std::string> names_;
