@@ -264,8 +264,10 @@ std::string GpuPlan::validate() const {
     if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
         l.kernel == "broadcast" || l.kernel == "copy")
       want_in = 1;
-    else if (l.kernel == "binary" || l.kernel == "compare" || l.kernel == "matmul")
+    else if (l.kernel == "binary" || l.kernel == "compare")
       want_in = 2;
+    else if (l.kernel == "matmul")
+      want_in = l.inputs.size() == 3 ? 3 : 2;  // optional fused bias
     else if (l.kernel == "select")
       want_in = 3;
     else if (l.kernel == "fill" || l.kernel == "iota")

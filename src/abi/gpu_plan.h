@@ -28,7 +28,9 @@
 //   cast      1 in, 1 out (dtype of out)
 //   fill      0 in, 1 out; `scalar` (also `const`, a rank-0 fill)
 //   iota      0 in, 1 out; ints = {axis}
-//   matmul    2 in (A [..., M, K], B [K, N] shared or [..., K, N] batched), 1 out
+//   matmul    2 in (A [..., M, K], B [K, N] shared or [..., K, N] batched), 1 out;
+//             or 3 in, the third a bias [N] added to every row (f32/f64,
+//             fused into the cuBLASLt epilogue: `(add (matmul a w) b)`)
 //   transpose 1 in, 1 out; ints = the permutation (out dim i = in dim perm[i])
 //   reduce    op in {sum max mean}; 1 in, 1 out; ints = axes (sorted);
 //             `flag` = keepdims

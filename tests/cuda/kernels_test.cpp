@@ -766,6 +766,34 @@ TEST(Kernels, MatmulSharedAndBatchedAwkwardSizes) {
       }
 }
 
+TEST(Kernels, MatmulWithFusedBiasEpilogue) {
+  REQUIRE_GPU();
+  // C = A W + bias (bias over the last dimension), f32 and f64, shared and
+  // batched, against float64 loops.
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{7, 33}, {33, 127}}, {{2, 7, 33}, {33, 127}}, {{3, 7, 33}, {3, 33, 5}}, {{4, 128, 256}, {256, 1024}}};
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64})
+    for (const auto& [sa, sb] : cases) {
+      Tensor a = random(dt, sa, -1, 1), w = random(dt, sb, -1, 1), bias = random(dt, {sb.back()}, -1, 1);
+      Shape so;
+      std::vector<double> want = matmul_ref(a, w, so);
+      int64_t n = sb.back();
+      for (size_t i = 0; i < want.size(); ++i) want[i] += bias.v[i % static_cast<size_t>(n)];
+      PlanBuilder b;
+      int32_t pa = b.input(0, dt, sa), pb = b.input(1, dt, sb), pc = b.input(2, dt, {n}), out = b.output(0, dt, so);
+      b.launch("matmul", "", {pa, pb, pc}, {out});
+      auto r = run(b.p, {a, w, bias}, {{dt, so}});
+      ASSERT_EQ(r.size(), 1u);
+      double se = 0, sr = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        se += (r[0].v[i] - want[i]) * (r[0].v[i] - want[i]);
+        sr += want[i] * want[i];
+      }
+      EXPECT_LT(std::sqrt(se / std::max(sr, 1e-300)), dt == GpuDType::F64 ? 1e-13 : 1e-5)
+          << "matmul+bias " << abi::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D";
+    }
+}
+
 TEST(Kernels, MatmulEmptyInnerDimensionIsZeros) {
   REQUIRE_GPU();
   PlanBuilder b;

@@ -61,6 +61,10 @@ def cases():
     c.append(("fill", [("x", "f32", (N, M), "any")], [("f32", (N, M))], "(return (add x (fill 0.25 %s)))" % T("f32", (N, M))))
     c.append(("matmul_shared", [("x", "f32", (3, N, M), "any"), ("w", "f32", (M, 33), "any")], [("f32", (3, N, 33))], "(return (matmul x w))"))
     c.append(("matmul_batched", [("x", "f32", (3, N, M), "any"), ("w", "f32", (3, M, 7), "any")], [("f32", (3, N, 7))], "(return (matmul x w))"))
+    c.append(("matmul_bias", [("x", "f32", (3, N, M), "any"), ("w", "f32", (M, 33), "any"), ("b", "f32", (33,), "any")],
+              [("f32", (3, N, 33))], "(return (add (matmul x w) b))"))
+    c.append(("matmul_bias_f64", [("x", "f64", (N, M), "any"), ("w", "f64", (M, 33), "any"), ("b", "f64", (33,), "any")],
+              [("f64", (N, 33))], "(return (add b (matmul x w)))"))
     c.append(("matmul_f64", [("x", "f64", (N, M), "any"), ("w", "f64", (M, 33), "any")], [("f64", (N, 33))], "(return (matmul x w))"))
     c.append(("transpose", [("x", "f32", (3, N, M), "any")], [("f32", (3, M, N))], "(return (transpose x))"))
     c.append(("permute", [("x", "f32", (3, N, 5), "any")], [("f32", (5, 3, N))], "(return (permute x (2 0 1)))"))
@@ -171,6 +175,8 @@ def reference(name, xs, torch):
         return torch.arange(M, device="cuda").reshape(1, M).expand(N, M).long()
     if name == "fill":
         return x + 0.25
+    if name.startswith("matmul_bias"):
+        return torch.matmul(f[0], f[1]) + f[2]
     if name.startswith("matmul"):
         return torch.matmul(f[0], f[1])
     if name == "transpose":
@@ -215,6 +221,7 @@ def compare(name, got, ref, xs, torch, np):
         own = reference(name, [x for x in xs], torch) if got.dtype == np.float64 else None
         if got.dtype == np.float32:
             t32 = {"matmul_shared": lambda: torch.matmul(d[0], d[1]), "matmul_batched": lambda: torch.matmul(d[0], d[1]),
+                   "matmul_bias": lambda: torch.matmul(d[0], d[1]) + d[2],
                    "reduce_sum_last": lambda: d[0].sum(-1), "reduce_sum_first_keep": lambda: d[0].sum(0, keepdim=True),
                    "reduce_max_mid": lambda: d[0].amax(1), "reduce_mean_all": lambda: d[0].mean()}[name]()
             torch_err = float(np.sqrt(np.mean((t32.double().cpu().numpy() - ref_np) ** 2)))

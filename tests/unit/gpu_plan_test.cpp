@@ -26,27 +26,46 @@ const char* kMlp =
 
 }  // namespace
 
-TEST(GpuPlan, MlpLowersToFiveLaunchesWithTheResultInTheOutputBuffer) {
+TEST(GpuPlan, MlpLowersToThreeLaunchesWithBiasEpiloguesAndTheResultInTheOutputBuffer) {
   auto r = checked(kMlp);
   std::string err;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "mlp", {{"B", 4}, {"S", 128}, {"D", 256}, {"F", 1024}}, err);
   ASSERT_TRUE(p) << err;
-  ASSERT_EQ(p->launches.size(), 5u);
+  // matmul+b1 (epilogue), gelu, matmul+b2 (epilogue): the adds are fused.
+  ASSERT_EQ(p->launches.size(), 3u);
   EXPECT_EQ(p->launches[0].kernel, "matmul");
   EXPECT_EQ(p->launches[0].library, "cublasLt");
-  EXPECT_EQ(p->launches[1].kernel, "binary");
-  EXPECT_EQ(p->launches[1].op, "add");
-  EXPECT_EQ(p->launches[2].op, "gelu");
-  EXPECT_EQ(p->launches[3].kernel, "matmul");
-  // The last add writes straight into output 0: no copy launch.
-  const GpuSlot& out = p->slots[p->launches[4].outputs[0]];
+  ASSERT_EQ(p->launches[0].inputs.size(), 3u);
+  EXPECT_EQ(p->slots[p->launches[0].inputs[2]].kind, GpuSlot::Kind::Input);
+  EXPECT_EQ(p->slots[p->launches[0].inputs[2]].index, 2);  // b1
+  EXPECT_EQ(p->launches[1].op, "gelu");
+  EXPECT_EQ(p->launches[2].kernel, "matmul");
+  ASSERT_EQ(p->launches[2].inputs.size(), 3u);
+  EXPECT_EQ(p->slots[p->launches[2].inputs[2]].index, 4);  // b2
+  // The last matmul writes straight into output 0: no copy launch.
+  const GpuSlot& out = p->slots[p->launches[2].outputs[0]];
   EXPECT_EQ(out.kind, GpuSlot::Kind::Output);
   EXPECT_EQ(out.index, 0);
   EXPECT_EQ(out.shape, (std::vector<int64_t>{4, 128, 256}));
-  // Three [4,128,1024] f32 temporaries (2 MiB each) live in turn: at most two
-  // at a time, so the workspace is 4 MiB (the 0.5 MiB fourth one reuses).
+  // Two [4,128,1024] f32 temporaries (2 MiB each), both alive at the gelu.
   EXPECT_EQ(p->workspace_bytes, 2 * 4 * 128 * 1024 * 4);
   EXPECT_EQ(p->validate(), "");
+}
+
+TEST(GpuPlan, BiasIsNotFusedWhenTheProductIsUsedTwiceOrTheShapeDiffers) {
+  auto r = checked(
+      "(module m (func f (dims M K N) (params (a (tensor f32 (M K) (cuda 0))) (w (tensor f32 (K N) (cuda 0))) (b (tensor f32 (N) (cuda 0)))"
+      "  (c (tensor f32 (M 1) (cuda 0))))"
+      " (returns (tensor f32 (M N) (cuda 0)) (tensor f32 (M N) (cuda 0)))"
+      " (let p (matmul a w)) (let q (add p b)) (let s (add (matmul a w) c)) (return (add q p) s)))");
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 3}, {"K", 4}, {"N", 5}}, err);
+  ASSERT_TRUE(p) << err;
+  for (const auto& l : p->launches) {
+    if (l.kernel == "matmul") {
+      EXPECT_EQ(l.inputs.size(), 2u) << "p is used twice; c is a column, not a bias of N";
+    }
+  }
 }
 
 TEST(GpuPlan, TextRoundTrips) {

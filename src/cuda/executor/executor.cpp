@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -110,6 +111,7 @@ struct Step {
   int64_t bytes = 0;                 // memcpy / memset
   cudaMemcpyKind copy_kind = cudaMemcpyDeviceToDevice;
   int32_t lt = -1;                   // index into plan->lt
+  bool bias = false;                 // matmul: in[2] is a bias [N] added to every row (cuBLASLt epilogue)
 };
 
 struct Prepared {
@@ -126,6 +128,10 @@ struct LtMatmul {
   size_t ws_aligned = 0, ws_any = 0;
   bool has_aligned = false, has_any = false;
   bool f64 = false;
+  bool bias = false;
+  // The bias pointer is a descriptor attribute, set per call: a plan run
+  // from several threads at once takes turns setting it and enqueueing.
+  std::shared_ptr<std::mutex> bias_mu = std::make_shared<std::mutex>();
 };
 
 }  // namespace
@@ -518,6 +524,12 @@ struct Builder {
     const GpuSlot& out = slot(l.outputs[0]);
     size_t ra = a.shape.size(), rb = b.shape.size();
     if (a.dtype != b.dtype || a.dtype != out.dtype || !is_numeric(a.dtype)) return error(w, "matmul needs one numeric dtype");
+    if (l.inputs.size() == 3) {  // fused bias: C = A B + bias (broadcast over rows)
+      const GpuSlot& c = slot(l.inputs[2]);
+      if (!is_float(a.dtype) || a.dtype == GpuDType::BF16 || c.dtype != a.dtype || c.shape != Shape{b.shape[rb - 1]})
+        return error(w, "a fused bias must be an f32 or f64 vector of the output's last dimension");
+      st.bias = true;
+    }
     if (ra < 2 || rb < 2 || out.shape.size() != ra) return error(w, "matmul needs rank >= 2 and an output of A's rank");
     int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = b.shape[rb - 1];
     if (b.shape[rb - 2] != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
@@ -537,6 +549,7 @@ struct Builder {
     st.stride_a = M * K, st.stride_b = shared ? 0 : K * N;
     st.dt = to_dt(a.dtype);
     if (batch == 0 || M == 0 || N == 0) st.kind = Step::Kind::Noop;
+    else if (K == 0 && st.bias) return error(w, "a fused bias with an empty inner dimension");
     else if (K == 0) st.kind = Step::Kind::MemsetZero, st.bytes = out.bytes();
     else st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
     return true;
@@ -564,9 +577,20 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
   cublasComputeType_t ct = st.dt == kern::DT::F64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;  // full fp32: no TF32
   cudaDataType_t scale = st.dt == kern::DT::F64 ? CUDA_R_64F : CUDA_R_32F;
   m.f64 = st.dt == kern::DT::F64;
+  m.bias = st.bias;
   const int64_t M = st.rows, N = st.cols, K = st.kdim, es = st.esize;
   cublasStatus_t s;
   if ((s = cublasLtMatmulDescCreate(&m.desc, ct, scale)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescCreate", s);
+  if (st.bias) {
+    // In the column-major view (C^T = B^T A^T) the rows of Lt's D are our
+    // columns, so BIAS (one value per row of D) adds bias[j] to our column j.
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    if ((s = cublasLtMatmulDescSetAttribute(m.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi)) != CUBLAS_STATUS_SUCCESS)
+      return fail("cublasLtMatmulDescSetAttribute(EPILOGUE_BIAS)", s);
+    cudaDataType_t bt = t;
+    if ((s = cublasLtMatmulDescSetAttribute(m.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt)) != CUBLAS_STATUS_SUCCESS)
+      return fail("cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)", s);
+  }
   if ((s = cublasLtMatrixLayoutCreate(&m.la, t, static_cast<uint64_t>(N), static_cast<uint64_t>(K), N)) != CUBLAS_STATUS_SUCCESS)
     return fail("cublasLtMatrixLayoutCreate", s);
   if ((s = cublasLtMatrixLayoutCreate(&m.lb, t, static_cast<uint64_t>(K), static_cast<uint64_t>(M), K)) != CUBLAS_STATUS_SUCCESS)
@@ -776,6 +800,16 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
           const void* beta = m.f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
           size_t wsz = al ? m.ws_aligned : m.ws_any;
           // Lt's A is our B and its B our A (see prepare_lt).
+          std::unique_lock<std::mutex> bias_lock;
+          if (m.bias) {
+            const void* bias = ptr(st.in[2]);
+            if (reinterpret_cast<uintptr_t>(bias) % 16 != 0)
+              return write_err(err, err_size, kInvalidArgument, "plan_execute: " + p.name + ": the fused bias is not 16-byte aligned");
+            bias_lock = std::unique_lock<std::mutex>(*m.bias_mu);
+            cublasStatus_t bs = cublasLtMatmulDescSetAttribute(m.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+            if (bs != CUBLAS_STATUS_SUCCESS)
+              return write_err(err, err_size, cublas_code(bs), "plan_execute: " + p.name + ": setting the bias pointer failed: " + cublas_text(bs));
+          }
           cublasStatus_t s = cublasLtMatmul(plan->lt_handle, m.desc, alpha, b, m.la, a, m.lb, beta, c, m.lc, c, m.lc,
                                             al ? &m.algo_aligned : &m.algo_any, wsz ? ws + plan->lt_offset : nullptr, wsz, stream);
           if (s != CUBLAS_STATUS_SUCCESS)

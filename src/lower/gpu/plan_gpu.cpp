@@ -101,6 +101,10 @@ class Planner {
     if (depth > 64) throw PlanError("calls nested too deeply");
     std::vector<int> vals(f.values.size(), -1);
     for (size_t i = 0; i < f.params.size(); ++i) vals[f.params[i]] = args[i];
+    std::vector<int> uses(f.values.size(), 0);
+    for (const ir::Binding& b : f.body)
+      for (ir::ValueId o : b.operands) ++uses[o];
+    for (ir::ValueId r : f.results) ++uses[r];
     for (const ir::Binding& b : f.body) {
       std::vector<int> ins;
       for (ir::ValueId o : b.operands) {
@@ -141,6 +145,7 @@ class Planner {
         vals[b.results[0]] = static_cast<int>(plan_.slots.size() - 1);
         continue;
       }
+      if (b.op == OpKind::Add && fuse_bias(b, ins, uses, vals)) continue;
       bool result_on_host = !on_device(rt);
       if (fam == OpFamily::CopyToHost) {
         // Only a returned value may come back to the host: the plan runs
@@ -199,7 +204,7 @@ class Planner {
                       ? "shared weight: one GEMM of [" + std::to_string(rows) + " x " + std::to_string(a.back()) + "] x [" +
                             std::to_string(w[0]) + " x " + std::to_string(w[1]) + "] (the batch folds into M; no copies)"
                       : (a.size() > 2 ? "strided batched GEMM over " + std::to_string(rows / a[a.size() - 2]) + " batches" : "one GEMM");
-          l.why += ", fp32 compute (no TF32)";
+          l.why += plan_.slots[ins[0]].dtype == abi::GpuDType::F64 ? ", fp64 compute" : ", fp32 compute (no TF32)";
           break;
         }
         case OpFamily::Transpose: {
@@ -237,6 +242,33 @@ class Planner {
     std::vector<int> rs;
     for (ir::ValueId r : f.results) rs.push_back(vals[r]);
     return rs;
+  }
+
+  // `(add (matmul a w) bias)` with bias a vector of the last dimension, the
+  // matmul's value used only here, in f32 or f64: the add becomes the
+  // matmul's cuBLASLt bias epilogue (one launch fewer, one pass over the
+  // output fewer), and the add's value is the matmul's slot.
+  bool fuse_bias(const ir::Binding& b, const std::vector<int>& ins, const std::vector<int>& uses, std::vector<int>& vals) {
+    if (plan_.launches.empty() || ins.size() != 2) return false;
+    GpuLaunch& mm = plan_.launches.back();
+    if (mm.kernel != "matmul" || mm.inputs.size() != 2) return false;
+    for (int side = 0; side < 2; ++side) {
+      int prod = ins[side], bias = ins[1 - side];
+      if (prod != mm.outputs[0] || prod == bias) continue;
+      ir::ValueId pv = b.operands[side];
+      if (uses[pv] != 1) continue;
+      const GpuSlot& out = plan_.slots[prod];
+      const GpuSlot& bs = plan_.slots[root(bias)];
+      if (out.dtype != abi::GpuDType::F32 && out.dtype != abi::GpuDType::F64) continue;
+      if (bs.kind == GpuSlot::Kind::HostInput || bs.kind == GpuSlot::Kind::HostOutput) continue;
+      if (plan_.slots[bias].dtype != out.dtype || plan_.slots[bias].shape != std::vector<int64_t>{out.shape.back()}) continue;
+      mm.inputs.push_back(bias);
+      use(bias);
+      mm.why += "; the bias add fused into the epilogue";
+      vals[b.results[0]] = prod;
+      return true;
+    }
+    return false;
   }
 
   // Results go straight into the output buffers where they are temporaries
