@@ -172,6 +172,34 @@ Status Module::call(const std::string& entry, std::span<Tensor* const> inputs, s
   });
 }
 
+Result<std::vector<std::span<const int64_t>>> Module::check_inputs(const EntrySig& e, std::span<Tensor* const> inputs,
+                                                                   const std::string& fn_name) {
+  if (inputs.size() != e.params.size())
+    return invalid_argument(fn_name + " takes " + std::to_string(e.params.size()) + " input" + (e.params.size() == 1 ? "" : "s") + ", got " +
+                            std::to_string(inputs.size()));
+  std::vector<std::span<const int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ParamSig& p = e.params[i];
+    const Tensor* t = inputs[i];
+    std::string what = fn_name + ": input " + std::to_string(i) + " (`" + p.name + "`)";
+    if (!t) return invalid_argument(what + " is NULL");
+    if (t->dtype() != p.type.dtype)
+      return invalid_argument(what + " has dtype " + std::string(types::dtype_name(t->dtype())) + ", expected " +
+                              std::string(types::dtype_name(p.type.dtype)) + " (type " + p.type.str() + ")");
+    if (static_cast<size_t>(t->ndim()) != p.type.rank())
+      return invalid_argument(what + " has rank " + std::to_string(t->ndim()) + " (shape " + t->type_str() + "), expected rank " +
+                              std::to_string(p.type.rank()) + " (type " + p.type.str() + ")");
+    bool cuda = p.type.device.kind == types::Device::Kind::Cuda;
+    DLDevice want = cuda ? DLDevice{kDLCUDA, p.type.device.ordinal} : DLDevice{kDLCPU, 0};
+    if (t->dl().device.device_type != want.device_type || (cuda && t->dl().device.device_id != want.device_id))
+      return invalid_argument(what + " is on device " + dl_device_str(t->dl().device) + ", expected " + types::device_name(p.type.device) +
+                              (cuda ? " (copy it with shapeml_tensor_copy_to_device)" : ""));
+    if (!t->is_contiguous()) return invalid_argument(what + " is not contiguous (row-major); make a contiguous copy first");
+    shapes.push_back(t->shape());
+  }
+  return shapes;
+}
+
 namespace {
 
 bool overlaps(const Tensor& a, const Tensor& b) {
@@ -190,32 +218,12 @@ Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std:
     const MemoryResourcePtr& mr = options.memory ? options.memory : memory_;
     std::string fn_name = "entry `" + e->name + "`";
     if (e->device) return call_device(*e, inputs, outputs, options);
-    if (inputs.size() != e->params.size())
-      return invalid_argument(fn_name + " takes " + std::to_string(e->params.size()) + " input" +
-                              (e->params.size() == 1 ? "" : "s") + ", got " + std::to_string(inputs.size()));
+    auto shapes = check_inputs(*e, inputs, fn_name);
+    if (!shapes) return shapes.status();
     if (!options.outputs.empty() && options.outputs.size() != e->returns.size())
       return invalid_argument(fn_name + " returns " + std::to_string(e->returns.size()) + " tensor(s), but " +
                               std::to_string(options.outputs.size()) + " outputs were provided");
-    std::vector<std::span<const int64_t>> shapes;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const ParamSig& p = e->params[i];
-      const Tensor* t = inputs[i];
-      std::string what = fn_name + ": input " + std::to_string(i) + " (`" + p.name + "`)";
-      if (!t) return invalid_argument(what + " is NULL");
-      if (t->dtype() != p.type.dtype)
-        return invalid_argument(what + " has dtype " + std::string(types::dtype_name(t->dtype())) + ", expected " +
-                                std::string(types::dtype_name(p.type.dtype)) + " (type " + p.type.str() + ")");
-      if (static_cast<size_t>(t->ndim()) != p.type.rank())
-        return invalid_argument(what + " has rank " + std::to_string(t->ndim()) + " (shape " + t->type_str() + "), expected rank " +
-                                std::to_string(p.type.rank()) + " (type " + p.type.str() + ")");
-      if (t->dl().device.device_type != kDLCPU)
-        return invalid_argument(what + " is on device " + dl_device_str(t->dl().device) + ", expected " +
-                                types::device_name(p.type.device));
-      if (!t->is_contiguous())
-        return invalid_argument(what + " is not contiguous (row-major); make a contiguous copy first");
-      shapes.push_back(t->shape());
-    }
-    auto b = bind_shape_variables(*e, shapes);
+    auto b = bind_shape_variables(*e, *shapes);
     if (!b) return b.status();
 
     // Outputs: the caller's (checked) or new ones.

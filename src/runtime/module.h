@@ -132,6 +132,10 @@ class Module {
   Module() = default;
   Status not_found_error(const EntrySig& e, const Binding& b) const;
   Result<Lease> acquire(const EntrySig& e, const Binding& b);
+  /// The inputs' shapes after checking count, NULL, dtype, rank, placement
+  /// (host or the parameter's CUDA device) and layout (host and device calls).
+  static Result<std::vector<std::span<const int64_t>>> check_inputs(const EntrySig& e, std::span<Tensor* const> inputs,
+                                                                    const std::string& fn_name);
   /// Module::call for an entry that lives on a CUDA device (module_device.cpp).
   Status call_device(const EntrySig& e, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options);
   /// The slot's plan, created through the plugin on first use.

@@ -88,31 +88,11 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   auto stream = (*plugin)->resolve_stream(device, options.stream);
   if (!stream) return stream.status();
 
-  if (inputs.size() != e.params.size())
-    return invalid_argument(fn_name + " takes " + std::to_string(e.params.size()) + " input" + (e.params.size() == 1 ? "" : "s") + ", got " +
-                            std::to_string(inputs.size()));
   if (!options.outputs.empty())
     return unimplemented(fn_name + ": caller-provided outputs are not supported for device entries yet; pass none");
-  std::vector<std::span<const int64_t>> shapes;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ParamSig& p = e.params[i];
-    const Tensor* t = inputs[i];
-    std::string what = fn_name + ": input " + std::to_string(i) + " (`" + p.name + "`)";
-    if (!t) return invalid_argument(what + " is NULL");
-    if (t->dtype() != p.type.dtype)
-      return invalid_argument(what + " has dtype " + std::string(types::dtype_name(t->dtype())) + ", expected " +
-                              std::string(types::dtype_name(p.type.dtype)) + " (type " + p.type.str() + ")");
-    if (static_cast<size_t>(t->ndim()) != p.type.rank())
-      return invalid_argument(what + " has rank " + std::to_string(t->ndim()) + ", expected rank " + std::to_string(p.type.rank()) + " (type " +
-                              p.type.str() + ")");
-    DLDevice want = on_device(p.type) ? DLDevice{kDLCUDA, p.type.device.ordinal} : DLDevice{kDLCPU, 0};
-    if (t->dl().device.device_type != want.device_type || t->dl().device.device_id != want.device_id)
-      return invalid_argument(what + " is on " + dl_device_str(t->dl().device) + ", expected " + types::device_name(p.type.device) +
-                              (on_device(p.type) ? " (copy it with shapeml_tensor_copy_to_device)" : ""));
-    if (!t->is_contiguous()) return invalid_argument(what + " is not contiguous (row-major); make a contiguous copy first");
-    shapes.push_back(t->shape());
-  }
-  auto b = bind_shape_variables(e, shapes);
+  auto shapes = check_inputs(e, inputs, fn_name);
+  if (!shapes) return shapes.status();
+  auto b = bind_shape_variables(e, *shapes);
   if (!b) return b.status();
 
   // Device memory for outputs and the workspace: the call's resource when it
