@@ -11,8 +11,10 @@
 
 using shapeml::capi::guarded;
 using shapeml::capi::handle_of;
+using shapeml::capi::finish_tensor;
 using shapeml::capi::make_status;
 using shapeml::capi::memory_of;
+using shapeml::capi::new_memory;
 using shapeml::capi::null_arg;
 using shapeml::capi::tensor_of;
 using shapeml::capi::to_status;
@@ -23,20 +25,6 @@ namespace {
 shapeml_status* bad_device_type(const char* fn, int32_t device_type) {
   return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": device type " + std::to_string(device_type) +
                                                           " is neither kDLCPU (1) nor kDLCUDA (2)");
-}
-
-shapeml_status* new_memory(rt::Result<rt::MemoryResourcePtr> r, shapeml_memory** out) {
-  if (!r.ok()) return to_status(r.status());
-  auto* m = new shapeml_memory;
-  m->mr = std::move(r).value();
-  *out = m;
-  return nullptr;
-}
-
-shapeml_status* finish_tensor(rt::Result<rt::TensorRef> r, shapeml_tensor** out) {
-  if (!r.ok()) return to_status(r.status());
-  *out = handle_of(std::move(r).value());
-  return nullptr;
 }
 
 }  // namespace

@@ -58,6 +58,22 @@ inline runtime::Tensor* tensor_of(shapeml_tensor* t) { return reinterpret_cast<r
 inline const runtime::Tensor* tensor_of(const shapeml_tensor* t) { return reinterpret_cast<const runtime::Tensor*>(t); }
 inline shapeml_tensor* handle_of(runtime::TensorRef&& t) { return reinterpret_cast<shapeml_tensor*>(t.detach()); }
 
+/// `*out` = an owned handle for a new resource, or the failure as a status.
+inline shapeml_status* new_memory(runtime::Result<runtime::MemoryResourcePtr> r, shapeml_memory** out) {
+  if (!r.ok()) return to_status(r.status());
+  auto* m = new shapeml_memory;
+  m->mr = std::move(r).value();
+  *out = m;
+  return nullptr;
+}
+
+/// `*out` = an owned handle for a new tensor, or the failure as a status.
+inline shapeml_status* finish_tensor(runtime::Result<runtime::TensorRef> r, shapeml_tensor** out) {
+  if (!r.ok()) return to_status(r.status());
+  *out = handle_of(std::move(r).value());
+  return nullptr;
+}
+
 inline runtime::MemoryResourcePtr memory_of(shapeml_memory* m) { return m ? m->mr : runtime::host_memory_resource(); }
 
 /// The module's entry handles, made once (thread-safe). Throws only

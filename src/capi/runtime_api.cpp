@@ -10,8 +10,10 @@
 
 using shapeml::capi::guarded;
 using shapeml::capi::handle_of;
+using shapeml::capi::finish_tensor;
 using shapeml::capi::make_status;
 using shapeml::capi::memory_of;
+using shapeml::capi::new_memory;
 using shapeml::capi::null_arg;
 using shapeml::capi::tensor_of;
 using shapeml::capi::to_status;
@@ -20,22 +22,9 @@ namespace types = shapeml::types;
 
 namespace {
 
-shapeml_status* new_memory(rt::MemoryResourcePtr mr, shapeml_memory** out) {
-  auto* m = new shapeml_memory;
-  m->mr = std::move(mr);
-  *out = m;
-  return nullptr;
-}
-
 shapeml_status* check_dtype(const char* fn, shapeml_dtype d) {
   if (d < SHAPEML_DTYPE_F32 || d > SHAPEML_DTYPE_BOOL)
     return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown dtype " + std::to_string(d));
-  return nullptr;
-}
-
-shapeml_status* finish_tensor(rt::Result<rt::TensorRef> r, shapeml_tensor** out) {
-  if (!r.ok()) return to_status(r.status());
-  *out = handle_of(std::move(r).value());
   return nullptr;
 }
 
@@ -79,7 +68,7 @@ SHAPEML_API shapeml_status* shapeml_memory_create_pool(shapeml_memory* upstream,
     *out = nullptr;
     rt::PoolOptions o;
     o.maximum_bytes = maximum_bytes;
-    return new_memory(rt::make_pool_resource(memory_of(upstream), o), out);
+    return new_memory(rt::MemoryResourcePtr(rt::make_pool_resource(memory_of(upstream), o)), out);
   });
 }
 
