@@ -54,6 +54,13 @@ def main():
     (y_t,) = mod.call_tensors("mlp_gpu", *ins)
     y = dev.download(y_t)
     dev.free(y_t)
+    # Destination passing: the same call writing into a tensor the caller
+    # allocated on the device (shapeml_entry_call with options.outputs).
+    dst = dev.upload(np.full((B, S, D), np.nan, dtype=np.float32))
+    mod.call_into("mlp_gpu", ins, [dst])
+    y_into = dev.download(dst)
+    dev.free(dst)
+    into_same = bool(np.array_equal(y_into, y))
 
     def mlp(x, w1, b1, w2, b2):
         return torch.matmul(F.gelu(torch.matmul(x, w1) + b1), w2) + b2
@@ -119,7 +126,8 @@ def main():
         "rel_err_vs_fp64": err,
         "torch_fp32_rel_err_vs_fp64": err_torch,
         "gate": 1e-5,
-        "passed": err <= 1e-5,
+        "passed": err <= 1e-5 and into_same,
+        "caller_output_equals_new_output": into_same,
         "ms_per_call": {"shapeml": ms_shapeml, "torch_eager": ms_eager, "torch_eager_linear": ms_linear, "torch_compile": ms_compile},
         "ratio_shapeml_over_eager": ms_shapeml / ms_eager,
         "ratio_shapeml_over_eager_linear": ms_shapeml / ms_linear,
@@ -132,6 +140,7 @@ def main():
     print(f"MLP on {res['device']} (B={B} S={S} D={D} F={Fh}, exact GELU, TF32 off)")
     print(f"  relative error vs PyTorch float64: shapeml {err:.2e}, PyTorch fp32 {err_torch:.2e} (gate 1e-5): "
           f"{'PASS' if res['passed'] else 'FAIL'}")
+    print(f"  into a caller-provided device tensor: {'same result' if into_same else 'DIFFERENT RESULT'}")
     print(f"  per call: shapeml {ms_shapeml:.4f} ms, PyTorch eager {ms_eager:.4f} ms (matmul + add), {ms_linear:.4f} ms (F.linear)"
           + (f", torch.compile {ms_compile:.4f} ms" if ms_compile else ""))
     print(f"  ratio shapeml / eager = {res['ratio_shapeml_over_eager']:.2f}, / eager F.linear = {res['ratio_shapeml_over_eager_linear']:.2f}"

@@ -912,8 +912,9 @@ typedef struct shapeml_call_options {
   shapeml_memory* memory;
   /** Caller-provided outputs, one per result, or NULL to allocate new ones.
    *  Each must have the result's dtype and exact shape (evaluated under the
-   *  binding of this call), live on the host, be row-major, not be read-only
-   *  and not overlap any input. The results are written into them. */
+   *  binding of this call), live where the result's type says (the host, or
+   *  its CUDA device for a device entry), be row-major, not be read-only and
+   *  not overlap any input. The results are written into them. */
   shapeml_tensor* const* outputs;
   /** Reserved (the device is the one the entry's types name): must be 0. */
   int32_t device_index;

@@ -62,6 +62,12 @@ class Error(RuntimeError):
         self.code, self.name, self.message = code, name, message
 
 
+class CallOptions(C.Structure):
+    """shapeml_call_options (since 0.3)."""
+    _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("outputs", C.c_void_p), ("device_index", C.c_int32),
+                ("stream", C.c_void_p)]
+
+
 class ModuleOptions(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("target", C.c_int32)]
 
@@ -218,6 +224,23 @@ class Module:
         out_arr = (C.c_void_p * max(n_out.value, 1))()
         self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(tensors), out_arr, n_out.value))
         return tuple(C.c_void_p(out_arr[i]) for i in range(n_out.value))
+
+    def call_into(self, entry, inputs, outputs, stream=None):
+        """Destination passing through shapeml_entry_call: entry(*inputs)
+        written into the caller's `outputs` (tensor handles of the results'
+        dtypes, shapes and devices). `stream`: a cudaStream_t for device
+        entries (None: the runtime's stream)."""
+        L = self.lib.lib
+        vp, sz = C.c_void_p, C.c_size_t
+        L.shapeml_module_get_entry.restype, L.shapeml_module_get_entry.argtypes = vp, [vp, C.c_char_p, C.POINTER(vp)]
+        L.shapeml_entry_call.restype = vp
+        L.shapeml_entry_call.argtypes = [vp, C.POINTER(vp), sz, C.POINTER(vp), sz, C.POINTER(CallOptions)]
+        e = vp()
+        self.lib._check(L.shapeml_module_get_entry(self.handle, entry.encode(), C.byref(e)))
+        ins = (vp * max(len(inputs), 1))(*[t.value if isinstance(t, vp) else t for t in inputs])
+        outs = (vp * max(len(outputs), 1))(*[t.value if isinstance(t, vp) else t for t in outputs])
+        opts = CallOptions(C.sizeof(CallOptions), None, C.cast(outs, vp), 0, stream)
+        self.lib._check(L.shapeml_entry_call(e, ins, len(inputs), None, 0, C.byref(opts)))
 
 
 KDL_CUDA = 2  # DLPack's kDLCUDA

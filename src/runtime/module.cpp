@@ -212,6 +212,33 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kMinAlignm
 
 }  // namespace
 
+Status Module::check_provided_output(const EntrySig& e, const Binding& b, size_t k, const std::vector<int64_t>& shape,
+                                     std::span<Tensor* const> inputs, std::span<Tensor* const> outputs, const std::string& fn_name) {
+  const types::TensorType& rt = e.returns[k];
+  const Tensor* t = outputs[k];
+  std::string what = fn_name + ": provided output " + std::to_string(k);
+  if (!t) return invalid_argument(what + " is NULL");
+  std::string want = "(tensor " + std::string(types::dtype_name(rt.dtype)) + " (";
+  for (size_t j = 0; j < shape.size(); ++j) want += (j ? " " : "") + std::to_string(shape[j]);
+  want += ") " + types::device_name(rt.device) + ")";
+  if (t->dtype() != rt.dtype || !std::equal(t->shape().begin(), t->shape().end(), shape.begin(), shape.end()))
+    return invalid_argument(what + " is " + t->type_str() + ", expected " + want + " (result type " + rt.str() + " with " + binding_str(e, b) +
+                            ")");
+  bool cuda = rt.device.kind == types::Device::Kind::Cuda;
+  if (t->dl().device.device_type != (cuda ? kDLCUDA : kDLCPU) || (cuda && t->dl().device.device_id != rt.device.ordinal))
+    return invalid_argument(what + " is on device " + dl_device_str(t->dl().device) + ", expected " + types::device_name(rt.device));
+  if (!t->is_contiguous()) return invalid_argument(what + " is not contiguous (row-major)");
+  if (t->is_read_only()) return failed_precondition(what + " is read-only; a call writes its outputs");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (overlaps(*t, *inputs[i]))
+      return invalid_argument(what + " overlaps input " + std::to_string(i) + " (`" + e.params[i].name +
+                              "`); the generated code may read an input after writing an output");
+  for (size_t j = 0; j < k; ++j)
+    if (overlaps(*t, *outputs[j])) return invalid_argument(what + " overlaps provided output " + std::to_string(j));
+  return {};
+}
+
+
 Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
   return guarded("Module::call", [&]() -> Status {
     const EntrySig* e = &entry;
@@ -239,24 +266,7 @@ Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std:
         continue;
       }
       Tensor* t = options.outputs[k];
-      std::string what = fn_name + ": provided output " + std::to_string(k);
-      if (!t) return invalid_argument(what + " is NULL");
-      std::string want = "(tensor " + std::string(types::dtype_name(rt.dtype)) + " (";
-      for (size_t j = 0; j < shape->size(); ++j) want += (j ? " " : "") + std::to_string((*shape)[j]);
-      want += ") host)";
-      if (t->dtype() != rt.dtype || !std::equal(t->shape().begin(), t->shape().end(), shape->begin(), shape->end()))
-        return invalid_argument(what + " is " + t->type_str() + ", expected " + want + " (result type " + rt.str() + " with " +
-                                binding_str(*e, *b) + ")");
-      if (t->dl().device.device_type != kDLCPU)
-        return invalid_argument(what + " is on device " + dl_device_str(t->dl().device) + ", expected host");
-      if (!t->is_contiguous()) return invalid_argument(what + " is not contiguous (row-major)");
-      if (t->is_read_only()) return failed_precondition(what + " is read-only; a call writes its outputs");
-      for (size_t i = 0; i < inputs.size(); ++i)
-        if (overlaps(*t, *inputs[i]))
-          return invalid_argument(what + " overlaps input " + std::to_string(i) + " (`" + e->params[i].name +
-                                  "`); the generated code may read an input after writing an output");
-      for (size_t j = 0; j < k; ++j)
-        if (overlaps(*t, *options.outputs[j])) return invalid_argument(what + " overlaps provided output " + std::to_string(j));
+      if (Status st = check_provided_output(*e, *b, k, *shape, inputs, options.outputs, fn_name); !st.ok()) return st;
       results.push_back(TensorRef::share(t));
     }
 

@@ -136,6 +136,11 @@ class Module {
   /// (host or the parameter's CUDA device) and layout (host and device calls).
   static Result<std::vector<std::span<const int64_t>>> check_inputs(const EntrySig& e, std::span<Tensor* const> inputs,
                                                                     const std::string& fn_name);
+  /// A caller-provided output `outputs[k]` for result k of concrete `shape`:
+  /// dtype, shape, placement (host or the result's CUDA device), layout,
+  /// writable, no overlap with an input or an earlier output.
+  static Status check_provided_output(const EntrySig& e, const Binding& b, size_t k, const std::vector<int64_t>& shape,
+                                      std::span<Tensor* const> inputs, std::span<Tensor* const> outputs, const std::string& fn_name);
   /// Module::call for an entry that lives on a CUDA device (module_device.cpp).
   Status call_device(const EntrySig& e, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options);
   /// The slot's plan, created through the plugin on first use.

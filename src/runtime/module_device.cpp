@@ -88,8 +88,9 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   auto stream = (*plugin)->resolve_stream(device, options.stream);
   if (!stream) return stream.status();
 
-  if (!options.outputs.empty())
-    return unimplemented(fn_name + ": caller-provided outputs are not supported for device entries yet; pass none");
+  if (!options.outputs.empty() && options.outputs.size() != e.returns.size())
+    return invalid_argument(fn_name + " returns " + std::to_string(e.returns.size()) + " tensor(s), but " +
+                            std::to_string(options.outputs.size()) + " outputs were provided");
   auto shapes = check_inputs(e, inputs, fn_name);
   if (!shapes) return shapes.status();
   auto b = bind_shape_variables(e, *shapes);
@@ -113,6 +114,11 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
     auto shape = evaluate_shape(rt.shape, *b);
     if (!shape) return Status(shape.status().code(), fn_name + ": result " + std::to_string(k) + ": " + shape.status().message());
     host_result |= !on_device(rt);
+    if (!options.outputs.empty()) {  // destination passing: the plan writes into the caller's tensors
+      if (Status st = check_provided_output(e, *b, k, *shape, inputs, options.outputs, fn_name); !st.ok()) return st;
+      results.push_back(TensorRef::share(options.outputs[k]));
+      continue;
+    }
     auto t = Tensor::create(rt.dtype, *shape, on_device(rt) ? dev_mr : host_mr, /*zero=*/false);
     if (!t) return Status(t.status().code(), fn_name + ": result " + std::to_string(k) + ": " + t.status().message());
     results.push_back(std::move(t).value());
