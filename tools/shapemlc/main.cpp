@@ -221,6 +221,25 @@ std::string default_entry(const shapeml::ir::Module& m, const std::string& entry
   return m.functions.empty() ? "" : m.functions.back().name;
 }
 
+// What build, run and --emit share: the target and the checked program.
+// Returns the exit status to stop with (2 usage or unreadable file, 1 the
+// program has errors), or 0 with `r` and `target` set.
+int checked_for_codegen(const CodegenArgs& a, std::optional<shapeml::check::CheckResult>& r, shapeml::lower::cpu::CpuTarget& target) {
+  auto t = shapeml::driver::parse_target(a.target);
+  if (!t.ok()) {
+    std::cerr << "shapemlc: --target: " << t.status().message() << "\n";
+    return 2;
+  }
+  target = *t;
+  r = load_checked(a.file, a.timeout);
+  if (!r) return 2;
+  if (!r->ok()) {
+    print_diags(*r, false);
+    return 1;
+  }
+  return 0;
+}
+
 // --emit=STAGE: the pipeline up to STAGE.
 int cmd_emit(const std::string& stage, const CodegenArgs& a) {
   using shapeml::driver::FrontendStage;
@@ -236,17 +255,9 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
     std::cout << shapeml::syntax::print_module(*r->ast);
     return 0;
   }
-  auto target = shapeml::driver::parse_target(a.target);
-  if (!target.ok()) {
-    std::cerr << "shapemlc: --target: " << target.status().message() << "\n";
-    return 2;
-  }
-  auto r = load_checked(a.file, a.timeout);
-  if (!r) return 2;
-  if (!r->ok()) {
-    print_diags(*r, false);
-    return 1;
-  }
+  std::optional<shapeml::check::CheckResult> r;
+  shapeml::lower::cpu::CpuTarget target;
+  if (int rc = checked_for_codegen(a, r, target)) return rc;
   if (stage == "typed") {
     std::cout << shapeml::ir::print_module(*r->module);
     return 0;
@@ -262,7 +273,7 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
                                                                : stage == "lowered-mlir" ? shapeml::driver::LowerStage::LoweredMlir
                                                                : stage == "gpu-plan"     ? shapeml::driver::LowerStage::GpuPlan
                                                                                          : shapeml::driver::LowerStage::Llvm,
-                                                *target);
+                                                target);
   if (!lowered.ok()) {
     std::cerr << "shapemlc: --emit=" << stage << ": " << lowered.status().message() << "\n";
     return lowered.status().code() == rt::StatusCode::Internal ? 1 : 2;
@@ -272,17 +283,9 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
 }
 
 int cmd_build(const CodegenArgs& a) {
-  auto target = shapeml::driver::parse_target(a.target);
-  if (!target.ok()) {
-    std::cerr << "shapemlc: --target: " << target.status().message() << "\n";
-    return 2;
-  }
-  auto r = load_checked(a.file, a.timeout);
-  if (!r) return 2;
-  if (!r->ok()) {
-    print_diags(*r, false);
-    return 1;
-  }
+  std::optional<shapeml::check::CheckResult> r;
+  shapeml::lower::cpu::CpuTarget target;
+  if (int rc = checked_for_codegen(a, r, target)) return rc;
   std::string entry = default_entry(*r->module, a.entry);
   std::vector<shapeml::lower::cpu::Specialization> specs;
   for (const auto& b : a.binds) {
@@ -295,13 +298,13 @@ int cmd_build(const CodegenArgs& a) {
     specs.push_back(std::move(s));
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto st = shapeml::driver::build_shared_object(*r->module, specs, *target, a.out);
+  auto st = shapeml::driver::build_shared_object(*r->module, specs, target, a.out);
   if (!st.ok()) {
     std::cerr << "shapemlc: build failed: " << st.message() << "\n";
     return st.code() == rt::StatusCode::Internal ? 1 : 2;
   }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("built %s: %zu specialization(s) for %s in %.0f ms\n", a.out.c_str(), specs.size(), shapeml::lower::cpu::target_name(*target).c_str(), ms);
+  std::printf("built %s: %zu specialization(s) for %s in %.0f ms\n", a.out.c_str(), specs.size(), shapeml::lower::cpu::target_name(target).c_str(), ms);
   return 0;
 }
 
@@ -337,17 +340,9 @@ bool split_kv(const std::string& kv, std::string& k, std::string& v) {
 }
 
 int cmd_run(const CodegenArgs& a) {
-  auto target = shapeml::driver::parse_target(a.target);
-  if (!target.ok()) {
-    std::cerr << "shapemlc: --target: " << target.status().message() << "\n";
-    return 2;
-  }
-  auto r = load_checked(a.file, a.timeout);
-  if (!r) return 2;
-  if (!r->ok()) {
-    print_diags(*r, false);
-    return 1;
-  }
+  std::optional<shapeml::check::CheckResult> r;
+  shapeml::lower::cpu::CpuTarget target;
+  if (int rc = checked_for_codegen(a, r, target)) return rc;
   std::string entry = default_entry(*r->module, a.entry);
   const shapeml::ir::Function* fn = r->module->find(entry);
   if (!fn) {
@@ -434,7 +429,7 @@ int cmd_run(const CodegenArgs& a) {
       std::cerr << "shapemlc: parameter `" << fn->values[fn->params[i]].name << "` of `" << entry << "` has no --input or --random\n";
       return 2;
     }
-  auto m = shapeml::driver::jit_module(*r->module, *target, a.file);
+  auto m = shapeml::driver::jit_module(*r->module, target, a.file);
   if (!m.ok()) {
     std::cerr << "shapemlc: " << m.status().message() << "\n";
     return 1;
