@@ -261,11 +261,14 @@ std::string GpuPlan::validate() const {
       if (s < 0 || static_cast<size_t>(s) >= slots.size()) return at + "output slot out of range";
     size_t want_in = 0;
     bool fixed = true;
+    size_t want_out = 1;
     if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
-        l.kernel == "broadcast" || l.kernel == "copy")
+        l.kernel == "broadcast" || l.kernel == "copy" || l.kernel == "softmax" || l.kernel == "repeat")
       want_in = 1;
     else if (l.kernel == "binary" || l.kernel == "compare")
       want_in = 2;
+    else if (l.kernel == "gather" || l.kernel == "take_along")
+      want_in = 2, want_out = 2;  // the result and the bounds-check record
     else if (l.kernel == "matmul")
       want_in = l.inputs.size() == 3 ? 3 : 2;  // optional fused bias
     else if (l.kernel == "select")
@@ -278,7 +281,12 @@ std::string GpuPlan::validate() const {
       return at + "unknown kernel";
     if (fixed && l.inputs.size() != want_in) return at + "expects " + std::to_string(want_in) + " input(s)";
     if (!fixed && l.inputs.empty()) return at + "expects at least one input";
-    if (l.outputs.size() != 1) return at + "expects one output";
+    if (l.outputs.size() != want_out) return at + "expects " + std::to_string(want_out) + " output(s)";
+    if (want_out == 2) {
+      const GpuSlot& rec = slots[static_cast<size_t>(l.outputs[1])];
+      if (rec.kind != GpuSlot::Kind::Temp || rec.dtype != GpuDType::I64 || rec.numel() != 1)
+        return at + "the bounds-check record must be a temp i64 slot of one element";
+    }
   }
   return "";
 }

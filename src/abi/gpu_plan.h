@@ -20,20 +20,32 @@
 //
 // Launch kinds (`kernel`) and what they read (every launch also knows the
 // dtypes and shapes of its slots, which is how it derives strides):
-//   unary     op in {neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu}; 1 in, 1 out
-//   binary    op in {add sub mul div max min pow}; 2 in (broadcast to out:
+//   unary     op in {neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu
+//             sin cos not}; 1 in, 1 out
+//   binary    op in {add sub mul div max min pow and or}; 2 in (broadcast to out:
 //             right-aligned, size-1 dims stretch, missing leading dims), 1 out
 //   compare   op in {eq ne lt le gt ge}; 2 in (broadcast), 1 out (bool)
 //   select    3 in (cond bool, a, b; broadcast), 1 out
 //   cast      1 in, 1 out (dtype of out)
 //   fill      0 in, 1 out; `scalar` (also `const`, a rank-0 fill)
 //   iota      0 in, 1 out; ints = {axis}
-//   matmul    2 in (A [..., M, K], B [K, N] shared or [..., K, N] batched), 1 out;
+//   matmul    2 in (A [..., M, K], B [..., K, N]; batch dims broadcast as
+//             NumPy's), 1 out; op "tf32" allows TF32 tensor cores for f32;
 //             or 3 in, the third a bias [N] added to every row (f32/f64,
 //             fused into the cuBLASLt epilogue: `(add (matmul a w) b)`)
 //   transpose 1 in, 1 out; ints = the permutation (out dim i = in dim perm[i])
-//   reduce    op in {sum max mean}; 1 in, 1 out; ints = axes (sorted);
+//   reduce    op in {sum max min mean}; 1 in, 1 out; ints = axes (sorted);
 //             `flag` = keepdims
+//   softmax   op in {softmax log_softmax}; 1 in, 1 out; ints = {axis}
+//   repeat    1 in, 1 out; ints = {axis, repeats} (repeat_interleave)
+//   gather    2 in (table [V, ...], idx i32/i64), 2 out (the result, and a
+//             bounds-check record: a temp i64 [1] slot); see below
+//   take_along 2 in (x, idx i32/i64 of x's shape without the axis), 2 out
+//             (result, bounds-check record); ints = {axis}
+// Index launches check every index against [0, V) on the device: a bad one
+// is never read through, and the executor reports the first bad position
+// after the plan as OUT_OF_RANGE (it synchronizes the stream at the end of
+// such a plan to do so; docs/design/index-checks.md).
 //   concat    n in, 1 out; ints = {axis}
 //   slice     1 in, 1 out; ints = {axis, start} (size from out's shape)
 //   broadcast 1 in, 1 out (broadcast_to)

@@ -54,6 +54,8 @@ Tensor random(GpuDType d, Shape s, double lo = -3, double hi = 3) {
 
 struct RunOptions {
   int64_t misalign = 0;  // bytes added to every input pointer
+  int32_t expect_rc = 0;            // the status plan_execute must return
+  std::string* message = nullptr;   // receives plan_execute's message
 };
 
 // Builds, runs and reads back a plan; `outs` gives the outputs' dtypes and shapes.
@@ -94,7 +96,8 @@ std::vector<Tensor> run(const GpuPlan& p, const std::vector<Tensor>& inputs, con
   cudaStream_t s = nullptr;
   EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   rc = plan_execute(plan, bufs.data(), ws, s, err, sizeof err);
-  EXPECT_EQ(rc, 0) << err;
+  EXPECT_EQ(rc, opt.expect_rc) << err;
+  if (opt.message) *opt.message = err;
   cudaError_t e = cudaStreamSynchronize(s);
   EXPECT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -802,6 +805,289 @@ TEST(Kernels, MatmulEmptyInnerDimensionIsZeros) {
   auto r = run(b.p, {Tensor{GpuDType::F32, {3, 0}, {}}, Tensor{GpuDType::F32, {0, 4}, {}}}, {{GpuDType::F32, {3, 4}}});
   ASSERT_EQ(r.size(), 1u);
   expect_near(r[0], std::vector<double>(12, 0.0), 0, 0, "K = 0");
+}
+
+// ---- operations of issue 10 ------------------------------------------------
+
+TEST(Kernels, SinCosAndNot) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64})
+    for (const char* op : {"sin", "cos"}) {
+      Tensor x = random(dt, {7, 301}, -100, 100);
+      x.v[0] = 0, x.v[1] = -0.0, x.v[2] = 1e5, x.v[3] = -3e4, x.v[4] = kNaN, x.v[5] = INFINITY;
+      std::vector<double> want;
+      for (double v : x.v) want.push_back(std::string(op) == "sin" ? std::sin(v) : std::cos(v));
+      PlanBuilder b;
+      int32_t in = b.input(0, dt, {7, 301}), out = b.output(0, dt, {7, 301});
+      b.launch("unary", op, {in}, {out});
+      auto r = run(b.p, {x}, {{dt, {7, 301}}});
+      ASSERT_EQ(r.size(), 1u);
+      // CUDA's sinf/cosf: 2 ulp over the whole range (results in [-1, 1]).
+      expect_near(r[0], want, 0, dt == GpuDType::F32 ? 2.5e-7 : 1e-15, std::string(op) + " " + abi::gpu_dtype_name(dt));
+    }
+  Tensor x = random(GpuDType::Bool, {1000});
+  std::vector<double> want;
+  for (double v : x.v) want.push_back(v != 0 ? 0 : 1);
+  PlanBuilder b;
+  int32_t in = b.input(0, GpuDType::Bool, {1000}), out = b.output(0, GpuDType::Bool, {1000});
+  b.launch("unary", "not", {in}, {out});
+  auto r = run(b.p, {x}, {{GpuDType::Bool, {1000}}});
+  ASSERT_EQ(r.size(), 1u);
+  expect_near(r[0], want, 0, 0, "not");
+}
+
+TEST(Kernels, AndOrBroadcast) {
+  REQUIRE_GPU();
+  for (const char* op : {"and", "or"}) {
+    Tensor a = random(GpuDType::Bool, {3, 1, 5}), c = random(GpuDType::Bool, {4, 5});
+    Shape so = {3, 4, 5};
+    std::vector<double> want;
+    for (int64_t i = 0; i < numel(so); ++i) {
+      bool x = a.v[bcast_index(a.shape, so, i)] != 0, y = c.v[bcast_index(c.shape, so, i)] != 0;
+      want.push_back(std::string(op) == "and" ? (x && y) : (x || y));
+    }
+    PlanBuilder b;
+    int32_t pa = b.input(0, GpuDType::Bool, a.shape), pc = b.input(1, GpuDType::Bool, c.shape), out = b.output(0, GpuDType::Bool, so);
+    b.launch("binary", op, {pa, pc}, {out});
+    auto r = run(b.p, {a, c}, {{GpuDType::Bool, so}});
+    ASSERT_EQ(r.size(), 1u);
+    expect_near(r[0], want, 0, 0, op);
+  }
+}
+
+TEST(Kernels, ReduceMinWithNaNAndIntegers) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::I32, GpuDType::I64}) {
+    Tensor x = random(dt, {4, 600});
+    if (dt == GpuDType::F32) x.v[2 * 600 + 5] = kNaN;
+    std::vector<double> want;
+    for (int r = 0; r < 4; ++r) {
+      double m = INFINITY;
+      bool nan = false;
+      for (int j = 0; j < 600; ++j) {
+        double v = x.v[static_cast<size_t>(r * 600 + j)];
+        nan |= std::isnan(v);
+        m = std::min(m, v);
+      }
+      want.push_back(nan ? kNaN : m);
+    }
+    for (bool rows : {true, false}) {  // innermost reduced (block per output) and outer reduced (thread per output)
+      PlanBuilder b;
+      Shape shape = rows ? Shape{4, 600} : Shape{600, 4};
+      Tensor in_t = x;
+      if (!rows) {
+        in_t.shape = shape;
+        for (int r = 0; r < 4; ++r)
+          for (int j = 0; j < 600; ++j) in_t.v[static_cast<size_t>(j * 4 + r)] = x.v[static_cast<size_t>(r * 600 + j)];
+      }
+      int32_t in = b.input(0, dt, shape), out = b.output(0, dt, {4});
+      b.launch("reduce", "min", {in}, {out}, {rows ? 1 : 0});
+      auto r = run(b.p, {in_t}, {{dt, {4}}});
+      ASSERT_EQ(r.size(), 1u);
+      expect_near(r[0], want, 0, 0, std::string("reduce_min ") + abi::gpu_dtype_name(dt));
+    }
+  }
+}
+
+// softmax / log_softmax along `axis` in float64.
+std::vector<double> softmax_ref(const Tensor& x, size_t axis, bool log) {
+  int64_t outer = 1, n = x.shape[axis], inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  std::vector<double> out(x.v.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return static_cast<size_t>((o * n + j) * inner + i); };
+      double m = -INFINITY;
+      bool nan = false;
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, x.v[at(j)]), nan |= std::isnan(x.v[at(j)]);
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) sum += std::exp(x.v[at(j)] - m);
+      for (int64_t j = 0; j < n; ++j) {
+        double d = x.v[at(j)] - m;
+        out[at(j)] = nan || (std::isinf(m) && m < 0) ? kNaN : log ? d - std::log(sum) : std::exp(d) / sum;
+      }
+    }
+  return out;
+}
+
+TEST(Kernels, SoftmaxEveryAxisDtypeAndMaskedRows) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16})
+    for (const Shape& shape : {Shape{3, 5, 7}, Shape{64, 1000}, Shape{2, 33}, Shape{5}})
+      for (size_t axis = 0; axis < shape.size(); ++axis)
+        for (const char* op : {"softmax", "log_softmax"}) {
+          Tensor x = random(dt, shape, -20, 20);
+          if (numel(shape) > 20) {
+            x.v[3] = -INFINITY, x.v[7] = -INFINITY;  // masked entries
+            x.v[11] = as_dtype(1e4, dt);             // a large logit
+          }
+          std::vector<double> want = softmax_ref(x, axis, std::string(op) == "log_softmax");
+          PlanBuilder b;
+          int32_t in = b.input(0, dt, shape), out = b.output(0, dt, shape);
+          b.launch("softmax", op, {in}, {out}, {static_cast<int64_t>(axis) - static_cast<int64_t>(shape.size())});  // negative axis
+          auto r = run(b.p, {x}, {{dt, shape}});
+          ASSERT_EQ(r.size(), 1u);
+          double tol = dt == GpuDType::F64 ? 1e-13 : dt == GpuDType::F32 ? 2e-6 : 1e-2;
+          expect_near(r[0], want, tol, tol, std::string(op) + " " + abi::gpu_dtype_name(dt) + " axis " + std::to_string(axis));
+        }
+  // A row of -inf gives NaN (as PyTorch); the other rows are unaffected.
+  Tensor x = random(GpuDType::F32, {2, 40});
+  for (int j = 0; j < 40; ++j) x.v[static_cast<size_t>(40 + j)] = -INFINITY;
+  PlanBuilder b;
+  int32_t in = b.input(0, GpuDType::F32, {2, 40}), out = b.output(0, GpuDType::F32, {2, 40});
+  b.launch("softmax", "softmax", {in}, {out}, {1});
+  auto r = run(b.p, {x}, {{GpuDType::F32, {2, 40}}});
+  ASSERT_EQ(r.size(), 1u);
+  expect_near(r[0], softmax_ref(x, 1, false), 2e-6, 2e-6, "softmax with a row of -inf");
+}
+
+TEST(Kernels, RepeatInterleaveEveryAxis) {
+  REQUIRE_GPU();
+  Shape shape = {2, 3, 4};
+  for (GpuDType dt : {GpuDType::F32, GpuDType::I64, GpuDType::Bool, GpuDType::BF16})
+    for (size_t axis = 0; axis < 3; ++axis)
+      for (int64_t reps : {1, 3}) {
+        Tensor x = random(dt, shape);
+        Shape so = shape;
+        so[axis] *= reps;
+        std::vector<double> want;
+        for (int64_t i = 0; i < numel(so); ++i) {
+          int64_t c[3], q = i;
+          for (int d = 2; d >= 0; --d) c[d] = q % so[static_cast<size_t>(d)], q /= so[static_cast<size_t>(d)];
+          c[axis] /= reps;
+          want.push_back(x.v[static_cast<size_t>((c[0] * 3 + c[1]) * 4 + c[2])]);
+        }
+        PlanBuilder b;
+        int32_t in = b.input(0, dt, shape), out = b.output(0, dt, so);
+        b.launch("repeat", "", {in}, {out}, {static_cast<int64_t>(axis), reps});
+        auto r = run(b.p, {x}, {{dt, so}});
+        ASSERT_EQ(r.size(), 1u);
+        expect_near(r[0], want, 0, 0, "repeat_interleave axis " + std::to_string(axis));
+      }
+}
+
+TEST(Kernels, GatherAndItsBoundsCheck) {
+  REQUIRE_GPU();
+  for (GpuDType it : {GpuDType::I32, GpuDType::I64}) {
+    Tensor table = random(GpuDType::F32, {10, 3, 2});
+    Tensor idx{it, {2, 5}, {0, 9, 3, 3, 1, 7, 2, 8, 0, 5}};
+    Shape so = {2, 5, 3, 2};
+    std::vector<double> want;
+    for (double v : idx.v)
+      for (int j = 0; j < 6; ++j) want.push_back(table.v[static_cast<size_t>(v * 6 + j)]);
+    for (int bad = 0; bad < 3; ++bad) {  // in range, too large, negative
+      Tensor ix = idx;
+      if (bad == 1) ix.v[7] = 12;
+      if (bad == 2) ix.v[7] = -1, ix.v[9] = 40;
+      PlanBuilder b;
+      int32_t pt = b.input(0, GpuDType::F32, {10, 3, 2}), pi = b.input(1, it, {2, 5}), out = b.output(0, GpuDType::F32, so);
+      int32_t rec = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::I64, {1}, 0);
+      b.launch("gather", "", {pt, pi}, {out, rec});
+      std::string msg;
+      auto r = run(b.p, {table, ix}, {{GpuDType::F32, so}}, RunOptions{0, bad ? 11 : 0, &msg});
+      ASSERT_EQ(r.size(), 1u);
+      if (!bad) {
+        expect_near(r[0], want, 0, 0, "gather");
+        continue;
+      }
+      // the first bad position (flat 7 = [1, 2]) is reported with its value
+      EXPECT_NE(msg.find(bad == 1 ? "index 12 is out of range [0, 10)" : "index -1 is out of range [0, 10)"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("at indices[1, 2]"), std::string::npos) << msg;
+      for (int j = 0; j < 6; ++j) EXPECT_EQ(r[0].v[static_cast<size_t>(7 * 6 + j)], 0.0) << "a bad index is not read through";
+    }
+  }
+}
+
+TEST(Kernels, TakeAlongAxisAndItsBoundsCheck) {
+  REQUIRE_GPU();
+  Tensor x = random(GpuDType::F64, {2, 7, 3});
+  Tensor idx{GpuDType::I64, {2, 3}, {0, 6, 3, 5, 1, 2}};
+  std::vector<double> want;
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 3; ++i) want.push_back(x.v[static_cast<size_t>((o * 7 + static_cast<int>(idx.v[static_cast<size_t>(o * 3 + i)])) * 3 + i)]);
+  for (bool bad : {false, true}) {
+    Tensor ix = idx;
+    if (bad) ix.v[4] = 7;
+    PlanBuilder b;
+    int32_t px = b.input(0, GpuDType::F64, {2, 7, 3}), pi = b.input(1, GpuDType::I64, {2, 3}), out = b.output(0, GpuDType::F64, {2, 3});
+    int32_t rec = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::I64, {1}, 0);
+    b.launch("take_along", "", {px, pi}, {out, rec}, {1});
+    std::string msg;
+    auto r = run(b.p, {x, ix}, {{GpuDType::F64, {2, 3}}}, RunOptions{0, bad ? 11 : 0, &msg});
+    ASSERT_EQ(r.size(), 1u);
+    if (bad) {
+      EXPECT_NE(msg.find("index 7 is out of range [0, 7) at indices[1, 1]"), std::string::npos) << msg;
+    } else {
+      expect_near(r[0], want, 0, 0, "take_along");
+    }
+  }
+}
+
+// Matmul with NumPy broadcasting of batch dims, in float64 loops.
+std::vector<double> matmul_bcast_ref(const Tensor& a, const Tensor& w, Shape& so) {
+  size_t ra = a.shape.size(), rb = w.shape.size();
+  int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = w.shape[rb - 1];
+  Shape ba(a.shape.begin(), a.shape.end() - 2), bb(w.shape.begin(), w.shape.end() - 2), bo(std::max(ba.size(), bb.size()), 1);
+  for (size_t i = 0; i < bo.size(); ++i) {
+    int64_t x = i < ba.size() ? ba[ba.size() - 1 - i] : 1, y = i < bb.size() ? bb[bb.size() - 1 - i] : 1;
+    bo[bo.size() - 1 - i] = std::max(x, y);
+  }
+  so = bo;
+  so.push_back(M);
+  so.push_back(N);
+  std::vector<double> out;
+  for (int64_t bi = 0; bi < numel(bo); ++bi) {
+    int64_t ia = bcast_index(ba, bo, bi), ib = bcast_index(bb, bo, bi);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += a.v[static_cast<size_t>(ia * M * K + i * K + k)] * w.v[static_cast<size_t>(ib * K * N + k * N + j)];
+        out.push_back(s);
+      }
+  }
+  return out;
+}
+
+TEST(Kernels, MatmulBroadcastsBatchDimensionsAndTf32) {
+  REQUIRE_GPU();
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{7, 33}, {3, 33, 5}},            // (M K) x (B K N)
+      {{2, 1, 7, 33}, {4, 33, 5}},      // (B 1 M K) x (H K N): two GEMM pieces of 4
+      {{1, 7, 33}, {3, 33, 5}},         // literal-1 batch on the left
+      {{3, 7, 33}, {1, 33, 5}},         // literal-1 batch on the right: the shared-weight GEMM
+      {{2, 3, 7, 33}, {2, 1, 33, 5}},   // broadcast inside
+      {{2, 4, 16, 8}, {2, 4, 8, 16}},   // rank-4 attention shapes
+  };
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::I32})
+    for (const auto& [sa, sb] : cases) {
+      Tensor a = random(dt, sa, -1, 1), w = random(dt, sb, -1, 1);
+      if (is_int(dt)) {
+        for (double& v : a.v) v = std::fmod(v, 5);
+        for (double& v : w.v) v = std::fmod(v, 5);
+      }
+      Shape so;
+      std::vector<double> want = matmul_bcast_ref(a, w, so);
+      for (const char* op : {"", "tf32"}) {
+        if (*op && dt != GpuDType::F32) continue;
+        PlanBuilder b;
+        int32_t pa = b.input(0, dt, sa), pb = b.input(1, dt, sb), out = b.output(0, dt, so);
+        b.launch("matmul", op, {pa, pb}, {out});
+        auto r = run(b.p, {a, w}, {{dt, so}});
+        ASSERT_EQ(r.size(), 1u);
+        std::string what = std::string("matmul ") + op + " " + abi::gpu_dtype_name(dt) + " " + std::to_string(sa.size()) + "-D x " +
+                           std::to_string(sb.size()) + "-D";
+        if (is_int(dt)) {
+          expect_near(r[0], want, 0, 0, what);
+          continue;
+        }
+        double se = 0, sr = 0;
+        for (size_t i = 0; i < want.size(); ++i) se += (r[0].v[i] - want[i]) * (r[0].v[i] - want[i]), sr += want[i] * want[i];
+        // TF32 keeps 10 mantissa bits of the inputs: ~1e-3 relative.
+        double gate = dt == GpuDType::F64 ? 1e-13 : *op ? 5e-3 : 1e-5;
+        EXPECT_LT(std::sqrt(se / std::max(sr, 1e-300)), gate) << what;
+      }
+    }
 }
 
 }  // namespace

@@ -49,6 +49,14 @@ template <class T> struct CompareF {
   __device__ __forceinline__ uint8_t operator()(T a, T b) const { return compare_op(op, to_compute(a), to_compute(b)); }
 };
 
+template <class T> struct LogicalF {
+  int32_t op;
+  __device__ __forceinline__ uint8_t operator()(uint8_t a, uint8_t b) const { return op == L_AND ? (a & b) : (a | b); }
+};
+template <class T> struct NotF {
+  __device__ __forceinline__ uint8_t operator()(uint8_t a, uint8_t) const { return a ^ 1; }
+};
+
 // ---- two-operand launch shapes (unary passes its input twice).
 template <class T, class O, class F> __global__ void ew2_contig(const T* a, const T* b, O* out,
                                                                int64_t n, F f) {
@@ -179,6 +187,14 @@ cudaError_t binary(DT dt, int32_t op, const void* a, const void* b, void* out, c
 cudaError_t compare(DT dt, int32_t op, const void* a, const void* b, void* out, const Geom& g, int64_t n, bool same, int max_blocks,
                     cudaStream_t s) {
   return dispatch2<CompareF, true>(dt, op, a, b, out, same ? nullptr : &g, n, max_blocks, s);
+}
+
+cudaError_t logical(int32_t op, const void* a, const void* b, void* out, const Geom& g, int64_t n, bool same, int max_blocks, cudaStream_t s) {
+  return launch2<uint8_t, uint8_t>(a, b, out, same ? nullptr : &g, n, LogicalF<uint8_t>{op}, max_blocks, s);
+}
+
+cudaError_t logical_not(const void* in, void* out, int64_t n, int max_blocks, cudaStream_t s) {
+  return launch2<uint8_t, uint8_t>(in, in, out, nullptr, n, NotF<uint8_t>{}, max_blocks, s);
 }
 
 cudaError_t select(int64_t esize, const void* c, const void* a, const void* b, void* out, const Geom& g, int64_t n, int max_blocks,

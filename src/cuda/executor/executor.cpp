@@ -31,7 +31,8 @@ using shapeml::abi::GpuSlot;
 namespace kern = shapeml::cuda::kern;
 
 // include/shapeml.h status numbering (plugin_api.h).
-constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8;
+constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8,
+                  kOutOfRange = 11;
 
 int32_t write_err(char* err, size_t err_size, int32_t code, const std::string& msg) {
   if (err && err_size > 0) {
@@ -95,8 +96,10 @@ struct Operand {
 
 // One enqueued operation. Most launches are one step; concat is one per piece.
 struct Step {
-  enum class Kind { Noop, Unary, Binary, Compare, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, MatmulLt, MatmulInt, Memcpy, MemsetZero } kind =
-      Kind::Noop;
+  enum class Kind {
+    Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Gather, TakeAlong,
+    MatmulLt, MatmulInt, Memcpy, MemsetZero
+  } kind = Kind::Noop;
   int32_t op = 0;
   kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
   int64_t esize = 0, n = 0;
@@ -107,11 +110,29 @@ struct Step {
   Operand out;
   uint64_t bits = 0;                 // fill
   int64_t dim = 0, inner = 0;        // iota
-  int64_t batch = 0, rows = 0, cols = 0, kdim = 0, stride_a = 0, stride_b = 0;  // tiled transpose, matmul
+  // tiled transpose, matmul; softmax: batch = outer, rows = n, cols = inner;
+  // gather: rows = indices, cols = row size, kdim = V; take_along: batch =
+  // outer, kdim = V, cols = inner
+  int64_t batch = 0, rows = 0, cols = 0, kdim = 0, stride_a = 0, stride_b = 0;
+  Operand check;                     // gather, take_along: the bounds-check record
   int64_t bytes = 0;                 // memcpy / memset
   cudaMemcpyKind copy_kind = cudaMemcpyDeviceToDevice;
   int32_t lt = -1;                   // index into plan->lt
   bool bias = false;                 // matmul: in[2] is a bias [N] added to every row (cuBLASLt epilogue)
+  bool tf32 = false;                 // matmul: f32 inputs through TF32 tensor cores
+  bool reuse_lt = false;             // matmul: one more piece of the previous step's GEMM (same descriptors)
+};
+
+// A bounds check to read back after the plan: where the record is, and what
+// to say about a bad index.
+struct IndexCheck {
+  std::string name;   // "launch 3 (gather)"
+  std::string where;  // the launch's `why` (the source operation)
+  Operand record;
+  int32_t idx_slot = -1;
+  std::vector<int64_t> idx_shape;
+  bool idx_i64 = true;
+  int64_t bound = 0;  // V
 };
 
 struct Prepared {
@@ -146,6 +167,7 @@ struct shapeml_cuda_plan {
   std::vector<SlotRef> slots;
   std::vector<Prepared> launches;
   std::vector<LtMatmul> lt;
+  std::vector<IndexCheck> checks;
   cublasLtHandle_t lt_handle = nullptr;
 
   ~shapeml_cuda_plan() {
@@ -288,6 +310,7 @@ int find_op(const std::string& op, std::initializer_list<const char*> names) {
 struct Builder {
   const GpuPlan& plan;
   Failure fail;
+  std::vector<IndexCheck> checks;
 
   bool error(const std::string& where, const std::string& msg, int32_t code = kInvalidArgument) {
     fail = {code, where + ": " + msg};
@@ -322,9 +345,15 @@ struct Builder {
 
     if (l.kernel == "unary") {
       const GpuSlot& a = slot(l.inputs[0]);
-      int op = find_op(l.op, {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu"});
-      if (op < 0) return error(w, "unknown unary op `" + l.op + "`");
       if (a.dtype != out.dtype || a.shape != out.shape) return error(w, "input and output differ in dtype or shape");
+      if (l.op == "not") {
+        if (a.dtype != GpuDType::Bool) return error(w, std::string("`not` does not take ") + gpu_dtype_name(a.dtype));
+        st.kind = Step::Kind::LogicalNot;
+        p.steps.push_back(st);
+        return true;
+      }
+      int op = find_op(l.op, {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos"});
+      if (op < 0) return error(w, "unknown unary op `" + l.op + "`");
       bool int_ok = op == kern::U_NEG || op == kern::U_ABS || op == kern::U_RELU;
       if (!(is_float(a.dtype) || (is_int(a.dtype) && int_ok)))
         return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
@@ -334,18 +363,21 @@ struct Builder {
       const GpuSlot& a = slot(l.inputs[0]);
       const GpuSlot& b = slot(l.inputs[1]);
       bool cmp = l.kernel == "compare";
-      int op = cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : find_op(l.op, {"add", "sub", "mul", "div", "max", "min", "pow"});
+      int lop = cmp ? -1 : find_op(l.op, {"and", "or"});
+      if (lop >= 0 && (a.dtype != GpuDType::Bool || b.dtype != GpuDType::Bool || out.dtype != GpuDType::Bool))
+        return error(w, "`" + l.op + "` takes and gives bool");
+      int op = lop >= 0 ? lop : cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : find_op(l.op, {"add", "sub", "mul", "div", "max", "min", "pow"});
       if (op < 0) return error(w, "unknown " + l.kernel + " op `" + l.op + "`");
       if (a.dtype != b.dtype) return error(w, "operands of different dtypes");
       if (cmp ? out.dtype != GpuDType::Bool : out.dtype != a.dtype) return error(w, "wrong output dtype");
-      if (!cmp && (!is_numeric(a.dtype) || (op == kern::B_POW && !is_float(a.dtype))))
+      if (!cmp && lop < 0 && (!is_numeric(a.dtype) || (op == kern::B_POW && !is_float(a.dtype))))
         return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
       Shape sa, sb;
       if (!broadcast_strides(a.shape, out.shape, sa) || !broadcast_strides(b.shape, out.shape, sb))
         return error(w, "operands " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not broadcast to " + shape_str(out.shape));
       if (!geom(w, out.shape, {sa, sb}, st.geom)) return false;
       st.same = st.geom.rank == 1 && st.geom.stride[0][0] == 1 && st.geom.stride[1][0] == 1;
-      st.kind = cmp ? Step::Kind::Compare : Step::Kind::Binary;
+      st.kind = cmp ? Step::Kind::Compare : lop >= 0 ? Step::Kind::Logical : Step::Kind::Binary;
       st.op = op;
       st.dt = to_dt(a.dtype);
     } else if (l.kernel == "select") {
@@ -468,7 +500,14 @@ struct Builder {
     } else if (l.kernel == "reduce") {
       if (!prepare_reduce(l, st, w)) return false;
     } else if (l.kernel == "matmul") {
-      if (!prepare_matmul(l, st, w)) return false;
+      if (!prepare_matmul(l, st, p)) return false;
+      return true;
+    } else if (l.kernel == "softmax") {
+      if (!prepare_softmax(l, st, w)) return false;
+    } else if (l.kernel == "repeat") {
+      if (!prepare_repeat(l, st, w)) return false;
+    } else if (l.kernel == "gather" || l.kernel == "take_along") {
+      if (!prepare_index(l, st, w)) return false;
     } else {
       return error(w, "unknown kernel");
     }
@@ -480,7 +519,7 @@ struct Builder {
   bool prepare_reduce(const GpuLaunch& l, Step& st, const std::string& w) {
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& out = slot(l.outputs[0]);
-    int op = find_op(l.op, {"sum", "max", "mean"});
+    int op = find_op(l.op, {"sum", "max", "mean", "min"});
     if (op < 0) return error(w, "unknown reduce op `" + l.op + "`");
     if (a.dtype != out.dtype || !is_numeric(a.dtype) || (op == kern::R_MEAN && !is_float(a.dtype)))
       return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype) + " to " + gpu_dtype_name(out.dtype));
@@ -518,40 +557,167 @@ struct Builder {
     return true;
   }
 
-  bool prepare_matmul(const GpuLaunch& l, Step& st, const std::string& w) {
+  // The axis of a launch (ints[0], negative from the end) as [outer, n, inner]
+  // sizes of `shape`.
+  bool axis_split(const std::string& w, const Shape& shape, int64_t axis_in, int64_t& outer, int64_t& n, int64_t& inner, size_t& ax) {
+    int64_t r = static_cast<int64_t>(shape.size());
+    int64_t axis = axis_in < 0 ? axis_in + r : axis_in;
+    if (axis < 0 || axis >= r) return error(w, "axis " + std::to_string(axis_in) + " out of range for " + shape_str(shape));
+    ax = static_cast<size_t>(axis);
+    outer = 1, inner = 1, n = shape[ax];
+    for (size_t d = 0; d < ax; ++d) outer *= shape[d];
+    for (size_t d = ax + 1; d < shape.size(); ++d) inner *= shape[d];
+    return true;
+  }
+
+  bool prepare_softmax(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    int op = find_op(l.op, {"softmax", "log_softmax"});
+    if (op < 0) return error(w, "unknown softmax op `" + l.op + "`");
+    if (a.dtype != out.dtype || a.shape != out.shape || !is_float(a.dtype)) return error(w, "softmax needs one floating dtype and shape");
+    if (l.ints.size() != 1) return error(w, "softmax needs ints = {axis}");
+    size_t ax;
+    if (!axis_split(w, a.shape, l.ints[0], st.batch, st.rows, st.cols, ax)) return false;
+    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Softmax;
+    st.op = op;
+    st.dt = to_dt(a.dtype);
+    return true;
+  }
+
+  // repeat_interleave: out [pre, d*r, post] read as [pre, d, r, post] from
+  // in [pre, d, post] with stride 0 along r: a strided copy.
+  bool prepare_repeat(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    if (l.ints.size() != 2 || l.ints[1] < 1) return error(w, "repeat needs ints = {axis, repeats >= 1}");
+    int64_t pre, d, post, r = l.ints[1];
+    size_t ax;
+    if (!axis_split(w, a.shape, l.ints[0], pre, d, post, ax)) return false;
+    Shape want = a.shape;
+    want[ax] *= r;
+    if (a.dtype != out.dtype || want != out.shape) return error(w, "output " + shape_str(out.shape) + ", expected " + shape_str(want));
+    Shape four = {pre, d, r, post};
+    if (!geom(w, four, {dense_strides(four), Shape{d * post, post, 0, 1}}, st.geom)) return false;
+    st.kind = Step::Kind::Strided;
+    return true;
+  }
+
+  bool prepare_index(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& x = slot(l.inputs[0]);
+    const GpuSlot& idx = slot(l.inputs[1]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    if (idx.dtype != GpuDType::I32 && idx.dtype != GpuDType::I64) return error(w, "indices must be i32 or i64");
+    if (x.dtype != out.dtype) return error(w, "input and output dtypes differ");
+    IndexCheck c;
+    c.name = w;
+    c.where = l.why;
+    c.record = Operand{l.outputs[1], 0};
+    c.idx_slot = l.inputs[1];
+    c.idx_shape = idx.shape;
+    c.idx_i64 = idx.dtype == GpuDType::I64;
+    st.check = c.record;
+    st.dt = to_dt(idx.dtype);
+    if (l.kernel == "gather") {
+      if (x.shape.empty()) return error(w, "gather needs a table of rank >= 1");
+      Shape want = idx.shape;
+      want.insert(want.end(), x.shape.begin() + 1, x.shape.end());
+      if (want != out.shape) return error(w, "output " + shape_str(out.shape) + ", expected " + shape_str(want));
+      st.kind = Step::Kind::Gather;
+      st.rows = numel(idx.shape);
+      st.cols = numel(Shape(x.shape.begin() + 1, x.shape.end()));
+      st.kdim = x.shape[0];
+    } else {
+      if (l.ints.size() != 1) return error(w, "take_along needs ints = {axis}");
+      size_t ax;
+      if (!axis_split(w, x.shape, l.ints[0], st.batch, st.kdim, st.cols, ax)) return false;
+      Shape want = x.shape;
+      want.erase(want.begin() + static_cast<std::ptrdiff_t>(ax));
+      if (idx.shape != want || out.shape != want) return error(w, "indices and output must have the input's shape without the axis, " + shape_str(want));
+      st.kind = Step::Kind::TakeAlong;
+    }
+    c.bound = st.kdim;
+    checks.push_back(std::move(c));
+    return true;
+  }
+
+  // Batch dims broadcast as NumPy's (right-aligned, 1 stretches). Shapes:
+  //   B shared ([K, N] or all batch dims 1), A not broadcast: one GEMM with
+  //   the batch folded into M (A is dense);
+  //   otherwise strided batched GEMMs over the coalesced batch space: the
+  //   innermost coalesced batch dim is the GEMM's batch (stride 0 where an
+  //   operand is broadcast), one GEMM per index of the outer ones.
+  bool prepare_matmul(const GpuLaunch& l, Step& st, Prepared& p) {
+    const std::string& w = p.name;
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& b = slot(l.inputs[1]);
     const GpuSlot& out = slot(l.outputs[0]);
     size_t ra = a.shape.size(), rb = b.shape.size();
     if (a.dtype != b.dtype || a.dtype != out.dtype || !is_numeric(a.dtype)) return error(w, "matmul needs one numeric dtype");
+    if (!l.op.empty() && l.op != "tf32") return error(w, "unknown matmul op `" + l.op + "`");
+    st.tf32 = l.op == "tf32" && a.dtype == GpuDType::F32;
     if (l.inputs.size() == 3) {  // fused bias: C = A B + bias (broadcast over rows)
       const GpuSlot& c = slot(l.inputs[2]);
       if (!is_float(a.dtype) || a.dtype == GpuDType::BF16 || c.dtype != a.dtype || c.shape != Shape{b.shape[rb - 1]})
         return error(w, "a fused bias must be an f32 or f64 vector of the output's last dimension");
       st.bias = true;
     }
-    if (ra < 2 || rb < 2 || out.shape.size() != ra) return error(w, "matmul needs rank >= 2 and an output of A's rank");
+    if (ra < 2 || rb < 2) return error(w, "matmul needs operands of rank >= 2");
     int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = b.shape[rb - 1];
     if (b.shape[rb - 2] != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
-    Shape want(a.shape.begin(), a.shape.end() - 2);
-    int64_t batch = numel(want);
-    bool shared = rb == 2;
-    if (!shared && (rb != ra || !std::equal(want.begin(), want.end(), b.shape.begin())))
-      return error(w, "batch dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+    Shape ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+    Shape batch_shape(std::max(ba.size(), bb.size()), 1);
+    for (size_t i = 0; i < batch_shape.size(); ++i) {
+      int64_t x = i < ba.size() ? ba[ba.size() - 1 - i] : 1, y = i < bb.size() ? bb[bb.size() - 1 - i] : 1;
+      if (x != y && x != 1 && y != 1)
+        return error(w, "batch dimensions do not broadcast: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+      batch_shape[batch_shape.size() - 1 - i] = x == 1 ? y : x;
+    }
+    Shape want = batch_shape;
     want.push_back(M);
     want.push_back(N);
     if (want != out.shape) return error(w, "output shape " + shape_str(out.shape) + ", expected " + shape_str(want));
-    if (shared) {  // A is dense: [..., M, K] is one [batch*M, K] matrix
-      M *= batch;
-      batch = 1;
-    }
-    st.batch = batch, st.rows = M, st.cols = N, st.kdim = K;
-    st.stride_a = M * K, st.stride_b = shared ? 0 : K * N;
+    int64_t batch = numel(batch_shape);
     st.dt = to_dt(a.dtype);
-    if (batch == 0 || M == 0 || N == 0) st.kind = Step::Kind::Noop;
-    else if (K == 0 && st.bias) return error(w, "a fused bias with an empty inner dimension");
-    else if (K == 0) st.kind = Step::Kind::MemsetZero, st.bytes = out.bytes();
-    else st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
+    st.kdim = K, st.cols = N;
+    if (batch == 0 || M == 0 || N == 0) return true;  // nothing to compute
+    if (K == 0 && st.bias) return error(w, "a fused bias with an empty inner dimension");
+    if (K == 0) {
+      st.kind = Step::Kind::MemsetZero, st.bytes = out.bytes();
+      p.steps.push_back(st);
+      return true;
+    }
+    st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
+    if (numel(bb) == 1 && ba == batch_shape) {  // shared weight: A is one [batch*M, K] matrix
+      st.batch = 1, st.rows = M * batch, st.stride_a = 0, st.stride_b = 0;
+      p.steps.push_back(st);
+      return true;
+    }
+    Shape sa, sb;  // strides in matrices over the batch space
+    broadcast_strides(ba, batch_shape, sa);
+    broadcast_strides(bb, batch_shape, sb);
+    kern::Geom g;
+    if (!geom(w, batch_shape, {sa, sb}, g)) return false;
+    const int inner = g.rank - 1;
+    st.batch = g.shape[inner], st.rows = M;
+    st.stride_a = g.stride[0][inner] * M * K, st.stride_b = g.stride[1][inner] * K * N;
+    const int64_t pieces = batch / st.batch;
+    if (pieces > 65536) return error(w, "more than 65536 separate GEMMs for this broadcast of batch dimensions", kUnimplemented);
+    for (int64_t piece = 0; piece < pieces; ++piece) {
+      Step s2 = st;
+      int64_t q = piece, oa = 0, ob = 0;
+      for (int d = inner - 1; d >= 0; --d) {
+        int64_t r = q % g.shape[d];
+        q /= g.shape[d];
+        oa += r * g.stride[0][d], ob += r * g.stride[1][d];
+      }
+      int64_t es = st.esize;
+      s2.in[0].extra = oa * M * K * es;
+      s2.in[1].extra = ob * K * N * es;
+      s2.out.extra = piece * st.batch * M * N * es;
+      s2.reuse_lt = piece > 0;
+      p.steps.push_back(s2);
+    }
     return true;
   }
 };
@@ -574,7 +740,8 @@ int64_t pow2_align(std::initializer_list<int64_t> byte_counts) {
 Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::string& w) {
   auto fail = [&](const char* call, cublasStatus_t s) { return Failure{cublas_code(s), w + ": " + call + " failed: " + cublas_text(s)}; };
   cudaDataType_t t = st.dt == kern::DT::F64 ? CUDA_R_64F : st.dt == kern::DT::BF16 ? CUDA_R_16BF : CUDA_R_32F;
-  cublasComputeType_t ct = st.dt == kern::DT::F64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;  // full fp32: no TF32
+  // Full fp32 unless the plan allows TF32 tensor cores (a compile option).
+  cublasComputeType_t ct = st.dt == kern::DT::F64 ? CUBLAS_COMPUTE_64F : st.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   cudaDataType_t scale = st.dt == kern::DT::F64 ? CUDA_R_64F : CUDA_R_32F;
   m.f64 = st.dt == kern::DT::F64;
   m.bias = st.bias;
@@ -679,7 +846,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     }
     plan->slots.push_back(r);
   }
-  Builder b{gp, {}};
+  Builder b{gp, {}, {}};
   for (size_t i = 0; i < gp.launches.size(); ++i) {
     const GpuLaunch& l = gp.launches[i];
     Prepared p;
@@ -687,6 +854,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     if (!b.prepare(l, p)) return write_err(err, err_size, b.fail.code, "plan_create: " + b.fail.msg);
     plan->launches.push_back(std::move(p));
   }
+  plan->checks = std::move(b.checks);
 
   // The device: present, and one this build has code for (sm_90 and newer).
   int count = 0;
@@ -718,6 +886,10 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     for (Prepared& p : plan->launches)
       for (Step& st : p.steps) {
         if (st.kind != Step::Kind::MatmulLt) continue;
+        if (st.reuse_lt && !plan->lt.empty()) {  // another piece of the same broadcast GEMM
+          st.lt = static_cast<int32_t>(plan->lt.size() - 1);
+          continue;
+        }
         plan->lt.emplace_back();
         st.lt = static_cast<int32_t>(plan->lt.size() - 1);
         Failure f = prepare_lt(plan->lt_handle, st, plan->lt.back(), p.name);
@@ -735,6 +907,45 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// After a plan with index operations: wait for the stream, read each
+// bounds-check record and report the first bad index (its value, read back
+// from the index tensor, and its position) as OUT_OF_RANGE. The one host
+// synchronization a plan may do, and only plans with index operations do it
+// (docs/design/index-checks.md).
+template <class Ptr>
+int32_t read_checks(const shapeml_cuda_plan* plan, Ptr&& ptr, cudaStream_t stream, char* err, size_t err_size) {
+  std::vector<unsigned long long> recs(plan->checks.size());
+  for (size_t i = 0; i < plan->checks.size(); ++i) {
+    cudaError_t e = cudaMemcpyAsync(&recs[i], ptr(plan->checks[i].record), sizeof recs[i], cudaMemcpyDeviceToHost, stream);
+    if (e != cudaSuccess)
+      return write_err(err, err_size, cuda_code(e), "plan_execute: reading the bounds check of " + plan->checks[i].name + " failed: " + cuda_text(e));
+  }
+  if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+    return write_err(err, err_size, cuda_code(e), "plan_execute: cudaStreamSynchronize (bounds checks) failed: " + cuda_text(e));
+  for (size_t i = 0; i < plan->checks.size(); ++i) {
+    const IndexCheck& c = plan->checks[i];
+    if (recs[i] == ~0ull) continue;
+    int64_t pos = static_cast<int64_t>(recs[i]), value = 0;
+    const char* at = ptr(Operand{c.idx_slot, 0}) + pos * (c.idx_i64 ? 8 : 4);
+    int32_t v32 = 0;
+    cudaError_t e = cudaMemcpyAsync(c.idx_i64 ? static_cast<void*>(&value) : static_cast<void*>(&v32), at, c.idx_i64 ? 8 : 4,
+                                    cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (!c.idx_i64) value = v32;
+    std::string index = e == cudaSuccess ? std::to_string(value) : "(unreadable)";
+    std::string where;
+    for (size_t d = c.idx_shape.size(); d-- > 0;) {
+      int64_t n = c.idx_shape[d] > 0 ? c.idx_shape[d] : 1;
+      where = std::to_string(pos % n) + (where.empty() ? "" : ", ") + where;
+      pos /= n;
+    }
+    return write_err(err, err_size, kOutOfRange,
+                     "plan_execute: " + c.name + (c.where.empty() ? "" : " [" + c.where + "]") + ": index " + index + " is out of range [0, " +
+                         std::to_string(c.bound) + ") at indices[" + where + "]; the outputs of this call are unspecified");
+  }
+  return kOk;
+}
 
 int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size) {
   if (!plan) return write_err(err, err_size, kInvalidArgument, "plan_execute: plan is NULL");
@@ -761,6 +972,25 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
         case Step::Kind::Binary:
           e = kern::binary(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.geom, st.n, st.same, mb, stream);
           break;
+        case Step::Kind::Logical:
+          e = kern::logical(st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.geom, st.n, st.same, mb, stream);
+          break;
+        case Step::Kind::LogicalNot: e = kern::logical_not(ptr(st.in[0]), ptr(st.out), st.n, mb, stream); break;
+        case Step::Kind::Softmax:
+          e = kern::softmax(st.dt, st.op == 1, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, mb, stream);
+          break;
+        case Step::Kind::Gather:
+        case Step::Kind::TakeAlong: {
+          auto* rec = reinterpret_cast<unsigned long long*>(ptr(st.check));
+          call = "cudaMemsetAsync";
+          e = cudaMemsetAsync(rec, 0xFF, sizeof *rec, stream);  // UINT64_MAX: no bad index yet
+          if (e != cudaSuccess) break;
+          call = "kernel launch";
+          e = st.kind == Step::Kind::Gather
+                  ? kern::gather(st.dt, st.esize, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.rows, st.kdim, st.cols, rec, mb, stream)
+                  : kern::take_along(st.dt, st.esize, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.batch, st.kdim, st.cols, rec, mb, stream);
+          break;
+        }
         case Step::Kind::Compare:
           e = kern::compare(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.geom, st.n, st.same, mb, stream);
           break;
@@ -821,7 +1051,7 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
       if (e != cudaSuccess) return write_err(err, err_size, cuda_code(e), "plan_execute: " + p.name + ": " + call + " failed: " + cuda_text(e));
     }
   }
-  return kOk;
+  return plan->checks.empty() ? kOk : read_checks(plan, ptr, stream, err, err_size);
 }
 
 }  // namespace

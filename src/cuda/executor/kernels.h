@@ -15,10 +15,11 @@ constexpr int kMaxRank = 8;
 /// Element types, numbered as abi::GpuDType.
 enum class DT : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
 
-enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU };
+enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_SIN, U_COS };
+enum LogicalOp : int32_t { L_AND, L_OR };
 enum BinaryOp : int32_t { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW };
 enum CompareOp : int32_t { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
-enum ReduceOp : int32_t { R_SUM, R_MAX, R_MEAN };
+enum ReduceOp : int32_t { R_SUM, R_MAX, R_MEAN, R_MIN };
 
 /// An iteration space (row-major over `shape`) and, per operand, the element
 /// stride of each dimension. Which operand is which depends on the kernel.
@@ -51,6 +52,10 @@ cudaError_t binary(DT dt, int32_t op, const void* a, const void* b, void* out, c
 // As binary, writing bool (uint8 0/1).
 cudaError_t compare(DT dt, int32_t op, const void* a, const void* b, void* out, const Geom& g, int64_t n, bool same, int max_blocks,
                     cudaStream_t s);
+// Bool (uint8 0/1) operands, broadcasting as binary: out = a and/or b.
+cudaError_t logical(int32_t op, const void* a, const void* b, void* out, const Geom& g, int64_t n, bool same, int max_blocks, cudaStream_t s);
+// Bool, dense: out[i] = !in[i].
+cudaError_t logical_not(const void* in, void* out, int64_t n, int max_blocks, cudaStream_t s);
 // out = c ? a : b; g.stride[0] = c, [1] = a, [2] = b; elements of `esize` bytes.
 cudaError_t select(int64_t esize, const void* c, const void* a, const void* b, void* out, const Geom& g, int64_t n, int max_blocks,
                    cudaStream_t s);
@@ -71,5 +76,25 @@ cudaError_t reduce(DT dt, int32_t op, const void* in, void* out, const ReduceGeo
 // a [M, K] at a + b*stride_a, b [K, N] at b + b*stride_b, out dense; wraps.
 cudaError_t matmul_int(DT dt, const void* a, const void* b, void* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t stride_a,
                        int64_t stride_b, cudaStream_t s);
+
+// Softmax (or log-softmax) along the middle axis of a dense [outer, n, inner]
+// tensor, numerically stable (the max along the axis is subtracted first);
+// f32/bf16 compute in f32, f64 in f64. A row whose entries are all -inf gives
+// NaN, as in PyTorch.
+cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks, cudaStream_t s);
+
+// Index operations with a run-time bounds check. `idx` is i32 or i64
+// (idx_dt). An index outside [0, V) is never read through: its output
+// elements are written as zero bytes and the lowest flat position of a bad
+// index in `idx` is recorded by atomicMin into *first_bad, which the caller
+// set to UINT64_MAX before the launch (docs/design/index-checks.md).
+//   gather:      table [V, row] (row = product of the trailing dims), idx
+//                [n_idx] -> out [n_idx, row]; out[i, j] = table[idx[i], j]
+//   take_along:  x [outer, V, inner], idx [outer, inner] -> out [outer, inner];
+//                out[o, i] = x[o, idx[o, i], i]
+cudaError_t gather(DT idx_dt, int64_t esize, const void* table, const void* idx, void* out, int64_t n_idx, int64_t V, int64_t row,
+                   unsigned long long* first_bad, int max_blocks, cudaStream_t s);
+cudaError_t take_along(DT idx_dt, int64_t esize, const void* x, const void* idx, void* out, int64_t outer, int64_t V, int64_t inner,
+                       unsigned long long* first_bad, int max_blocks, cudaStream_t s);
 
 }  // namespace shapeml::cuda::kern

@@ -1,11 +1,12 @@
-// Reductions (sum, max, mean) over any set of axes. The executor splits the
+// Reductions (sum, max, min, mean) over any set of axes. The executor splits the
 // input's dims into kept dims (the outputs, row-major) and reduced dims,
 // each with the input's strides; two launch shapes:
 //   thread per output  coalesced when the innermost input dim is kept
 //   block per output   256 threads stride over the reduced elements, then a
 //                      shared-memory tree; for innermost reductions
 // Accumulation: f32 and bf16 in f32, f64 in f64, integers in their own type
-// (wrapping); max propagates NaN and starts from -inf or the integer minimum;
+// (wrapping); max/min propagate NaN and start from -inf/+inf or the integer
+// minimum/maximum;
 // mean divides the sum by the count (0/0 = NaN for an empty reduction).
 #include <climits>
 
@@ -24,8 +25,17 @@ template <class A> __device__ __forceinline__ A lowest() {
   else return INT64_MIN;
 }
 
-template <class A> __device__ __forceinline__ A init(int32_t op) { return op == R_MAX ? lowest<A>() : A(0); }
-template <class A> __device__ __forceinline__ A combine(int32_t op, A acc, A x) { return op == R_MAX ? nan_max(acc, x) : wrap_add(acc, x); }
+template <class A> __device__ __forceinline__ A highest() {
+  if constexpr (std::is_same_v<A, float>) return INFINITY;
+  else if constexpr (std::is_same_v<A, double>) return static_cast<double>(INFINITY);
+  else if constexpr (std::is_same_v<A, int32_t>) return INT32_MAX;
+  else return INT64_MAX;
+}
+
+template <class A> __device__ __forceinline__ A init(int32_t op) { return op == R_MAX ? lowest<A>() : op == R_MIN ? highest<A>() : A(0); }
+template <class A> __device__ __forceinline__ A combine(int32_t op, A acc, A x) {
+  return op == R_MAX ? nan_max(acc, x) : op == R_MIN ? nan_min(acc, x) : wrap_add(acc, x);
+}
 template <class T, class A> __device__ __forceinline__ T finish(int32_t op, A acc, int64_t count) {
   if constexpr (is_floating_v<A>) {
     if (op == R_MEAN) acc = acc / static_cast<A>(count);

@@ -1,0 +1,104 @@
+// Softmax and log-softmax along one axis (kernels.h). The executor views the
+// input as a dense [outer, n, inner] tensor; two launch shapes:
+//   rows     inner == 1 (the last axis, attention's case): one block per row,
+//            three passes over the row (max, sum of exponentials, write),
+//            block reductions through warp shuffles
+//   columns  inner > 1: one thread per (outer, inner) pair, coalesced across
+//            threads, the same three passes along the strided axis
+// Compute: f32 for f32 and bf16, f64 for f64. The max is subtracted before
+// exp (no overflow for any finite input); NaN anywhere in a row makes the row
+// NaN (nan_max), and a row of -inf gives NaN, as PyTorch does. log_softmax is
+// (x - max) - log(sum), which keeps the small differences of large logits.
+#include "cuda/executor/kernels.h"
+#include "cuda/executor/numerics.cuh"
+
+namespace shapeml::cuda::kern {
+namespace {
+
+template <class A> __device__ __forceinline__ A neg_inf() { return -static_cast<A>(INFINITY); }
+
+// Reduces `v` over the block (blockDim.x a multiple of 32, at most 1024);
+// every thread gets the result. `sh` has 32 slots.
+template <class A, class F> __device__ __forceinline__ A block_reduce(A v, A* sh, F f) {
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warps = blockDim.x / 32, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (warps == 1) return v;
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  v = sh[lane < warps ? lane : 0];
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();  // sh is reused by the next reduction
+  return v;
+}
+
+template <class T> __global__ void softmax_rows(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+  using A = typename Compute<T>::type;
+  __shared__ A sh[32];
+  auto mx = [](A a, A b) { return nan_max(a, b); };
+  auto add = [](A a, A b) { return a + b; };
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* p = in + r * n;
+    T* q = out + r * n;
+    A m = neg_inf<A>();
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = nan_max(m, static_cast<A>(to_compute(p[j])));
+    m = block_reduce(m, sh, mx);
+    A sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += k_exp(static_cast<A>(to_compute(p[j])) - m);
+    sum = block_reduce(sum, sh, add);
+    const A lsum = log ? k_log(sum) : A(0);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      A d = static_cast<A>(to_compute(p[j])) - m;
+      q[j] = from_compute<T>(log ? d - lsum : k_exp(d) / sum);
+    }
+  }
+}
+
+template <class T> __global__ void softmax_columns(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
+  using A = typename Compute<T>::type;
+  const int64_t total = outer * inner;
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t o = t / inner, i = t - o * inner;
+    const T* p = in + o * n * inner + i;
+    T* q = out + o * n * inner + i;
+    A m = neg_inf<A>();
+    for (int64_t j = 0; j < n; ++j) m = nan_max(m, static_cast<A>(to_compute(p[j * inner])));
+    A sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += k_exp(static_cast<A>(to_compute(p[j * inner])) - m);
+    const A lsum = log ? k_log(sum) : A(0);
+    for (int64_t j = 0; j < n; ++j) {
+      A d = static_cast<A>(to_compute(p[j * inner])) - m;
+      q[j * inner] = from_compute<T>(log ? d - lsum : k_exp(d) / sum);
+    }
+  }
+}
+
+template <class T> cudaError_t launch(bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks,
+                                      cudaStream_t s) {
+  const T* pi = static_cast<const T*>(in);
+  T* po = static_cast<T*>(out);
+  if (inner == 1) {
+    // Enough threads to cover short rows in one sweep, at most 256.
+    int threads = n >= 256 ? 256 : static_cast<int>((n + 31) / 32 * 32);
+    int64_t b = outer < max_blocks ? outer : max_blocks;
+    softmax_rows<T><<<static_cast<int>(b), threads, 0, s>>>(pi, po, outer, n, log);
+  } else {
+    int64_t b = (outer * inner + 255) / 256;
+    if (b > max_blocks) b = max_blocks;
+    softmax_columns<T><<<static_cast<int>(b), 256, 0, s>>>(pi, po, outer, n, inner, log);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks, cudaStream_t s) {
+  if (outer == 0 || n == 0 || inner == 0) return cudaSuccess;
+  switch (dt) {
+    case DT::F32: return launch<float>(log, in, out, outer, n, inner, max_blocks, s);
+    case DT::F64: return launch<double>(log, in, out, outer, n, inner, max_blocks, s);
+    case DT::BF16: return launch<bf16>(log, in, out, outer, n, inner, max_blocks, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace shapeml::cuda::kern
