@@ -20,6 +20,7 @@
 
 #include "ir/ir.h"
 #include "lower/cpu/cpu_backend.h"
+#include "lower/gpu/plan_gpu.h"
 #include "runtime/memory_resource.h"
 #include "runtime/module.h"
 #include "runtime/status.h"
@@ -46,7 +47,7 @@ runtime::Status validate_specialization(const ir::Module& m, const lower::cpu::S
 
 /// lower: the text of one specialization at `stage`.
 runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu::Specialization& s, LowerStage stage,
-                                           const lower::cpu::CpuTarget& target);
+                                           const lower::cpu::CpuTarget& target, const lower::gpu::PlanOptions& gpu = {});
 
 /// artifact (jit): a runtime module over the typed IR; each entry point is
 /// lowered and compiled on its first call for each binding. At most
@@ -58,6 +59,6 @@ runtime::Result<std::shared_ptr<runtime::Module>> jit_module(ir::Module m, const
 /// object at `out_path`. Specializations are validated first; two that bind
 /// the same entry to the same values are INVALID_ARGUMENT.
 runtime::Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Specialization>& specs,
-                                    const lower::cpu::CpuTarget& target, const std::string& out_path);
+                                    const lower::cpu::CpuTarget& target, const std::string& out_path, const lower::gpu::PlanOptions& gpu = {});
 
 }  // namespace shapeml::driver

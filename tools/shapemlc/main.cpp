@@ -57,6 +57,8 @@ Options:
   --bind SPEC            [ENTRY:]VAR=VALUE,... shape variables of a
                          specialization; build takes several
   --target native|x86-64 code generation target (default native)
+  --gpu-tf32             build, --emit=gpu-plan: device f32 matmuls may use TF32
+                         tensor cores (~1e-3 relative error; default full fp32)
   -o FILE                build: the shared object to write
   --input P=FILE.npy     run: parameter P from a NumPy file
   --random P=SEED        run: parameter P filled with deterministic uniform
@@ -148,6 +150,12 @@ struct CodegenArgs {
   std::string file, entry, out, target = "native";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
+  bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
+  shapeml::lower::gpu::PlanOptions gpu() const {
+    shapeml::lower::gpu::PlanOptions o;
+    o.allow_tf32 = gpu_tf32;
+    return o;
+  }
 };
 
 shapeml::check::CheckOptions check_options(unsigned timeout) {
@@ -273,7 +281,7 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
                                                                : stage == "lowered-mlir" ? shapeml::driver::LowerStage::LoweredMlir
                                                                : stage == "gpu-plan"     ? shapeml::driver::LowerStage::GpuPlan
                                                                                          : shapeml::driver::LowerStage::Llvm,
-                                                target);
+                                                target, a.gpu());
   if (!lowered.ok()) {
     std::cerr << "shapemlc: --emit=" << stage << ": " << lowered.status().message() << "\n";
     return lowered.status().code() == rt::StatusCode::Internal ? 1 : 2;
@@ -298,7 +306,7 @@ int cmd_build(const CodegenArgs& a) {
     specs.push_back(std::move(s));
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto st = shapeml::driver::build_shared_object(*r->module, specs, target, a.out);
+  auto st = shapeml::driver::build_shared_object(*r->module, specs, target, a.out, a.gpu());
   if (!st.ok()) {
     std::cerr << "shapemlc: build failed: " << st.message() << "\n";
     return st.code() == rt::StatusCode::Internal ? 1 : 2;
@@ -478,6 +486,7 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   auto* b = app->add_option("--bind", a.binds, "[ENTRY:]VAR=VALUE,...")->allow_extra_args(false);
   if (!many_binds) b->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   app->add_option("--target", a.target, "native or x86-64")->check(CLI::IsMember({"native", "x86-64"}));
+  app->add_flag("--gpu-tf32", a.gpu_tf32, "device f32 matmuls may use TF32 tensor cores (~1e-3 relative error)");
   add_timeout(app, a.timeout);
 }
 

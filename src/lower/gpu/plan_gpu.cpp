@@ -26,7 +26,7 @@ bool on_device(const types::TensorType& t) { return t.device.kind != types::Devi
 
 class Planner {
  public:
-  explicit Planner(const ir::Module& m) : m_(m) {}
+  Planner(const ir::Module& m, const PlanOptions& o) : m_(m), opts_(o) {}
 
   GpuPlan run(const ir::Function& f, const std::map<std::string, int64_t>& env) {
     plan_.entry = f.name;
@@ -204,7 +204,9 @@ class Planner {
                       ? "shared weight: one GEMM of [" + std::to_string(rows) + " x " + std::to_string(a.back()) + "] x [" +
                             std::to_string(w[0]) + " x " + std::to_string(w[1]) + "] (the batch folds into M; no copies)"
                       : (a.size() > 2 ? "strided batched GEMM over " + std::to_string(rows / a[a.size() - 2]) + " batches" : "one GEMM");
-          l.why += plan_.slots[ins[0]].dtype == abi::GpuDType::F64 ? ", fp64 compute" : ", fp32 compute (no TF32)";
+          abi::GpuDType mdt = plan_.slots[ins[0]].dtype;
+          if (mdt == abi::GpuDType::F32 && opts_.allow_tf32) l.op = "tf32";
+          l.why += mdt == abi::GpuDType::F64 ? ", fp64 compute" : l.op == "tf32" ? ", TF32 tensor cores (allowed by --gpu-tf32)" : ", fp32 compute (no TF32)";
           break;
         }
         case OpFamily::Transpose: {
@@ -328,6 +330,7 @@ class Planner {
   }
 
   const ir::Module& m_;
+  PlanOptions opts_;
   GpuPlan plan_;
   int device_ = -1;
   std::vector<int64_t> def_, last_;  // per slot: launch index defining it, last launch reading it
@@ -345,14 +348,14 @@ bool is_device_function(const ir::Function& f) {
 }
 
 std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                          std::string& error) {
+                                          std::string& error, const PlanOptions& options) {
   const ir::Function* f = m.find(entry);
   if (!f) {
     error = "no function `" + entry + "`";
     return std::nullopt;
   }
   try {
-    return Planner(m).run(*f, bindings);
+    return Planner(m, options).run(*f, bindings);
   } catch (const PlanError& e) {
     error = e.what();
   } catch (const std::exception& e) {

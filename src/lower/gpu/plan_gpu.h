@@ -28,9 +28,17 @@ namespace shapeml::lower::gpu {
 /// fails in the CPU back end, which names the device value.)
 bool is_device_function(const ir::Function& f);
 
+/// Choices a user makes for the GPU code (compile options).
+struct PlanOptions {
+  /// f32 matmuls may use TF32 tensor cores (10-bit mantissa inputs, fp32
+  /// accumulation: ~1e-3 relative error instead of ~1e-6; PyTorch's
+  /// `allow_tf32`). Off by default: results then match fp32 references.
+  bool allow_tf32 = false;
+};
+
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
 /// `where` already checked by the driver).
 std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                          std::string& error);
+                                          std::string& error, const PlanOptions& options = {});
 
 }  // namespace shapeml::lower::gpu
