@@ -5,7 +5,9 @@
 //            block reductions through warp shuffles
 //   columns  inner > 1: one thread per (outer, inner) pair, coalesced across
 //            threads, the same three passes along the strided axis
-// Compute: f32 for f32 and bf16, f64 for f64. The max is subtracted before
+// Compute: f32 for f32 and bf16, f64 for f64, and the sum of exponentials
+// in f64 for every dtype (as the CPU back end: long rows keep ~1e-8
+// relative accuracy; f64 adds are cheap next to the exp). The max is subtracted before
 // exp (no overflow for any finite input); NaN anywhere in a row makes the row
 // NaN (nan_max), and a row of -inf gives NaN, as PyTorch does. log_softmax is
 // (x - max) - log(sum), which keeps the small differences of large logits.
@@ -34,21 +36,22 @@ template <class A, class F> __device__ __forceinline__ A block_reduce(A v, A* sh
 template <class T> __global__ void softmax_rows(const T* in, T* out, int64_t rows, int64_t n, bool log) {
   using A = typename Compute<T>::type;
   __shared__ A sh[32];
+  __shared__ double shd[32];
   auto mx = [](A a, A b) { return nan_max(a, b); };
-  auto add = [](A a, A b) { return a + b; };
+  auto add = [](double a, double b) { return a + b; };
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* p = in + r * n;
     T* q = out + r * n;
     A m = neg_inf<A>();
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = nan_max(m, static_cast<A>(to_compute(p[j])));
     m = block_reduce(m, sh, mx);
-    A sum = 0;
+    double sum = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += k_exp(static_cast<A>(to_compute(p[j])) - m);
-    sum = block_reduce(sum, sh, add);
-    const A lsum = log ? k_log(sum) : A(0);
+    sum = block_reduce(sum, shd, add);
+    const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
       A d = static_cast<A>(to_compute(p[j])) - m;
-      q[j] = from_compute<T>(log ? d - lsum : k_exp(d) / sum);
+      q[j] = from_compute<T>(log ? d - lsum : k_exp(d) * inv);
     }
   }
 }
@@ -62,12 +65,12 @@ template <class T> __global__ void softmax_columns(const T* in, T* out, int64_t 
     T* q = out + o * n * inner + i;
     A m = neg_inf<A>();
     for (int64_t j = 0; j < n; ++j) m = nan_max(m, static_cast<A>(to_compute(p[j * inner])));
-    A sum = 0;
+    double sum = 0;
     for (int64_t j = 0; j < n; ++j) sum += k_exp(static_cast<A>(to_compute(p[j * inner])) - m);
-    const A lsum = log ? k_log(sum) : A(0);
+    const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
     for (int64_t j = 0; j < n; ++j) {
       A d = static_cast<A>(to_compute(p[j * inner])) - m;
-      q[j * inner] = from_compute<T>(log ? d - lsum : k_exp(d) / sum);
+      q[j * inner] = from_compute<T>(log ? d - lsum : k_exp(d) * inv);
     }
   }
 }
