@@ -902,6 +902,22 @@ SHAPEML_API shapeml_status* shapeml_entry_get_aot_specialization(const shapeml_e
  */
 SHAPEML_API shapeml_status* shapeml_entry_specialize(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
 
+/** Whether a device call replays its dispatch plan as a CUDA graph
+ *  (shapeml_call_options.graph; docs/design/cuda-graphs.md). */
+typedef enum shapeml_graph_mode {
+  /** As the plan says: replay when it was compiled with graphs on (the
+   *  default wherever the plan can be captured: device tensors only). If
+   *  capturing fails, the call runs the launches directly instead, and so do
+   *  later calls of that binding on that stream. */
+  SHAPEML_GRAPH_DEFAULT = 0,
+  /** Replay even if the plan was compiled with graphs off; FAILED_PRECONDITION
+   *  for a plan that cannot be captured (host parameters or results), and a
+   *  failed capture is returned as an error (naming the CUDA call). */
+  SHAPEML_GRAPH_ON = 1,
+  /** Enqueue the launches one by one (no graph). */
+  SHAPEML_GRAPH_OFF = 2
+} shapeml_graph_mode;
+
 /** Options for shapeml_entry_call(). Initialize with SHAPEML_CALL_OPTIONS_INIT. */
 typedef struct shapeml_call_options {
   size_t struct_size;     /**< sizeof(shapeml_call_options). */
@@ -923,10 +939,18 @@ typedef struct shapeml_call_options {
    *  The call returns once the work is enqueued; results that live on the
    *  host are complete on return. Must be NULL for a host entry. */
   void* stream;
+  /** Device entries (since 0.3, appended): a shapeml_graph_mode. With graph
+   *  replay, the first call of a binding on a stream captures the plan's
+   *  launches in a CUDA graph (with its own workspace, kept until the
+   *  specialization is dropped) and later calls on that stream replay it;
+   *  new output or input addresses are captured again (a few address sets
+   *  are kept). Results are bit-identical to direct execution. Ignored by
+   *  host entries. */
+  int32_t graph;
 } shapeml_call_options;
 
 /** Default call options. */
-#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL}
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT}
 
 /**
  * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
@@ -942,11 +966,13 @@ typedef struct shapeml_call_options {
  * @param options may be NULL for defaults.
  * @param num_outputs must equal shapeml_entry_result_count().
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, a non-zero device_index, a stream for a host entry, wrong input or
+ *         `struct_size`, a non-zero device_index, a stream for a host entry, an unknown
+ *         `graph` mode, wrong input or
  *         output counts, an input or provided output of the wrong dtype,
  *         rank, shape or device, a non-row-major one, an output that overlaps
  *         an input, or a violated `where` constraint; FAILED_PRECONDITION for
- *         a read-only provided output; NOT_FOUND when an AOT module has no
+ *         a read-only provided output, or SHAPEML_GRAPH_ON for a plan that cannot
+ *         be captured; NOT_FOUND when an AOT module has no
  *         specialization for the binding; UNIMPLEMENTED for an entry that
  *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
  *         cannot be allocated or a shape is too large; INTERNAL when code

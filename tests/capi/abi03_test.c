@@ -508,6 +508,19 @@ static void test_entry_call_with_options(void** state) {
   o.struct_size = offsetof(shapeml_call_options, device_index); /* an older prefix: fine */
   ok(shapeml_entry_call(add, in, 2, out, 1, &o));
   shapeml_tensor_release(out[0]);
+  /* `graph` (appended): checked, ignored by host entries; a struct that ends
+   * before it (0.3 before graph replay) reads as SHAPEML_GRAPH_DEFAULT. */
+  o = (shapeml_call_options)SHAPEML_CALL_OPTIONS_INIT;
+  assert_int_equal(o.graph, SHAPEML_GRAPH_DEFAULT);
+  o.graph = 3;
+  expect_code(shapeml_entry_call(add, in, 2, out, 1, &o), SHAPEML_STATUS_INVALID_ARGUMENT, "options->graph is 3");
+  o.struct_size = offsetof(shapeml_call_options, graph); /* ends before `graph`: the 3 is not read */
+  ok(shapeml_entry_call(add, in, 2, out, 1, &o));
+  shapeml_tensor_release(out[0]);
+  o = (shapeml_call_options)SHAPEML_CALL_OPTIONS_INIT;
+  o.graph = SHAPEML_GRAPH_OFF;
+  ok(shapeml_entry_call(add, in, 2, out, 1, &o));
+  shapeml_tensor_release(out[0]);
 
   /* Counts, NULLs, inputs. */
   expect_code(shapeml_entry_call(add, in, 1, out, 1, NULL), SHAPEML_STATUS_INVALID_ARGUMENT, "takes 2 inputs, got 1");

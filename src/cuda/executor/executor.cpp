@@ -147,6 +147,7 @@ struct shapeml_cuda_plan {
   std::vector<Prepared> launches;
   std::vector<LtMatmul> lt;
   cublasLtHandle_t lt_handle = nullptr;
+  shapeml::cuda::PlanGraphFacts graph;  // for graph replay (graph.h)
 
   ~shapeml_cuda_plan() {
     for (LtMatmul& m : lt) {
@@ -679,6 +680,17 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     }
     plan->slots.push_back(r);
   }
+  plan->graph.device = device;
+  plan->graph.num_inputs = gp.num_inputs;
+  plan->graph.on = gp.graph;
+  plan->graph.why = gp.graph_why;
+  plan->graph.blocker = gp.graph_blocker();
+  plan->graph.buffer_bytes.assign(static_cast<size_t>(gp.num_inputs + gp.num_outputs), 0);
+  for (const GpuSlot& s : gp.slots) {
+    size_t at = s.kind == GpuSlot::Kind::Input ? static_cast<size_t>(s.index)
+                : s.kind == GpuSlot::Kind::Output ? static_cast<size_t>(gp.num_inputs + s.index) : SIZE_MAX;
+    if (at != SIZE_MAX) plan->graph.buffer_bytes[at] = std::max(plan->graph.buffer_bytes[at], s.bytes());
+  }
   Builder b{gp, {}};
   for (size_t i = 0; i < gp.launches.size(); ++i) {
     const GpuLaunch& l = gp.launches[i];
@@ -852,5 +864,7 @@ int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* worksp
 }
 
 void plan_destroy(shapeml_cuda_plan* plan) { delete plan; }
+
+const PlanGraphFacts& plan_graph_facts(const shapeml_cuda_plan* plan) { return plan->graph; }
 
 }  // namespace shapeml::cuda

@@ -28,9 +28,16 @@ namespace shapeml::lower::gpu {
 /// fails in the CPU back end, which names the device value.)
 bool is_device_function(const ir::Function& f);
 
+/// Choices the caller of the planner makes.
+struct PlanOptions {
+  /// Let calls replay the plan as a CUDA graph by default where that is safe
+  /// (the plan's `graph` line; docs/design/cuda-graphs.md).
+  bool graph = true;
+};
+
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
 /// `where` already checked by the driver).
 std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                          std::string& error);
+                                          std::string& error, const PlanOptions& options = {});
 
 }  // namespace shapeml::lower::gpu
