@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
