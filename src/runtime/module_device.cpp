@@ -7,6 +7,7 @@
 // docs/design/cuda-graphs.md). Nothing synchronizes the host except a result
 // that lives on the host (a host boundary).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -40,14 +41,21 @@ struct GraphEntry {
   size_t bytes = 0;
   MemoryResourcePtr mr;
   int32_t device = 0;
+  // Where the memory is freed: NULL, the runtime's stream for the device (a
+  // long-lived graph outlives the stream of the call that made it); the
+  // call's stream while that call still holds the entry.
+  std::atomic<void*> free_stream{nullptr};
   ~GraphEntry() {
     char err[kErr] = {0};
-    // Waits for the graph's last replay, so the memory is idle when freed
-    // (on the runtime's stream: the call's stream may be gone by now).
+    // Waits for the graph's last replay, so the memory is idle when freed.
     if (graph) plugin->api().graph_destroy(graph, err, sizeof err);
     if (memory) {
-      auto s = plugin->default_stream(device);
-      mr->deallocate(memory, bytes, 256, s ? *s : nullptr);
+      void* s = free_stream.load();
+      if (!s) {
+        auto d = plugin->default_stream(device);
+        s = d ? *d : nullptr;
+      }
+      mr->deallocate(memory, bytes, 256, s);
     }
   }
 };
@@ -77,6 +85,7 @@ struct Module::DevicePlan {
     g->plugin = plugin;
     g->device = device;
     g->mr = mr;
+    g->free_stream = stream;  // until it is cached: allocated on this stream, maybe not yet in its order elsewhere
     g->bytes = static_cast<size_t>(plugin->api().graph_memory_bytes(plan, kRebind));
     if (g->bytes) {
       g->memory = mr->allocate(g->bytes, 256, stream);
@@ -87,6 +96,7 @@ struct Module::DevicePlan {
     char err[kErr] = {0};
     if (int32_t code = plugin->api().graph_create(plan, kRebind, g->memory, &g->graph, err, sizeof err))
       return plugin_status(code, err, fn_name + ": making its CUDA graph");
+    g->free_stream = nullptr;
     graphs[stream] = g;
     return g;
   }
@@ -96,6 +106,8 @@ struct Module::DevicePlan {
     auto failed = std::make_shared<GraphEntry>();
     failed->plugin = plugin;
     std::lock_guard<std::mutex> lock(graphs_mu);
+    auto it = graphs.find(stream);
+    if (it != graphs.end()) it->second->free_stream = stream;  // the caller still holds it: freed on its stream
     graphs[stream] = failed;  // the old entry is freed when its last user lets go
   }
 
