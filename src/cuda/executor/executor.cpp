@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "abi/gpu_plan.h"
+#include "cuda/executor/device_guard.h"
 #include "cuda/executor/kernels.h"
 
 namespace {
@@ -28,6 +29,7 @@ using shapeml::abi::GpuDType;
 using shapeml::abi::GpuLaunch;
 using shapeml::abi::GpuPlan;
 using shapeml::abi::GpuSlot;
+using shapeml::cuda::DeviceGuard;
 namespace kern = shapeml::cuda::kern;
 
 // include/shapeml.h status numbering (plugin_api.h).
@@ -640,19 +642,6 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
     return fail("cublasLtMatmulAlgoGetHeuristic (no algorithm for these shapes and types)", CUBLAS_STATUS_NOT_SUPPORTED);
   return {};
 }
-
-// Sets the device for the current thread and restores the previous one.
-struct DeviceGuard {
-  int prev = -1;
-  cudaError_t status = cudaSuccess;
-  explicit DeviceGuard(int dev) {
-    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
-    if (prev != dev) status = cudaSetDevice(dev);
-  }
-  ~DeviceGuard() {
-    if (prev >= 0 && status == cudaSuccess) cudaSetDevice(prev);
-  }
-};
 
 int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, char* err, size_t err_size) {
   if (!out) return write_err(err, err_size, kInvalidArgument, "plan_create: plan is NULL");

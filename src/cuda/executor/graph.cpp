@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "cuda/cuda_error.h"
+#include "cuda/executor/device_guard.h"
 #include "cuda/executor/executor.h"
 #include "shapeml.h"
 
 namespace {
 
+using shapeml::cuda::DeviceGuard;
 using shapeml::cuda::fail;
 using shapeml::cuda::fail_with;
 
@@ -26,19 +28,6 @@ struct Exec {
   std::vector<void*> key;
   cudaGraphExec_t exec = nullptr;
   uint64_t used = 0;  // recency, for the least recently used victim
-};
-
-// Sets the plan's device on this thread and restores the previous one.
-struct DeviceScope {
-  int prev = -1;
-  cudaError_t status = cudaSuccess;
-  explicit DeviceScope(int dev) {
-    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
-    if (prev != dev) status = cudaSetDevice(dev);
-  }
-  ~DeviceScope() {
-    if (prev >= 0 && status == cudaSuccess) cudaSetDevice(prev);
-  }
 };
 
 }  // namespace
@@ -242,7 +231,7 @@ int32_t run(shapeml_cuda_graph* g, void* const* buffers, void* stream_ptr, int32
   if (!buffers && nbuf > 0) return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, n, "graph_execute: buffers is NULL");
   cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   std::lock_guard<std::mutex> lock(g->mu);
-  DeviceScope scope(g->device);
+  DeviceGuard scope(g->device);
   if (scope.status != cudaSuccess) return fail(scope.status, "cudaSetDevice", err, n, "%s on cuda:%d", kAt, g->device);
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   cudaError_t e = cudaStreamIsCapturing(stream, &cs);
@@ -323,7 +312,7 @@ int32_t graph_create(shapeml_cuda_plan* plan, int32_t rebind, void* memory, shap
         at += align256(b);
       }
     }
-    DeviceScope scope(g->device);
+    DeviceGuard scope(g->device);
     if (scope.status != cudaSuccess) return fail(scope.status, "cudaSetDevice", err, err_size, "graph_create on cuda:%d", g->device);
     cudaError_t e = cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming);
     if (e != cudaSuccess) {
@@ -354,7 +343,7 @@ int32_t graph_destroy(shapeml_cuda_graph* graph, char* err, size_t err_size) {
   int32_t rc = 0;
   {
     std::lock_guard<std::mutex> lock(graph->mu);
-    DeviceScope scope(graph->device);
+    DeviceGuard scope(graph->device);
     // Never recorded: returns at once. Otherwise the last replay (every one
     // records it, in stream order) has finished with the memory.
     cudaError_t e = graph->done ? cudaEventSynchronize(graph->done) : cudaSuccess;
