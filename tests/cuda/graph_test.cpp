@@ -303,6 +303,35 @@ TEST(GraphReplay, AStreamCapturedByTheCallerIsLeftToTheCaller) {
   cudaStreamDestroy(s);
 }
 
+TEST(GraphReplay, AFailedCaptureIsAStatusNamingTheCallAndEnqueuesNothing) {
+  REQUIRE_GPU();
+  GpuPlan gp = chain_plan(6, 1024);
+  Prepared p(gp);
+  ASSERT_EQ(p.error, "");
+  Buffers bufs(gp, 5);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<uint8_t> want = direct(p.plan, bufs, s);
+  Graph g(p.plan, kGraphRebindRecapture);
+  ASSERT_EQ(g.error, "");
+  // The legacy default stream cannot be captured.
+  std::vector<void*> ptrs = bufs.ptrs();
+  int32_t ran = 7;
+  std::string err;
+  EXPECT_NE(g.run(ptrs, cudaStreamLegacy, &ran, err), 0);
+  EXPECT_EQ(ran, 0) << "nothing enqueued: the caller may run the plan directly";
+  EXPECT_NE(err.find("cudaStreamBeginCapture"), std::string::npos) << err;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the error state was cleared";
+  // The same graph still works on a stream that can be captured.
+  bufs.poison(s);
+  ASSERT_EQ(g.run(ptrs, s, &ran, err), 0) << err;
+  EXPECT_EQ(ran, 1);
+  CUDA_OK(cudaStreamSynchronize(s));
+  EXPECT_EQ(bufs.result(), want);
+  EXPECT_EQ(g.counters()[0], 1);
+  cudaStreamDestroy(s);
+}
+
 TEST(GraphReplay, APlanWithHostSlotsIsRefused) {
   REQUIRE_GPU();
   PlanBuilder b;

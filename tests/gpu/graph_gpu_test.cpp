@@ -6,6 +6,7 @@
 // replay writes its outputs (the cached executable for earlier addresses is
 // reused after other addresses ran); new output addresses are followed.
 // Skips, printing why, without a GPU or without the module.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -61,13 +62,18 @@ class GraphCalls : public ::testing::Test {
     return {device_random({4, 128, 256}, seed), device_random({256, 1024}, seed + 1), device_random({1024}, seed + 2),
             device_random({1024, 256}, seed + 3), device_random({256}, seed + 4)};
   }
-  // Calls the MLP on `in` into `out` with graph mode `graph`; the result's bytes.
-  std::vector<uint8_t> call(const std::vector<shapeml_tensor*>& in, shapeml_tensor* out, int32_t graph) {
+  // Calls the MLP on `in` into `out` with graph mode `graph` (on `stream`:
+  // NULL, the runtime's); the result's bytes.
+  std::vector<uint8_t> call(const std::vector<shapeml_tensor*>& in, shapeml_tensor* out, int32_t graph, void* stream = nullptr) {
     shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
     o.graph = graph;
     o.outputs = &out;
+    o.stream = stream;
     std::string s = take(shapeml_entry_call(entry_, in.data(), in.size(), nullptr, 0, &o));
     EXPECT_EQ(s, "") << "graph mode " << graph;
+    if (stream) {  // the copy below runs on the runtime's stream
+      EXPECT_EQ(take(shapeml_device_synchronize(0, stream)), "");
+    }
     shapeml_tensor* host = nullptr;
     EXPECT_EQ(take(shapeml_tensor_copy_to_host(out, nullptr, nullptr, &host)), "");  // the runtime's stream: after the call
     std::vector<uint8_t> bytes;
@@ -105,6 +111,25 @@ TEST_F(GraphCalls, AReplayWritesItsOutputsAndNewAddressesAreFollowed) {
   EXPECT_EQ(call(z, a, SHAPEML_GRAPH_DEFAULT), want_z) << "other input addresses: captured again";
   EXPECT_EQ(call(x, a, SHAPEML_GRAPH_DEFAULT), want_x) << "(x, a) again: the first executable replayed over z's result";
   EXPECT_EQ(call(x, device_zeros(), SHAPEML_GRAPH_DEFAULT), want_x) << "a new output address";
+}
+
+// The legacy default stream (cudaStreamLegacy) cannot be captured: ON
+// reports the failed CUDA call, DEFAULT falls back to direct execution (and
+// stays direct on that stream), as docs/design/cuda-graphs.md says.
+TEST_F(GraphCalls, AFailedCaptureIsAnErrorWithOnAndADirectRunWithDefault) {
+  void* const legacy = reinterpret_cast<void*>(uintptr_t{1});  // cudaStreamLegacy
+  std::vector<shapeml_tensor*> x = inputs(30);
+  std::vector<uint8_t> want = call(x, device_zeros(), SHAPEML_GRAPH_OFF);
+  shapeml_tensor* out = device_zeros();
+  shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
+  o.graph = SHAPEML_GRAPH_ON;
+  o.outputs = &out;
+  o.stream = legacy;
+  std::string s = take(shapeml_entry_call(entry_, x.data(), x.size(), nullptr, 0, &o));
+  EXPECT_NE(s.find("cudaStreamBeginCapture"), std::string::npos) << s;
+  EXPECT_EQ(call(x, out, SHAPEML_GRAPH_DEFAULT, legacy), want) << "fell back to direct execution";
+  EXPECT_EQ(call(x, device_zeros(), SHAPEML_GRAPH_DEFAULT, legacy), want) << "direct from then on";
+  EXPECT_EQ(call(x, device_zeros(), SHAPEML_GRAPH_DEFAULT), want) << "another stream still replays";
 }
 
 }  // namespace
