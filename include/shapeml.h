@@ -1001,17 +1001,23 @@ typedef struct shapeml_build_options {
   shapeml_target target;            /**< Code generation target. */
   const shapeml_binding* bindings;  /**< The specializations to build. */
   size_t num_bindings;              /**< At least 1. */
+  /** (appended in 0.3) Device entries: a shapeml_graph_mode for the plans'
+   *  `graph` line. SHAPEML_GRAPH_DEFAULT or SHAPEML_GRAPH_ON: `graph on`
+   *  wherever the plan can be captured (calls then replay it as a CUDA graph
+   *  by default); SHAPEML_GRAPH_OFF: `graph off` (calls run the launches
+   *  directly unless they pass SHAPEML_GRAPH_ON). */
+  int32_t gpu_graph;
 } shapeml_build_options;
 
-/** Default build options (portable x86-64, no bindings yet). */
-#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0}
+/** Default build options (portable x86-64, no bindings yet, graph replay where safe). */
+#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0, SHAPEML_GRAPH_DEFAULT}
 
 /**
  * Checks `source` and compiles the specializations in `options` ahead of time
  * into a shared object at `out_path`, loadable by shapeml_module_load() in
  * either library.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, an unknown target, no bindings, a binding with an
+ *         `struct_size`, an unknown target or `gpu_graph` mode, no bindings, a binding with an
  *         unknown, repeated or missing variable, a value < 1, a violated
  *         `where` constraint, or two equal bindings; NOT_FOUND for an unknown
  *         entry; CHECK_FAILED; IO_ERROR when `out_path` cannot be written;
