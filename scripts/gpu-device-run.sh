@@ -45,6 +45,8 @@ step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1
 step graph_tests 180 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
 step graph_capi_tests 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/modules/mlp_gpu.so" "$carry/bin/shapeml_gpu_graph_tests" --gtest_brief=1
+step graph_capi_tests_copy_in 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/modules/mlp_gpu.so" SHAPEML_CUDA_GRAPH_REBIND=copy-in \
+  "$carry/bin/shapeml_gpu_graph_tests" --gtest_brief=1
 step golden_gpu 300 python3 tests/gpu/golden_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/golden_gpu.so" --json "$out/golden_gpu.json"
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \

@@ -8,6 +8,7 @@
 // that lives on the host (a host boundary).
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,11 +26,18 @@ constexpr size_t kErr = 1024;
 // Streams one plan keeps a graph for; calls on further streams run directly
 // (each graph holds a workspace until the specialization is dropped).
 constexpr size_t kMaxGraphStreams = 16;
-// How a graph follows the caller's buffers: 0 = recapture per address set
-// (cached, cudaGraphExecUpdate), the cheaper one when addresses repeat; 1 =
-// copy-in staging buffers (src/cuda/executor/graph.h). bench/gpu_graph_bench
-// measures both.
-constexpr int32_t kRebind = 0;
+// How a graph follows the caller's buffers (src/cuda/executor/graph.h): 0 =
+// recapture per address set (cached, cudaGraphExecUpdate), the cheaper one
+// when addresses repeat, the default; 1 = copy-in staging buffers (one
+// capture ever). $SHAPEML_CUDA_GRAPH_REBIND=copy-in picks 1, read once per
+// process. bench/gpu_graph_bench measures both.
+int32_t rebind_mode() {
+  static const int32_t mode = [] {
+    const char* v = std::getenv("SHAPEML_CUDA_GRAPH_REBIND");
+    return v && std::string(v) == "copy-in" ? 1 : 0;
+  }();
+  return mode;
+}
 
 // The plan's graph on one stream and the memory it owns. Shared by the calls
 // that use it, so a graph whose capture failed can be dropped from the cache
@@ -86,7 +94,7 @@ struct Module::DevicePlan {
     g->device = device;
     g->mr = mr;
     g->free_stream = stream;  // until it is cached: allocated on this stream, maybe not yet in its order elsewhere
-    g->bytes = static_cast<size_t>(plugin->api().graph_memory_bytes(plan, kRebind));
+    g->bytes = static_cast<size_t>(plugin->api().graph_memory_bytes(plan, rebind_mode()));
     if (g->bytes) {
       g->memory = mr->allocate(g->bytes, 256, stream);
       if (!g->memory)
@@ -94,7 +102,7 @@ struct Module::DevicePlan {
                                   mr->name() + (MemoryResource::last_failure().empty() ? "" : ": " + MemoryResource::last_failure()));
     }
     char err[kErr] = {0};
-    if (int32_t code = plugin->api().graph_create(plan, kRebind, g->memory, &g->graph, err, sizeof err))
+    if (int32_t code = plugin->api().graph_create(plan, rebind_mode(), g->memory, &g->graph, err, sizeof err))
       return plugin_status(code, err, fn_name + ": making its CUDA graph");
     g->free_stream = nullptr;
     graphs[stream] = g;

@@ -202,7 +202,7 @@ TEST_P(GraphReplay, ManyElementwiseLaunchesAreBitIdenticalToDirectExecution) {
 TEST_P(GraphReplay, NewInputAndOutputAddressesAreFollowed) {
   REQUIRE_GPU();
   const int32_t rebind = GetParam();
-  GpuPlan gp = mlp_plan(2, 16, 64, 128);
+  GpuPlan gp = mlp_plan(4, 128, 256, 1024);  // the real shapes: cuBLASLt's kernels for them
   Prepared p(gp);
   ASSERT_EQ(p.error, "");
   cudaStream_t s;
