@@ -902,6 +902,22 @@ SHAPEML_API shapeml_status* shapeml_entry_get_aot_specialization(const shapeml_e
  */
 SHAPEML_API shapeml_status* shapeml_entry_specialize(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
 
+/** Whether a device call replays its dispatch plan as a CUDA graph
+ *  (shapeml_call_options.graph; docs/design/cuda-graphs.md). */
+typedef enum shapeml_graph_mode {
+  /** As the plan says: replay when it was compiled with graphs on (the
+   *  default wherever the plan can be captured: device tensors only). If
+   *  capturing fails, the call runs the launches directly instead, and so do
+   *  later calls of that binding on that stream. */
+  SHAPEML_GRAPH_DEFAULT = 0,
+  /** Replay even if the plan was compiled with graphs off; FAILED_PRECONDITION
+   *  for a plan that cannot be captured (host parameters or results), and a
+   *  failed capture is returned as an error (naming the CUDA call). */
+  SHAPEML_GRAPH_ON = 1,
+  /** Enqueue the launches one by one (no graph). */
+  SHAPEML_GRAPH_OFF = 2
+} shapeml_graph_mode;
+
 /** Options for shapeml_entry_call(). Initialize with SHAPEML_CALL_OPTIONS_INIT. */
 typedef struct shapeml_call_options {
   size_t struct_size;     /**< sizeof(shapeml_call_options). */
@@ -923,10 +939,18 @@ typedef struct shapeml_call_options {
    *  The call returns once the work is enqueued; results that live on the
    *  host are complete on return. Must be NULL for a host entry. */
   void* stream;
+  /** Device entries (since 0.3, appended): a shapeml_graph_mode. With graph
+   *  replay, the first call of a binding on a stream captures the plan's
+   *  launches in a CUDA graph (with its own workspace, kept until the
+   *  specialization is dropped) and later calls on that stream replay it;
+   *  new output or input addresses are captured again (a few address sets
+   *  are kept). Results are bit-identical to direct execution. Ignored by
+   *  host entries. */
+  int32_t graph;
 } shapeml_call_options;
 
 /** Default call options. */
-#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL}
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT}
 
 /**
  * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
@@ -942,11 +966,13 @@ typedef struct shapeml_call_options {
  * @param options may be NULL for defaults.
  * @param num_outputs must equal shapeml_entry_result_count().
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, a non-zero device_index, a stream for a host entry, wrong input or
+ *         `struct_size`, a non-zero device_index, a stream for a host entry, an unknown
+ *         `graph` mode, wrong input or
  *         output counts, an input or provided output of the wrong dtype,
  *         rank, shape or device, a non-row-major one, an output that overlaps
  *         an input, or a violated `where` constraint; FAILED_PRECONDITION for
- *         a read-only provided output; NOT_FOUND when an AOT module has no
+ *         a read-only provided output, or SHAPEML_GRAPH_ON for a plan that cannot
+ *         be captured; NOT_FOUND when an AOT module has no
  *         specialization for the binding; UNIMPLEMENTED for an entry that
  *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
  *         cannot be allocated or a shape is too large; INTERNAL when code
@@ -975,17 +1001,23 @@ typedef struct shapeml_build_options {
   shapeml_target target;            /**< Code generation target. */
   const shapeml_binding* bindings;  /**< The specializations to build. */
   size_t num_bindings;              /**< At least 1. */
+  /** (appended in 0.3) Device entries: a shapeml_graph_mode for the plans'
+   *  `graph` line. SHAPEML_GRAPH_DEFAULT or SHAPEML_GRAPH_ON: `graph on`
+   *  wherever the plan can be captured (calls then replay it as a CUDA graph
+   *  by default); SHAPEML_GRAPH_OFF: `graph off` (calls run the launches
+   *  directly unless they pass SHAPEML_GRAPH_ON). */
+  int32_t gpu_graph;
 } shapeml_build_options;
 
-/** Default build options (portable x86-64, no bindings yet). */
-#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0}
+/** Default build options (portable x86-64, no bindings yet, graph replay where safe). */
+#define SHAPEML_BUILD_OPTIONS_INIT {sizeof(shapeml_build_options), SHAPEML_TARGET_X86_64, NULL, 0, SHAPEML_GRAPH_DEFAULT}
 
 /**
  * Checks `source` and compiles the specializations in `options` ahead of time
  * into a shared object at `out_path`, loadable by shapeml_module_load() in
  * either library.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, a bad
- *         `struct_size`, an unknown target, no bindings, a binding with an
+ *         `struct_size`, an unknown target or `gpu_graph` mode, no bindings, a binding with an
  *         unknown, repeated or missing variable, a value < 1, a violated
  *         `where` constraint, or two equal bindings; NOT_FOUND for an unknown
  *         entry; CHECK_FAILED; IO_ERROR when `out_path` cannot be written;

@@ -9,7 +9,10 @@
 #     plugin) against PyTorch on the same GPU (tests/gpu/golden_gpu.py)
 #   - Milestone 2: the MLP against PyTorch eager and torch.compile
 #   - DLPack with PyTorch both ways, zero copy, deleters once
-#   - dispatch overhead (host us per launch) and memory resource latency
+#   - CUDA graph replay: executor tests (replay == direct, bit for bit; moved
+#     buffers; two streams) and C ABI tests on the MLP module
+#   - dispatch overhead (host us per launch), per-call latency direct vs graph
+#     replay vs copy-in (graph_bench.json), and memory resource latency
 #   - the tests again under compute-sanitizer memcheck (racecheck on memory)
 #
 #   bash scripts/gpu-device-run.sh gpu-carry "$OUT"
@@ -40,6 +43,10 @@ step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
 step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1
+step graph_tests 180 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
+step graph_capi_tests 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/modules/mlp_gpu.so" "$carry/bin/shapeml_gpu_graph_tests" --gtest_brief=1
+step graph_capi_tests_copy_in 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/modules/mlp_gpu.so" SHAPEML_CUDA_GRAPH_REBIND=copy-in \
+  "$carry/bin/shapeml_gpu_graph_tests" --gtest_brief=1
 step golden_gpu 300 python3 tests/gpu/golden_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/golden_gpu.so" --json "$out/golden_gpu.json"
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
@@ -47,6 +54,7 @@ step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapem
 step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/dlpack_torch.json"
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
+step graph_bench 180 bash -c "set -o pipefail; \"$carry/bin/gpu_graph_bench\" \"$carry/modules/mlp_gpu.plan.txt\" | tee \"$out/graph_bench.json\""
 step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"
 # PyTorch's caching allocator, from C++ against the installed torch's c10, in
 # the same run (built here: it needs torch's headers, which only this machine has).
@@ -60,6 +68,7 @@ if [[ -n $torch_dir ]]; then
 fi
 if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
   step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
+  step memcheck_graph 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
   step memcheck_memory 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
   step racecheck_memory 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 fi

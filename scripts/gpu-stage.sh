@@ -25,6 +25,7 @@ cp -L "$build/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so"
 cp "$carry/lib/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so.0"
 cp "$build/libshapeml_cuda.so" "$carry/lib/"
 cp "$build/tests/cuda/shapeml_cuda_kernel_tests" "$build/tests/cuda/shapeml_cuda_plan_tests" "$build/tests/cuda/gpu_plan_bench" \
+   "$build/tests/cuda/shapeml_cuda_graph_tests" "$build/tests/cuda/gpu_graph_bench" "$build/tests/gpu/shapeml_gpu_graph_tests" \
    "$build/tests/gpu/shapeml_gpu_memory_tests" "$build/tests/gpu/shapeml_gpu_tensor_tests" "$build/cuda_memory_bench" "$carry/bin/"
 strip --strip-debug "$carry"/lib/* "$carry"/bin/*
 "$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64

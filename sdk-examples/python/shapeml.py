@@ -65,7 +65,7 @@ class Error(RuntimeError):
 class CallOptions(C.Structure):
     """shapeml_call_options (since 0.3)."""
     _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("outputs", C.c_void_p), ("device_index", C.c_int32),
-                ("stream", C.c_void_p)]
+                ("stream", C.c_void_p), ("graph", C.c_int32)]  # graph: 0 default, 1 on, 2 off (shapeml_graph_mode)
 
 
 class ModuleOptions(C.Structure):
@@ -225,11 +225,12 @@ class Module:
         self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(tensors), out_arr, n_out.value))
         return tuple(C.c_void_p(out_arr[i]) for i in range(n_out.value))
 
-    def call_into(self, entry, inputs, outputs, stream=None):
+    def call_into(self, entry, inputs, outputs, stream=None, graph=0):
         """Destination passing through shapeml_entry_call: entry(*inputs)
         written into the caller's `outputs` (tensor handles of the results'
         dtypes, shapes and devices). `stream`: a cudaStream_t for device
-        entries (None: the runtime's stream)."""
+        entries (None: the runtime's stream). `graph`: CUDA graph replay,
+        0 as the plan says, 1 on, 2 off (shapeml_graph_mode)."""
         L = self.lib.lib
         vp, sz = C.c_void_p, C.c_size_t
         L.shapeml_module_get_entry.restype, L.shapeml_module_get_entry.argtypes = vp, [vp, C.c_char_p, C.POINTER(vp)]
@@ -239,7 +240,7 @@ class Module:
         self.lib._check(L.shapeml_module_get_entry(self.handle, entry.encode(), C.byref(e)))
         ins = (vp * max(len(inputs), 1))(*[t.value if isinstance(t, vp) else t for t in inputs])
         outs = (vp * max(len(outputs), 1))(*[t.value if isinstance(t, vp) else t for t in outputs])
-        opts = CallOptions(C.sizeof(CallOptions), None, C.cast(outs, vp), 0, stream)
+        opts = CallOptions(C.sizeof(CallOptions), None, C.cast(outs, vp), 0, stream, graph)
         self.lib._check(L.shapeml_entry_call(e, ins, len(inputs), None, 0, C.byref(opts)))
 
 

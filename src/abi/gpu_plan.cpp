@@ -128,6 +128,7 @@ std::string GpuPlan::to_text() const {
          " " + gpu_dtype_name(sl.dtype) + " " + list_text(sl.shape) + " offset " + std::to_string(sl.offset) + " ; " +
          shape_text(sl.shape) + " " + std::to_string(sl.bytes()) + " bytes\n";
   }
+  s += std::string("graph ") + (graph ? "on" : "off") + " ; " + graph_why + "\n";
   for (const GpuLaunch& l : launches) {
     std::string scalar = format_double(l.scalar, 17);  // locale-independent
     s += "launch " + l.kernel + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
@@ -198,6 +199,12 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
       if (s.kind == GpuSlot::Kind::View) s.alias = idx;
       else s.index = idx;
       p.slots.push_back(std::move(s));
+    } else if (head == "graph") {
+      std::string v;
+      if (!t.word(v, "on or off")) return fail(t.error);
+      if (v != "on" && v != "off") return fail("graph must be on or off, got `" + v + "`");
+      p.graph = v == "on";
+      p.graph_why = why;
     } else if (head == "launch") {
       GpuLaunch l;
       std::string scalar, flag;
@@ -288,6 +295,20 @@ std::string GpuPlan::validate() const {
         return at + "the bounds-check record must be a temp i64 slot of one element";
     }
   }
+  if (graph)
+    if (std::string b = graph_blocker(); !b.empty()) return "graph on, but the plan cannot be captured: " + b;
+  return "";
+}
+
+std::string GpuPlan::graph_blocker() const {
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].kind == GpuSlot::Kind::HostInput || slots[i].kind == GpuSlot::Kind::HostOutput)
+      return "slot " + std::to_string(i) + " is a " + slot_kind_name(slots[i].kind) +
+             " (a copy from or to pageable host memory cannot be captured)";
+  for (size_t i = 0; i < launches.size(); ++i)
+    if (launches[i].kernel == "gather" || launches[i].kernel == "take_along")
+      return "launch " + std::to_string(i) + " (" + launches[i].kernel +
+             ") checks its indices: the call synchronizes to report a bad one, which a captured graph cannot";
   return "";
 }
 

@@ -53,6 +53,12 @@
 //             device or device to host by the slots' kinds)
 // `library` names what runs the launch ("cublasLt", "shapeml"), `why` says
 // why it was chosen (printed by `shapemlc --emit=gpu-plan`).
+//
+// Plan-level `graph on|off ; why`: whether a call replays the plan as a CUDA
+// graph by default (docs/design/cuda-graphs.md). The planner says `on` when
+// the plan can be captured (device slots only: a copy from pageable host
+// memory cannot be captured) and the compile option allows it. A plan text
+// without the line (made before graph replay existed) reads as `off`.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -100,6 +106,15 @@ struct GpuPlan {
   int32_t num_inputs = 0, num_outputs = 0;
   std::vector<GpuSlot> slots;
   std::vector<GpuLaunch> launches;
+  /// Whether calls replay the plan as a CUDA graph by default, and why.
+  bool graph = false;
+  std::string graph_why = "not recorded (a plan made before graph replay)";
+
+  /// Whether the plan can be captured in a CUDA graph at all: "" when it
+  /// can, else why not (a host slot: its copy reads or writes pageable host
+  /// memory, which stream capture does not allow; an index launch: the call
+  /// synchronizes to read its bounds check).
+  std::string graph_blocker() const;
 
   /// The plan as text: one line per slot and per launch, stable and
   /// round-trippable (parse(to_text()) == *this). Also what
@@ -109,7 +124,8 @@ struct GpuPlan {
   static std::optional<GpuPlan> parse(const std::string& text, std::string& error);
   /// Structural checks an executor relies on (slot indices in range, temp
   /// slots inside the workspace, views no larger than what they alias,
-  /// operand counts per kernel); "" when valid, else the first problem.
+  /// operand counts per kernel, `graph on` only when graph_blocker() is
+  /// empty); "" when valid, else the first problem.
   std::string validate() const;
 };
 

@@ -65,7 +65,8 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
                                                  const shapeml_build_options* options, const char* out_path) {
   return guarded(kFn, [&]() -> shapeml_status* {
 #define BO_END(f) SHAPEML_FIELD_END(shapeml_build_options, f)
-    static constexpr std::initializer_list<size_t> ends = {BO_END(struct_size), BO_END(target), BO_END(bindings), BO_END(num_bindings)};
+    static constexpr std::initializer_list<size_t> ends = {BO_END(struct_size), BO_END(target), BO_END(bindings), BO_END(num_bindings),
+                                                             BO_END(gpu_graph)};
 #undef BO_END
     if (!context) return null_arg(kFn, "context");
     if (!source && length) return null_arg(kFn, "source");
@@ -76,6 +77,8 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
       return shapeml::capi::bad_struct_size(kFn, "options", options->struct_size, sizeof o, ends);
     if (o.target != SHAPEML_TARGET_NATIVE && o.target != SHAPEML_TARGET_X86_64)
       return invalid("options->target " + std::to_string(o.target) + " is not a shapeml_target");
+    if (o.gpu_graph != SHAPEML_GRAPH_DEFAULT && o.gpu_graph != SHAPEML_GRAPH_ON && o.gpu_graph != SHAPEML_GRAPH_OFF)
+      return invalid("options->gpu_graph " + std::to_string(o.gpu_graph) + " is not a shapeml_graph_mode");
     if (o.num_bindings == 0) return invalid("options->num_bindings is 0; give at least one specialization to build");
     if (!o.bindings) return invalid("options->bindings is NULL");
 
@@ -88,6 +91,7 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
       if (b.count && (!b.names || !b.values)) return invalid(at + (b.names ? ".values" : ".names") + " is NULL");
       shapeml::lower::cpu::Specialization s;
       s.entry = b.entry;
+      s.gpu_graph = o.gpu_graph != SHAPEML_GRAPH_OFF;
       for (size_t k = 0; k < b.count; ++k) {
         if (!b.names[k]) return invalid(at + ".names[" + std::to_string(k) + "] is NULL");
         if (!s.bindings.emplace(b.names[k], b.values[k]).second)

@@ -1,10 +1,11 @@
-// The plan entries of the vtable: the executor's functions
-// (src/cuda/executor/executor.h).
+// The plan and graph entries of the vtable: the executor's functions
+// (src/cuda/executor/executor.h, graph.h).
 #include "cuda/cuda_error.h"
 #include "cuda/plugin_parts.h"
 #include "shapeml.h"
 
 #include "cuda/executor/executor.h"
+#include "cuda/executor/graph.h"
 
 namespace shapeml::cuda {
 
@@ -16,5 +17,14 @@ int32_t plan_execute_entry(shapeml_cuda_plan* plan, void* const* buffers, void* 
   return plan_execute(plan, buffers, workspace, stream, err, err_size);
 }
 void plan_destroy_entry(shapeml_cuda_plan* plan) { plan_destroy(plan); }
+int32_t plan_graph_entry(const shapeml_cuda_plan* plan, char* why, size_t why_size) { return plan_graph(plan, why, why_size); }
+int64_t graph_memory_bytes_entry(const shapeml_cuda_plan* plan, int32_t rebind) { return graph_memory_bytes(plan, rebind); }
+int32_t graph_create_entry(shapeml_cuda_plan* plan, int32_t rebind, void* memory, shapeml_cuda_graph** graph, char* err, size_t err_size) {
+  return graph_create(plan, rebind, memory, graph, err, err_size);
+}
+int32_t graph_execute_entry(shapeml_cuda_graph* graph, void* const* buffers, void* stream, int32_t* ran, char* err, size_t err_size) {
+  return graph_execute(graph, buffers, stream, ran, err, err_size);
+}
+int32_t graph_destroy_entry(shapeml_cuda_graph* graph, char* err, size_t err_size) { return graph_destroy(graph, err, err_size); }
 
 }  // namespace shapeml::cuda

@@ -102,6 +102,11 @@ const shapeml_cuda_plugin kPlugin = {
     plan_execute_entry,
     plan_destroy_entry,
     memset_async,
+    plan_graph_entry,
+    graph_memory_bytes_entry,
+    graph_create_entry,
+    graph_execute_entry,
+    graph_destroy_entry,
 };
 
 }  // namespace

@@ -30,7 +30,8 @@ extern "C" {
 
 #define SHAPEML_CUDA_PLUGIN_ABI 1
 
-typedef struct shapeml_cuda_plan shapeml_cuda_plan; /* an executable plan */
+typedef struct shapeml_cuda_plan shapeml_cuda_plan;   /* an executable plan */
+typedef struct shapeml_cuda_graph shapeml_cuda_graph; /* a plan replayed as a CUDA graph */
 
 typedef struct shapeml_cuda_plugin {
   uint32_t abi_version; /* SHAPEML_CUDA_PLUGIN_ABI */
@@ -73,6 +74,22 @@ typedef struct shapeml_cuda_plugin {
    * from one tree). Sets `bytes` bytes at device pointer `ptr` to `value`,
    * ordered on `stream` (zero-filled device tensors without host staging). */
   int32_t (*memset_async)(void* ptr, int32_t value, size_t bytes, void* stream, char* err, size_t err_size);
+
+  /* Appended: CUDA graph replay of a plan (src/cuda/executor/graph.h,
+   * docs/design/cuda-graphs.md). plan_graph: 1 the plan says replay, 0 off
+   * by choice (capturable), -1 it cannot be captured; the reason in `why`.
+   * graph_memory_bytes: device memory a graph needs (its own workspace,
+   * plus staging buffers in copy-in mode, rebind 1), which the caller
+   * allocates once and frees after graph_destroy. graph_execute: as
+   * plan_execute without a workspace; *ran says whether work was enqueued
+   * (0 on a failed capture/instantiate: the caller may run the plan
+   * directly; 0 with success when the stream is already being captured).
+   * graph_destroy waits for the graph's enqueued work. */
+  int32_t (*plan_graph)(const shapeml_cuda_plan* plan, char* why, size_t why_size);
+  int64_t (*graph_memory_bytes)(const shapeml_cuda_plan* plan, int32_t rebind);
+  int32_t (*graph_create)(shapeml_cuda_plan* plan, int32_t rebind, void* memory, shapeml_cuda_graph** graph, char* err, size_t err_size);
+  int32_t (*graph_execute)(shapeml_cuda_graph* graph, void* const* buffers, void* stream, int32_t* ran, char* err, size_t err_size);
+  int32_t (*graph_destroy)(shapeml_cuda_graph* graph, char* err, size_t err_size);
 } shapeml_cuda_plugin;
 
 typedef const shapeml_cuda_plugin* (*shapeml_cuda_plugin_get_fn)(uint32_t abi_version);

@@ -25,5 +25,10 @@ int32_t plan_create_entry(int32_t device, const char* plan_text, shapeml_cuda_pl
 int64_t plan_workspace_bytes_entry(const shapeml_cuda_plan* plan);
 int32_t plan_execute_entry(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
 void plan_destroy_entry(shapeml_cuda_plan* plan);
+int32_t plan_graph_entry(const shapeml_cuda_plan* plan, char* why, size_t why_size);
+int64_t graph_memory_bytes_entry(const shapeml_cuda_plan* plan, int32_t rebind);
+int32_t graph_create_entry(shapeml_cuda_plan* plan, int32_t rebind, void* memory, shapeml_cuda_graph** graph, char* err, size_t err_size);
+int32_t graph_execute_entry(shapeml_cuda_graph* graph, void* const* buffers, void* stream, int32_t* ran, char* err, size_t err_size);
+int32_t graph_destroy_entry(shapeml_cuda_graph* graph, char* err, size_t err_size);
 
 }  // namespace shapeml::cuda

@@ -57,7 +57,9 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
       return runtime::invalid_argument("`" + s.entry + "` is a device function: it lowers to a dispatch plan (--emit=gpu-plan), not to CPU code");
     if (!f || !lower::gpu::is_device_function(*f))
       return runtime::invalid_argument("`" + s.entry + "` touches no CUDA device: it is a host function (--emit=mlir or llvm show its code)");
-    auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error, gpu);
+    lower::gpu::PlanOptions options = gpu;
+    options.graph = s.gpu_graph;
+    auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error, options);
     if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
     return plan->to_text();
   }
@@ -113,7 +115,9 @@ Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Sp
   for (auto& s : planned) {
     const ir::Function* f = m.find(s.entry);
     if (!f || !lower::gpu::is_device_function(*f)) continue;
-    auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error, gpu);
+    lower::gpu::PlanOptions options = gpu;
+    options.graph = s.gpu_graph;
+    auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error, options);
     if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
     s.gpu_plan = plan->to_text();
   }

@@ -31,6 +31,14 @@
 
 namespace shapeml::runtime {
 
+/// Whether a device call replays its plan as a CUDA graph
+/// (shapeml_call_options.graph; docs/design/cuda-graphs.md).
+enum class GraphOption : int32_t {
+  Default = 0,  ///< as the plan says (its `graph` line); a failed capture falls back to direct execution
+  On = 1,       ///< replay even if the plan says off by choice; a plan that cannot be captured, or a failed capture, is an error
+  Off = 2,      ///< run the launches directly
+};
+
 /// Per-call options (shapeml_call_options without the ABI).
 struct CallOptions {
   /// Outputs and the runtime's own temporaries come from here; NULL: the module's resource.
@@ -41,7 +49,15 @@ struct CallOptions {
   /// device's default stream of the runtime). The call returns once the work
   /// is enqueued, except that results on the host are complete on return.
   void* stream = nullptr;
+  /// Device entries: CUDA graph replay of the plan.
+  GraphOption graph = GraphOption::Default;
 };
+
+/// The graph decision of one device call: `plan_graph` is what the plan
+/// says (1 replay, 0 off by choice, -1 cannot be captured, `why` the
+/// reason). True: replay; false: direct execution; FAILED_PRECONDITION for
+/// GraphOption::On on a plan that cannot be captured (naming `entry`).
+Result<bool> use_graph(GraphOption option, int32_t plan_graph, const std::string& why, const std::string& entry);
 
 class Module {
  public:

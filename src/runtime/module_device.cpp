@@ -2,9 +2,13 @@
 // a dispatch plan (src/abi/gpu_plan.h) that the CUDA plugin executes on a
 // stream. The runtime checks the inputs, binds the shape variables (the same
 // rule as host calls), allocates the outputs and one workspace from the
-// call's memory resource, and enqueues the plan. Nothing synchronizes the
-// host except a result that lives on the host (a host boundary).
+// call's memory resource, and enqueues the plan, or replays it as a CUDA
+// graph (one graph, with its own workspace, per plan and stream:
+// docs/design/cuda-graphs.md). Nothing synchronizes the host except a result
+// that lives on the host (a host boundary).
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -16,19 +20,112 @@
 
 namespace shapeml::runtime {
 
+namespace {
+
+constexpr size_t kErr = 1024;
+// Streams one plan keeps a graph for; calls on further streams run directly
+// (each graph holds a workspace until the specialization is dropped).
+constexpr size_t kMaxGraphStreams = 16;
+// How a graph follows the caller's buffers (src/cuda/executor/graph.h): 0 =
+// recapture per address set (cached, cudaGraphExecUpdate), the cheaper one
+// when addresses repeat, the default; 1 = copy-in staging buffers (one
+// capture ever). $SHAPEML_CUDA_GRAPH_REBIND=copy-in picks 1, read once per
+// process. bench/gpu_graph_bench measures both.
+int32_t rebind_mode() {
+  static const int32_t mode = [] {
+    const char* v = std::getenv("SHAPEML_CUDA_GRAPH_REBIND");
+    return v && std::string(v) == "copy-in" ? 1 : 0;
+  }();
+  return mode;
+}
+
+// The plan's graph on one stream and the memory it owns. Shared by the calls
+// that use it, so a graph whose capture failed can be dropped from the cache
+// while another thread still holds it.
+struct GraphEntry {
+  const CudaPlugin* plugin = nullptr;
+  shapeml_cuda_graph* graph = nullptr;  // NULL: graph replay failed on this stream; run directly
+  void* memory = nullptr;
+  size_t bytes = 0;
+  MemoryResourcePtr mr;
+  int32_t device = 0;
+  // Where the memory is freed: NULL, the runtime's stream for the device (a
+  // long-lived graph outlives the stream of the call that made it); the
+  // call's stream while that call still holds the entry.
+  std::atomic<void*> free_stream{nullptr};
+  ~GraphEntry() {
+    char err[kErr] = {0};
+    // Waits for the graph's last replay, so the memory is idle when freed.
+    if (graph) plugin->api().graph_destroy(graph, err, sizeof err);
+    if (memory) {
+      void* s = free_stream.load();
+      if (!s) {
+        auto d = plugin->default_stream(device);
+        s = d ? *d : nullptr;
+      }
+      mr->deallocate(memory, bytes, 256, s);
+    }
+  }
+};
+
+}  // namespace
+
 struct Module::DevicePlan {
   const CudaPlugin* plugin = nullptr;
   shapeml_cuda_plan* plan = nullptr;
   int32_t device = 0;
   int64_t workspace = 0;
+  int32_t graph_mode = -1;  // plan_graph(): 1 replay, 0 off by choice, -1 cannot be captured
+  std::string graph_why;
+  std::mutex graphs_mu;
+  std::map<void*, std::shared_ptr<GraphEntry>> graphs;  // by stream
+
+  // The graph for `stream`, made on first use with its memory from `mr`
+  // (the call's device resource). NULL (and OK) when the plan keeps no more
+  // graphs or replay failed on this stream before; an error only when making
+  // it fails.
+  Result<std::shared_ptr<GraphEntry>> graph_for(void* stream, const MemoryResourcePtr& mr, const std::string& fn_name) {
+    std::lock_guard<std::mutex> lock(graphs_mu);
+    auto it = graphs.find(stream);
+    if (it != graphs.end()) return it->second->graph ? it->second : nullptr;
+    if (graphs.size() >= kMaxGraphStreams) return std::shared_ptr<GraphEntry>();
+    auto g = std::make_shared<GraphEntry>();
+    g->plugin = plugin;
+    g->device = device;
+    g->mr = mr;
+    g->free_stream = stream;  // until it is cached: allocated on this stream, maybe not yet in its order elsewhere
+    g->bytes = static_cast<size_t>(plugin->api().graph_memory_bytes(plan, rebind_mode()));
+    if (g->bytes) {
+      g->memory = mr->allocate(g->bytes, 256, stream);
+      if (!g->memory)
+        return resource_exhausted(fn_name + ": the CUDA graph's workspace of " + std::to_string(g->bytes) + " bytes could not be allocated from " +
+                                  mr->name() + (MemoryResource::last_failure().empty() ? "" : ": " + MemoryResource::last_failure()));
+    }
+    char err[kErr] = {0};
+    if (int32_t code = plugin->api().graph_create(plan, rebind_mode(), g->memory, &g->graph, err, sizeof err))
+      return plugin_status(code, err, fn_name + ": making its CUDA graph");
+    g->free_stream = nullptr;
+    graphs[stream] = g;
+    return g;
+  }
+
+  // After a failed capture: this stream runs the plan directly from now on.
+  void drop_graph(void* stream) {
+    auto failed = std::make_shared<GraphEntry>();
+    failed->plugin = plugin;
+    std::lock_guard<std::mutex> lock(graphs_mu);
+    auto it = graphs.find(stream);
+    if (it != graphs.end()) it->second->free_stream = stream;  // the caller still holds it: freed on its stream
+    graphs[stream] = failed;  // the old entry is freed when its last user lets go
+  }
+
   ~DevicePlan() {
+    graphs.clear();  // before the plan they replay
     if (plan) plugin->api().plan_destroy(plan);
   }
 };
 
 namespace {
-
-constexpr size_t kErr = 1024;
 
 // The device every device-resident parameter or result of `e` lives on (a
 // plan runs on one device; the checker and the planner enforce it too).
@@ -75,9 +172,39 @@ Result<Module::DevicePlan*> Module::device_plan(Slot& slot, const EntrySig& e, i
     return plugin_status(code, err, origin_ + ": entry `" + e.name + "`: preparing its dispatch plan");
   p->workspace = (*plugin)->api().plan_workspace_bytes(p->plan);
   if (p->workspace < 0) return internal_error(origin_ + ": entry `" + e.name + "`: the plugin reports no workspace size");
+  char why[kErr] = {0};
+  p->graph_mode = (*plugin)->api().plan_graph(p->plan, why, sizeof why);
+  p->graph_why = why;
   slot.plan = std::move(p);
   return slot.plan.get();
 }
+
+Result<bool> use_graph(GraphOption option, int32_t plan_graph, const std::string& why, const std::string& entry) {
+  switch (option) {
+    case GraphOption::Off: return false;
+    case GraphOption::Default: return plan_graph == 1;
+    case GraphOption::On:
+      if (plan_graph < 0)
+        return failed_precondition(entry + ": graph replay was asked for (SHAPEML_GRAPH_ON), but its plan cannot be captured in a CUDA graph: " + why);
+      return true;
+  }
+  return invalid_argument(entry + ": unknown graph option " + std::to_string(static_cast<int32_t>(option)));
+}
+
+namespace {
+
+Status finish_device_call(const CudaPlugin& plugin, void* stream, bool host_result, const std::string& fn_name, std::vector<TensorRef>& results,
+                          std::vector<TensorRef>& outputs) {
+  if (host_result) {
+    char serr[kErr] = {0};
+    if (int32_t c = plugin.api().stream_synchronize(stream, serr, sizeof serr))
+      return plugin_status(c, serr, fn_name + ": waiting for a result copied to the host");
+  }
+  outputs = std::move(results);
+  return Status();
+}
+
+}  // namespace
 
 Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
   std::string fn_name = "entry `" + e.name + "`";
@@ -132,6 +259,26 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   std::vector<void*> buffers;
   for (Tensor* t : inputs) buffers.push_back(t->data());
   for (const TensorRef& t : results) buffers.push_back(t->data());
+  auto graph = use_graph(options.graph, (*plan)->graph_mode, (*plan)->graph_why, fn_name);
+  if (!graph) return graph.status();
+  const bool strict = options.graph == GraphOption::On;
+  if (*graph) {
+    auto g = (*plan)->graph_for(*stream, dev_mr, fn_name);
+    if (!g && strict) return g.status();
+    if (g && *g) {
+      char err[kErr] = {0};
+      int32_t ran = 0;
+      int32_t code = (*plugin)->api().graph_execute((*g)->graph, buffers.data(), *stream, &ran, err, sizeof err);
+      if (code && (ran || strict)) return plugin_status(code, err, fn_name + ": replaying its dispatch plan as a CUDA graph");
+      if (code) (*plan)->drop_graph(*stream);  // Default: documented fallback to direct execution
+      if (ran) return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs);
+      // Not enqueued (a failed capture, or the stream is being captured by
+      // the caller): run directly below.
+    } else if (strict && g) {
+      return failed_precondition(fn_name + ": graph replay was asked for (SHAPEML_GRAPH_ON), but no graph is available on this stream (its capture "
+                                           "failed before, or the plan already keeps graphs for " + std::to_string(kMaxGraphStreams) + " streams)");
+    }
+  }
   void* workspace = nullptr;
   size_t ws = static_cast<size_t>((*plan)->workspace);
   if (ws) {
@@ -145,13 +292,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   // Stream-ordered: the workspace is reused only by work enqueued after the plan.
   if (workspace) dev_mr->deallocate(workspace, ws, 256, *stream);
   if (code) return plugin_status(code, err, fn_name + ": executing its dispatch plan");
-  if (host_result) {
-    char serr[kErr] = {0};
-    if (int32_t c = (*plugin)->api().stream_synchronize(*stream, serr, sizeof serr))
-      return plugin_status(c, serr, fn_name + ": waiting for a result copied to the host");
-  }
-  outputs = std::move(results);
-  return Status();
+  return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs);
 }
 
 }  // namespace shapeml::runtime

@@ -2,6 +2,7 @@
  * Built twice: against libshapeml_runtime.so and (with WITH_COMPILER)
  * against libshapeml.so, which adds JIT modules and shapeml_module_build.
  * The AOT module is tests/runtime/add_module.c (hand-written manifest). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -506,6 +507,19 @@ static void test_entry_call_with_options(void** state) {
   o.struct_size = 12; /* half of `memory` */
   expect_code(shapeml_entry_call(add, in, 2, out, 1, &o), SHAPEML_STATUS_INVALID_ARGUMENT, "struct_size is 12");
   o.struct_size = offsetof(shapeml_call_options, device_index); /* an older prefix: fine */
+  ok(shapeml_entry_call(add, in, 2, out, 1, &o));
+  shapeml_tensor_release(out[0]);
+  /* `graph` (appended): checked, ignored by host entries; a struct that ends
+   * before it (0.3 before graph replay) reads as SHAPEML_GRAPH_DEFAULT. */
+  o = (shapeml_call_options)SHAPEML_CALL_OPTIONS_INIT;
+  assert_int_equal(o.graph, SHAPEML_GRAPH_DEFAULT);
+  o.graph = 3;
+  expect_code(shapeml_entry_call(add, in, 2, out, 1, &o), SHAPEML_STATUS_INVALID_ARGUMENT, "options->graph is 3");
+  o.struct_size = offsetof(shapeml_call_options, graph); /* ends before `graph`: the 3 is not read */
+  ok(shapeml_entry_call(add, in, 2, out, 1, &o));
+  shapeml_tensor_release(out[0]);
+  o = (shapeml_call_options)SHAPEML_CALL_OPTIONS_INIT;
+  o.graph = SHAPEML_GRAPH_OFF;
   ok(shapeml_entry_call(add, in, 2, out, 1, &o));
   shapeml_tensor_release(out[0]);
 
@@ -1039,6 +1053,34 @@ static void test_module_build_with_options(void** state) {
   setenv("SHAPEML_CC", "/nonexistent/cc", 1);
   expect_code(shapeml_module_build(ctx, "s", kSrc, strlen(kSrc), &bad, so), SHAPEML_STATUS_UNAVAILABLE, "SHAPEML_CC");
   unsetenv("SHAPEML_CC");
+  bad = o;
+  bad.gpu_graph = 7;
+  expect_code(shapeml_module_build(ctx, "s", kSrc, strlen(kSrc), &bad, so), SHAPEML_STATUS_INVALID_ARGUMENT, "gpu_graph 7");
+  /* gpu_graph decides a device entry's plan line; a struct that ends before
+   * it reads as SHAPEML_GRAPH_DEFAULT (graph on where safe). */
+  {
+    const char* dev_src =
+        "(module d (func f (dims N) (params (x (tensor f32 (N) (cuda 0)))) (returns (tensor f32 (N) (cuda 0))) (return (exp x))))";
+    shapeml_binding db = {"f", 1, &n, &v4};
+    const char* want[3] = {"\ngraph on ; ", "\ngraph off ; graph replay turned off by the compile option", "\ngraph on ; "};
+    for (int k = 0; k < 3; ++k) {
+      shapeml_build_options d = SHAPEML_BUILD_OPTIONS_INIT;
+      d.bindings = &db;
+      d.num_bindings = 1;
+      d.gpu_graph = k == 0 ? SHAPEML_GRAPH_ON : SHAPEML_GRAPH_OFF;
+      if (k == 2) d.struct_size = offsetof(shapeml_build_options, gpu_graph); /* the OFF is not read */
+      char dso[300];
+      snprintf(dso, sizeof dso, "%s/libdev%d.so", dir, k);
+      ok(shapeml_module_build(ctx, "d.sml", dev_src, strlen(dev_src), &d, dso));
+      void* h = dlopen(dso, RTLD_NOW | RTLD_LOCAL);
+      assert_non_null(h);
+      const char* (*plan)(void) = (const char* (*)(void))dlsym(h, "shapeml_f_0");
+      assert_non_null(plan);
+      assert_non_null(strstr(plan(), want[k]));
+      dlclose(h);
+      remove(dso);
+    }
+  }
   /* The 0.2 string form keeps working. */
   ok(shapeml_module_build_shared_object(ctx, "s", kSrc, strlen(kSrc), "scaled_add:N=4", SHAPEML_TARGET_X86_64, so));
   remove(so);

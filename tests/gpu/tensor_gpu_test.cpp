@@ -6,17 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "capi_test_util.h"
 #include "gpu_test_util.h"
 #include "shapeml.h"
 
 namespace {
-
-std::string take(shapeml_status* s) {
-  std::string m = s ? std::string(shapeml_status_code_name(shapeml_status_get_code(s))) + ": " + shapeml_status_get_message(s) : "";
-  shapeml_status_free(s);
-  return m;
-}
-#define OK(call) ASSERT_EQ(take(call), "")
 
 class DeviceTensors : public ::testing::Test {
  protected:

@@ -147,7 +147,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native";
+  std::string file, entry, out, target = "native", gpu_graph = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -277,6 +277,7 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
     std::cerr << "shapemlc: --bind: " << err << "\n";
     return 2;
   }
+  s.gpu_graph = a.gpu_graph == "on";
   auto lowered = shapeml::driver::lower_to_text(*r->module, s, stage == "mlir"           ? shapeml::driver::LowerStage::Mlir
                                                                : stage == "lowered-mlir" ? shapeml::driver::LowerStage::LoweredMlir
                                                                : stage == "gpu-plan"     ? shapeml::driver::LowerStage::GpuPlan
@@ -303,6 +304,7 @@ int cmd_build(const CodegenArgs& a) {
       std::cerr << "shapemlc: --bind " << b << ": " << err << "\n";
       return 2;
     }
+    s.gpu_graph = a.gpu_graph == "on";
     specs.push_back(std::move(s));
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -487,6 +489,8 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   if (!many_binds) b->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   app->add_option("--target", a.target, "native or x86-64")->check(CLI::IsMember({"native", "x86-64"}));
   app->add_flag("--gpu-tf32", a.gpu_tf32, "device f32 matmuls may use TF32 tensor cores (~1e-3 relative error)");
+  app->add_option("--gpu-graph", a.gpu_graph, "device entries: replay plans as CUDA graphs by default where safe (on, the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
   add_timeout(app, a.timeout);
 }
 

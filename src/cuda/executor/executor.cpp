@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "abi/gpu_plan.h"
+#include "cuda/executor/device_guard.h"
 #include "cuda/executor/kernels.h"
 
 namespace {
@@ -28,6 +29,7 @@ using shapeml::abi::GpuDType;
 using shapeml::abi::GpuLaunch;
 using shapeml::abi::GpuPlan;
 using shapeml::abi::GpuSlot;
+using shapeml::cuda::DeviceGuard;
 namespace kern = shapeml::cuda::kern;
 
 // include/shapeml.h status numbering (plugin_api.h).
@@ -169,6 +171,7 @@ struct shapeml_cuda_plan {
   std::vector<LtMatmul> lt;
   std::vector<IndexCheck> checks;
   cublasLtHandle_t lt_handle = nullptr;
+  shapeml::cuda::PlanGraphFacts graph;  // for graph replay (graph.h)
 
   ~shapeml_cuda_plan() {
     for (LtMatmul& m : lt) {
@@ -807,19 +810,6 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
   return {};
 }
 
-// Sets the device for the current thread and restores the previous one.
-struct DeviceGuard {
-  int prev = -1;
-  cudaError_t status = cudaSuccess;
-  explicit DeviceGuard(int dev) {
-    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
-    if (prev != dev) status = cudaSetDevice(dev);
-  }
-  ~DeviceGuard() {
-    if (prev >= 0 && status == cudaSuccess) cudaSetDevice(prev);
-  }
-};
-
 int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, char* err, size_t err_size) {
   if (!out) return write_err(err, err_size, kInvalidArgument, "plan_create: plan is NULL");
   *out = nullptr;
@@ -845,6 +835,17 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
       case GpuSlot::Kind::View: r = plan->slots[static_cast<size_t>(s.alias)]; break;  // validate(): alias < this slot
     }
     plan->slots.push_back(r);
+  }
+  plan->graph.device = device;
+  plan->graph.num_inputs = gp.num_inputs;
+  plan->graph.on = gp.graph;
+  plan->graph.why = gp.graph_why;
+  plan->graph.blocker = gp.graph_blocker();
+  plan->graph.buffer_bytes.assign(static_cast<size_t>(gp.num_inputs + gp.num_outputs), 0);
+  for (const GpuSlot& s : gp.slots) {
+    size_t at = s.kind == GpuSlot::Kind::Input ? static_cast<size_t>(s.index)
+                : s.kind == GpuSlot::Kind::Output ? static_cast<size_t>(gp.num_inputs + s.index) : SIZE_MAX;
+    if (at != SIZE_MAX) plan->graph.buffer_bytes[at] = std::max(plan->graph.buffer_bytes[at], s.bytes());
   }
   Builder b{gp, {}, {}};
   for (size_t i = 0; i < gp.launches.size(); ++i) {
@@ -1082,5 +1083,7 @@ int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* worksp
 }
 
 void plan_destroy(shapeml_cuda_plan* plan) { delete plan; }
+
+const PlanGraphFacts& plan_graph_facts(const shapeml_cuda_plan* plan) { return plan->graph; }
 
 }  // namespace shapeml::cuda

@@ -8,14 +8,28 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cuda/plugin_api.h"
 
 namespace shapeml::cuda {
 
+/// What graph replay (graph.h) needs to know of a prepared plan.
+struct PlanGraphFacts {
+  int32_t device = 0;
+  int32_t num_inputs = 0;  ///< buffers[0 .. num_inputs) are inputs, the rest outputs
+  bool on = false;      ///< the plan's `graph` line
+  std::string why;      ///< its reason
+  std::string blocker;  ///< GpuPlan::graph_blocker(): "" when the plan can be captured
+  std::vector<int64_t> buffer_bytes;  ///< bytes per buffer (inputs, then outputs), as plan_execute's `buffers`
+};
+
 int32_t plan_create(int32_t device, const char* plan_text, shapeml_cuda_plan** plan, char* err, size_t err_size);
 int64_t plan_workspace_bytes(const shapeml_cuda_plan* plan);
 int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
 void plan_destroy(shapeml_cuda_plan* plan);
+/// The plan's graph facts (plan not NULL; valid as long as the plan).
+const PlanGraphFacts& plan_graph_facts(const shapeml_cuda_plan* plan);
 
 }  // namespace shapeml::cuda

@@ -47,6 +47,9 @@ struct Specialization {
   /// specialization is then `const char* SYMBOL(void)` returning it, marked
   /// `(kind gpu-plan)` in the manifest, instead of CPU code.
   std::string gpu_plan = {};
+  /// A device entry: let calls replay its plan as a CUDA graph by default
+  /// where that is safe (lower::gpu::PlanOptions::graph; shapemlc --gpu-graph).
+  bool gpu_graph = true;
 };
 
 /// The name the manifest records for a target, e.g. "znver3" (native) or

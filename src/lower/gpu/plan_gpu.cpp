@@ -347,6 +347,18 @@ bool is_device_function(const ir::Function& f) {
   return false;
 }
 
+namespace {
+// The plan's `graph` line: on where the plan can be captured and the caller
+// allows it (docs/design/cuda-graphs.md).
+void decide_graph(abi::GpuPlan& p, const PlanOptions& options) {
+  std::string blocker = p.graph_blocker();
+  p.graph = options.graph && blocker.empty();
+  if (!blocker.empty()) p.graph_why = "cannot be captured: " + blocker;
+  else if (!options.graph) p.graph_why = "graph replay turned off by the compile option (the plan could be captured)";
+  else p.graph_why = "device slots only: the first call captures the launches in a CUDA graph, later calls replay it";
+}
+}  // namespace
+
 std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                           std::string& error, const PlanOptions& options) {
   const ir::Function* f = m.find(entry);
@@ -355,7 +367,9 @@ std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string
     return std::nullopt;
   }
   try {
-    return Planner(m, options).run(*f, bindings);
+    abi::GpuPlan p = Planner(m, options).run(*f, bindings);
+    decide_graph(p, options);
+    return p;
   } catch (const PlanError& e) {
     error = e.what();
   } catch (const std::exception& e) {

@@ -30,6 +30,9 @@ bool is_device_function(const ir::Function& f);
 
 /// Choices a user makes for the GPU code (compile options).
 struct PlanOptions {
+  /// Let calls replay the plan as a CUDA graph by default where that is safe
+  /// (the plan's `graph` line; docs/design/cuda-graphs.md).
+  bool graph = true;
   /// f32 matmuls may use TF32 tensor cores (10-bit mantissa inputs, fp32
   /// accumulation: ~1e-3 relative error instead of ~1e-6; PyTorch's
   /// `allow_tf32`). Off by default: results then match fp32 references.
