@@ -488,6 +488,32 @@ class Elaborator final : public RuleEnv {
         break;
       }
       case OpFamily::CopyToDevice: a.device = *x.device; break;
+      case OpFamily::Softmax:
+      case OpFamily::RepeatInterleave: {
+        // Normalized now (0 <= axis < rank) so the IR holds canonical
+        // attributes; an axis out of range is left for the rule to report.
+        a.axis = x.axis.value_or(-1);
+        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
+        if (a.axis < 0 && a.axis >= -r) a.axis += r;
+        if (fam == OpFamily::RepeatInterleave) {
+          // Negative literals reach the rule's `repeats >= 1` obligation
+          // (E0305) instead of being refused as a negative dimension.
+          auto rp = dim(*x.repeats, true);
+          if (!rp) return std::nullopt;
+          a.size = *rp;
+        }
+        break;
+      }
+      case OpFamily::DimValue: {
+        // Any dimension expression over the shape variables is a value; it
+        // need not be >= 1 (`(- N 1)` is 0 when N = 1).
+        auto d = dim(*x.repeats, true);
+        if (!d) return std::nullopt;
+        a.size = *d;
+        a.dtype = *x.dtype;
+        a.device = x.device.value_or(types::Device::host());
+        break;
+      }
       default: break;
     }
     std::vector<TensorType> in;

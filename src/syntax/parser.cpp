@@ -198,10 +198,10 @@ class Parser {
       } else if (k.text == "keepdims") {
         if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:keepdims` is `true` or `false`"); return false; }
         x.keepdims = v.text == "true";
-      } else if (k.text == "start" || k.text == "size") {
+      } else if (k.text == "start" || k.text == "size" || k.text == "repeats") {
         auto d = dim(v);
         if (!d) return false;
-        (k.text == "start" ? x.start : x.size) = std::move(*d);
+        (k.text == "start" ? x.start : k.text == "size" ? x.size : x.repeats) = std::move(*d);
       }
     }
     return true;
@@ -346,6 +346,33 @@ class Parser {
         auto d = device(s.items[2]);
         if (!d || !attrs(s, end, x, {})) return std::nullopt;
         x.device = d;
+        break;
+      }
+      case OpFamily::Softmax:
+        // `:axis` defaults to -1 (the last axis), as in torch.softmax's usual use.
+        if (!arity(1, ("(" + head + " X :axis K)").c_str()) || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis"})) return std::nullopt;
+        break;
+      case OpFamily::RepeatInterleave:
+        if (!arity(1, "(repeat_interleave X :repeats R :axis K)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"repeats", "axis"}))
+          return std::nullopt;
+        if (!x.repeats || !x.axis) { err(s, "`repeat_interleave` needs `:repeats` and `:axis`"); return std::nullopt; }
+        break;
+      case OpFamily::DimValue: {
+        // (dim_value D DTYPE) or (dim_value D DTYPE DEVICE): D is a dimension
+        // expression, not a tensor operand.
+        if (n != 2 && n != 3) { err(s, "`dim_value` is `(dim_value DIM DTYPE)` or `(dim_value DIM DTYPE DEVICE)`"); return std::nullopt; }
+        auto d = dim(s.items[1]);
+        if (!d) return std::nullopt;
+        x.repeats = std::move(*d);
+        auto dt = dtype(s.items[2]);
+        if (!dt) return std::nullopt;
+        x.dtype = dt;
+        if (n == 3) {
+          auto dv = device(s.items[3]);
+          if (!dv) return std::nullopt;
+          x.device = dv;
+        }
+        if (!attrs(s, end, x, {})) return std::nullopt;
         break;
       }
       case OpFamily::Call:
