@@ -10,7 +10,7 @@
 ; CHECK: error[E0305]: `repeat_interleave` repeats (- G 1) may be less than 1
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+6]]:12
 ; CHECK: = actual: (tensor f32 (N G) host)
-; CHECK-NEXT: = counterexample: G=1, N=1
+; CHECK-NEXT: = counterexample: N=1, G=1
 ; CHECK-NEXT: = note: each element is repeated `:repeats` times, which must be >= 1 for every shape satisfying the `where` constraints
 ; CHECK-NEXT: = note: with these values (- G 1) = 0 and 1 = 1, so (>= (- G 1) 1) is false
 ; JSON: E0305 [[@LINE+1]]:12
