@@ -743,8 +743,10 @@ class Emitter {
   // reduction); f32 is computed in f64 by the same functions and rounded
   // once, so it is within 0.5 ulp plus one f64 ulp over the whole f32 range.
   // MLIR's f32 polynomial approximation (pipeline.cpp) is not used: its
-  // argument reduction x - k*pi/2 in f32 loses every correct digit for
-  // |x| >= ~1e4, where PyTorch's sinf/cosf stay exact.
+  // argument reduction x - k*pi/2 is done in f32, so the absolute error
+  // grows with |x| (measured: 4e-7 below 10, 7e-4 at 1e3..1e4, 6e-2 at
+  // 1e5..1e6) and near the zeros of sin it is thousands of ulp even for
+  // small x, where PyTorch's sinf/cosf are within 1 ulp.
   std::string sin_or_cos(Region& r, bool sin, const std::string& x, DType cd) {
     const char* fn = sin ? "math.sin " : "math.cos ";
     if (cd == DType::F64) return r.op(fn + x + " : f64");
@@ -1179,14 +1181,16 @@ class Emitter {
   }
 
   // reduce_{sum,max,min,mean} of x over `axes_attr`; rt is the result type
-  // (its shape says whether the reduced axes are kept as 1).
-  Val reduce(OpKind op, const std::vector<int64_t>& axes_attr, Val& x, const Ty& rt, const std::string& hint) {
+  // (its shape says whether the reduced axes are kept as 1). `wide_acc`
+  // (f64 for an f32 x) accumulates in a wider type; rt.dt is then that type.
+  Val reduce(OpKind op, const std::vector<int64_t>& axes_attr, Val& x, const Ty& rt, const std::string& hint,
+             std::optional<DType> wide_acc = std::nullopt) {
     std::string xs = materialize(x);
     size_t n = x.ty.rank();
     std::set<size_t> axes;
     for (int64_t a : axes_attr) axes.insert(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a));
     DType dt = x.ty.dt;
-    DType acc = compute_dt(dt);  // bf16 accumulates in f32
+    DType acc = wide_acc.value_or(compute_dt(dt));  // bf16 accumulates in f32
     std::vector<int64_t> kept;
     std::string outmap_res;
     std::string dims;
@@ -1214,6 +1218,7 @@ class Emitter {
     Region r{*this, ""};
     std::string a = fresh("in"), o = fresh("acc");
     std::string v = dt == DType::BF16 ? bf16_to_f32(r, a) : a;
+    if (compute_dt(dt) != acc) v = r.op("arith.extf " + v + " : " + elem_ty(compute_dt(dt)) + " to " + elem_ty(acc), "w");
     std::string t = elem_ty(acc);
     std::string res;
     if (is_max) res = r.op(std::string(is_float(acc) ? "arith.maximumf " : "arith.maxsi ") + o + ", " + v + " : " + t, "m");
@@ -1225,7 +1230,7 @@ class Emitter {
          ") {\n    ^bb0(" + a + ": " + storage_ty(dt) + ", " + o + ": " + t + "):\n" + r.text + "      linalg.yield " + res + " : " + t +
          "\n    } -> " + tensor_ty(red));
     Val cur{nm, red, std::nullopt};
-    Ty fin{dt, kept};
+    Ty fin{rt.dt, kept};
     if (op == OpKind::ReduceMean) {
       int64_t count = 1;
       for (size_t i : axes) count *= x.ty.shape[i];
@@ -1233,7 +1238,7 @@ class Emitter {
       cur = elementwise({cur}, fin, [&](Region& rr, const std::vector<std::string>& in) {
         return rr.op("arith.divf " + in[0] + ", " + fconst(rr, c, acc) + " : " + t, "mean");
       }, hint + "_mean");
-    } else if (dt == DType::BF16) {
+    } else if (rt.dt == DType::BF16) {
       cur = elementwise({cur}, fin, [](Region&, const std::vector<std::string>& in) { return in[0]; }, hint + "_bf16");
     }
     if (cur.ty.shape == rt.shape) return {cur.ssa, rt, std::nullopt};
@@ -1265,11 +1270,15 @@ class Emitter {
   // softmax / log_softmax along `axis`, numerically stable (spec §4.21):
   // m = max(x), e = exp(x - m), s = sum(e); softmax = e / s and log_softmax =
   // (x - m) - log(s). x - m <= 0, so exp never overflows, and the largest
-  // term is exp(0) = 1, so s >= 1 and log(s) is well conditioned. Built from
+  // term is exp(0) = 1, so s >= 1 and log(s) is well conditioned. f32 sums
+  // in f64: a sequential f32 sum of n terms is off by up to n/2 ulp (6e-6
+  // relative over a 4099-wide row, 100x PyTorch's), and every output carries
+  // that error. log(s) and the rounding of s happen once per row. Built from
   // reduce() and elementwise(); bf16 computes in f32 and rounds once at the
   // end. A row of -inf gives m = -inf and x - m = NaN: NaN, as PyTorch.
   Val softmax(OpKind op, Val& x, int64_t axis, const Ty& rt, const std::string& hint) {
     DType cd = compute_dt(x.ty.dt);
+    DType sd = x.ty.dt == DType::F32 ? DType::F64 : cd;  // the sum's type
     std::string t = elem_ty(cd);
     std::vector<int64_t> one_axis{axis};
     Ty kept{x.ty.dt, x.ty.shape};
@@ -1278,14 +1287,19 @@ class Emitter {
     Val e = elementwise({x, m}, Ty{cd, x.ty.shape}, [&](Region& r, const std::vector<std::string>& v) {
       return exp_op(r, r.op("arith.subf " + v[0] + ", " + v[1] + " : " + t), cd);
     }, hint + "_exp");
-    Val s = reduce(OpKind::ReduceSum, one_axis, e, Ty{cd, kept.shape}, hint + "_sum");
-    if (op == OpKind::Softmax)
-      return elementwise({e, s}, rt, [&](Region& r, const std::vector<std::string>& v) {
+    Val s = reduce(OpKind::ReduceSum, one_axis, e, Ty{sd, kept.shape}, hint + "_sum", sd);
+    bool log = op == OpKind::LogSoftmax;
+    Val n = elementwise({s}, Ty{cd, kept.shape}, [&](Region& r, const std::vector<std::string>& v) {
+      std::string y = log ? log_op(r, v[0], sd) : v[0];
+      return sd == cd ? y : r.op("arith.truncf " + y + " : " + elem_ty(sd) + " to " + t);
+    }, hint + (log ? "_logsum" : "_norm"));
+    if (!log)
+      return elementwise({e, n}, rt, [&](Region& r, const std::vector<std::string>& v) {
         return r.op("arith.divf " + v[0] + ", " + v[1] + " : " + t);
       }, hint);
-    return elementwise({x, m, s}, rt, [&](Region& r, const std::vector<std::string>& v) {
+    return elementwise({x, m, n}, rt, [&](Region& r, const std::vector<std::string>& v) {
       std::string d = r.op("arith.subf " + v[0] + ", " + v[1] + " : " + t);
-      return r.op("arith.subf " + d + ", " + log_op(r, v[2], cd) + " : " + t);
+      return r.op("arith.subf " + d + ", " + v[2] + " : " + t);
     }, hint);
   }
 
