@@ -14,7 +14,9 @@ extension, literals, consts), compare/select, cast, matmul (2-D, batched,
 shared weight), transpose/permute, reshapes whose element-count obligation
 needs the constraints, broadcast_to, concat, slices with symbolic start/size,
 reductions with keepdims, fill/iota, device copies, ascriptions and calls
-between functions (multi-result calls are destructured).
+between functions (multi-result calls are destructured), and the operations
+of spec §4.20-4.23 (not/and/or, softmax/log_softmax, repeat_interleave with
+literal or symbolic repeats, dim_value), sin/cos and reduce_min.
 
 Well-typedness is by construction: every candidate binding goes through the
 generator's own model of the typing rules (`Typer` below, a transcription of
