@@ -213,6 +213,20 @@ class Parser {
     return n;
   }
 
+  // `const` and `dim_value`: `(OP VALUE DTYPE)` or `(OP VALUE DTYPE DEVICE)`
+  // (n positional items); the device defaults to host in the elaborator.
+  bool dtype_and_device(const SExpr& s, size_t n, ExprAst& x) {
+    auto d = dtype(s.items[2]);
+    if (!d) return false;
+    x.dtype = d;
+    if (n == 3) {
+      auto dv = device(s.items[3]);
+      if (!dv) return false;
+      x.device = dv;
+    }
+    return true;
+  }
+
   bool operands(const SExpr& s, size_t from, size_t to, ExprAst& x) {
     for (size_t i = from; i < to; ++i) {
       auto o = expr(s.items[i]);
@@ -278,15 +292,7 @@ class Parser {
         if (n != 2 && n != 3) { err(s, "`const` is `(const NUMBER DTYPE)` or `(const NUMBER DTYPE DEVICE)`"); return std::nullopt; }
         if (!operands(s, 1, 2, x)) return std::nullopt;
         if (x.operands[0].kind != ExprAst::Kind::Number) { err(s.items[1], "`const` takes a number literal"); return std::nullopt; }
-        auto d = dtype(s.items[2]);
-        if (!d) return std::nullopt;
-        x.dtype = d;
-        if (n == 3) {
-          auto dv = device(s.items[3]);
-          if (!dv) return std::nullopt;
-          x.device = dv;
-        }
-        if (!attrs(s, end, x, {})) return std::nullopt;
+        if (!dtype_and_device(s, n, x) || !attrs(s, end, x, {})) return std::nullopt;
         break;
       }
       case OpFamily::Fill: {
@@ -364,15 +370,7 @@ class Parser {
         auto d = dim(s.items[1]);
         if (!d) return std::nullopt;
         x.repeats = std::move(*d);
-        auto dt = dtype(s.items[2]);
-        if (!dt) return std::nullopt;
-        x.dtype = dt;
-        if (n == 3) {
-          auto dv = device(s.items[3]);
-          if (!dv) return std::nullopt;
-          x.device = dv;
-        }
-        if (!attrs(s, end, x, {})) return std::nullopt;
+        if (!dtype_and_device(s, n, x) || !attrs(s, end, x, {})) return std::nullopt;
         break;
       }
       case OpFamily::Call:
