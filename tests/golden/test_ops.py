@@ -975,8 +975,17 @@ def main():
         func([("x", T("i32", "N A")), ("y", T("i32", "N B"))], T("i32", "N (+ A B)"),
              "(return (concat (div x 3) (neg y) :axis -1))", dims="N A B", name="cat"),
         func([("x", T("f64", "N M")), ("w", T("f64", "M"))], T("f64", "M N"),
-             "(return (transpose (silu (mul x w))))", dims="N M", name="ew"))
-    bindings = ["mm_gelu:M=7,K=33,N=65", "mm_gelu:M=1,K=127,N=1", "red:A=3,B=33,C=5", "cat:N=4,A=3,B=5", "ew:N=7,M=9"]
+             "(return (transpose (silu (mul x w))))", dims="N M", name="ew"),
+        # sin (a libm call in the .so) and the §4.21-4.23 operations. The
+        # default f32 gate: the f32 logits sin(x) * 50 (up to 50) are rounded
+        # by up to 1.9e-6 absolute, which softmax turns into a relative error
+        # of its outputs (measured 2e-7..1.3e-6 against the exact reference,
+        # 4e-8 against softmax of the f32-rounded logits).
+        func([("x", T("f32", "N M"))], T("f32", "N (* 2 M)"),
+             "(return (repeat_interleave (softmax (mul (sin x) (dim_value M f32))) :repeats 2 :axis -1))", dims="N M",
+             name="sm"))
+    bindings = ["mm_gelu:M=7,K=33,N=65", "mm_gelu:M=1,K=127,N=1", "red:A=3,B=33,C=5", "cat:N=4,A=3,B=5", "ew:N=7,M=9",
+                "sm:N=3,M=50"]
     with tempfile.TemporaryDirectory() as tmp:
         so = os.path.join(tmp, "golden_aot.so")
         try:
@@ -997,6 +1006,8 @@ def main():
                  lambda x, y: torch.cat([torch.div(x, 3, rounding_mode="trunc"), -y], -1), entry="cat", module=aot)
             case("AOT ew f64 [7,9]", aot_src, [randn((7, 9), "f64"), randn(9, "f64")], lambda x, w: F.silu(x * w).T,
                  entry="ew", module=aot)
+            case("AOT sm: repeat_interleave(softmax(sin(x) * M)) [3,50]", aot_src, [randn((3, 50), "f32", 3)],
+                 lambda x: torch.softmax(torch.sin(x) * 50, -1).repeat_interleave(2, dim=-1), entry="sm", module=aot)
             R.expect_error("AOT call with an unbuilt shape is rejected",
                            lambda: aot.call("mm_gelu", randn((2, 33)), randn((33, 65))))
             del aot
