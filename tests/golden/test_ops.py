@@ -868,9 +868,12 @@ def main():
             masked[1, ::2] = -np.inf
             masked[2, 0] = -np.inf
             case(f"{op} {dt} rows with -inf entries", src, [masked], lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
-            allinf = randn((3, 5), dt)
+            allinf = randn((4, 5), dt)
             allinf[1, :] = -np.inf
-            case(f"{op} {dt} an all -inf row is NaN (as PyTorch)", src, [allinf], lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
+            allinf[2, 3] = np.inf
+            allinf[3, 1] = np.nan
+            case(f"{op} {dt} rows all -inf, with +inf, with NaN: NaN (as PyTorch)", src, [allinf],
+                 lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
         case(f"{op} f32 long rows [3,4099]", module(func([("x", T("f32", "N M"))], T("f32", "N M"),
                                                          f"(return ({op} x))", dims="N M")),
              [randn((3, 4099), "f32", 5)], lambda x, ref=ref: ref(x, -1), tol=SMT["f32"])
