@@ -312,6 +312,14 @@ class Elaborator final : public RuleEnv {
   }
 
   // ---- expressions -----------------------------------------------------------
+  // An axis of `v` as the IR holds it: a negative one counted from the end
+  // (0 <= axis < rank). One out of range is kept as written, for the rule to
+  // report (E0204).
+  int64_t canonical_axis(int64_t axis, ir::ValueId v) const {
+    int64_t r = static_cast<int64_t>(fn_->values[v].type.rank());
+    return axis < 0 && axis >= -r ? axis + r : axis;
+  }
+
   ir::ValueId new_value(const std::string& name, const TensorType& t, Span sp) {
     fn_->values.push_back({name, t, sp});
     return static_cast<ir::ValueId>(fn_->values.size() - 1);
@@ -461,21 +469,13 @@ class Elaborator final : public RuleEnv {
         a.shape = *s;
         break;
       }
-      case OpFamily::Concat: {
-        a.axis = *x.axis;
-        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
-        if (a.axis < 0 && a.axis >= -r) a.axis += r;
-        break;
-      }
+      case OpFamily::Concat: a.axis = canonical_axis(*x.axis, ops[0]); break;
       case OpFamily::Slice: {
         auto st = dim(*x.start), sz = dim(*x.size);
         if (!st || !sz) return std::nullopt;
-        a.axis = *x.axis;
+        a.axis = canonical_axis(*x.axis, ops[0]);
         a.start = *st;
         a.size = *sz;
-        // Normalize a negative axis now so the IR holds canonical attributes.
-        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
-        if (a.axis < 0 && a.axis >= -r) a.axis += r;
         break;
       }
       case OpFamily::Reduce: {
@@ -483,11 +483,33 @@ class Elaborator final : public RuleEnv {
         if (!x.has_axes)
           for (int64_t i = 0; i < r; ++i) a.axes.push_back(i);
         else
-          for (int64_t v : x.ints) a.axes.push_back(v < 0 && v >= -r ? v + r : v);
+          for (int64_t v : x.ints) a.axes.push_back(canonical_axis(v, ops[0]));
         a.keepdims = x.keepdims;
         break;
       }
       case OpFamily::CopyToDevice: a.device = *x.device; break;
+      case OpFamily::Softmax:
+      case OpFamily::RepeatInterleave: {
+        a.axis = canonical_axis(x.axis.value_or(-1), ops[0]);  // softmax's default: the last axis
+        if (fam == OpFamily::RepeatInterleave) {
+          // Negative literals reach the rule's `repeats >= 1` obligation
+          // (E0305) instead of being refused as a negative dimension.
+          auto rp = dim(*x.repeats, true);
+          if (!rp) return std::nullopt;
+          a.size = *rp;
+        }
+        break;
+      }
+      case OpFamily::DimValue: {
+        // Any dimension expression over the shape variables is a value; it
+        // need not be >= 1 (`(- N 1)` is 0 when N = 1).
+        auto d = dim(*x.repeats, true);
+        if (!d) return std::nullopt;
+        a.size = *d;
+        a.dtype = *x.dtype;
+        a.device = x.device.value_or(types::Device::host());
+        break;
+      }
       default: break;
     }
     std::vector<TensorType> in;

@@ -47,13 +47,30 @@ bool same_device(OpKind op, const std::vector<TensorType>& in, RuleEnv& env) {
   return true;
 }
 
+// The dtype class an operation needs (§4.4, §4.6, §4.16, §4.20-4.21):
+// bool for the logical operations, floating for the transcendental ones,
+// numeric otherwise.
 bool dtype_ok(OpKind op, const TensorType& t, RuleEnv& env) {
+  if (syntax::op_needs_bool(op)) {
+    if (t.dtype == DType::Bool) return true;
+    env.fail({"E0202", opn(op) + " needs a bool operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
+              {"make a bool with a comparison such as `(ne X 0)`, or convert with `(cast X bool)`"}});
+    return false;
+  }
   bool ok = syntax::op_needs_floating(op) ? types::is_floating(t.dtype) : types::is_numeric(t.dtype);
   if (!ok)
     env.fail({"E0202", opn(op) + " needs a " + std::string(syntax::op_needs_floating(op) ? "floating (f32, f64, bf16)" : "numeric") +
                            " operand, not " + std::string(types::dtype_name(t.dtype)),
               "", t.str(), {"convert with `(cast X f32)` first"}});
   return ok;
+}
+
+// Operations along one axis (softmax, repeat_interleave) need an axis to
+// name: rank >= 1 (E0203), checked before the axis itself (E0204).
+bool rank_at_least_1(OpKind op, const TensorType& t, RuleEnv& env) {
+  if (t.rank() >= 1) return true;
+  env.fail({"E0203", opn(op) + " needs an operand of rank >= 1, got rank 0", "", t.str(), {"reshape a scalar with `(reshape X (1))`"}});
+  return false;
 }
 
 // Normalizes an axis that may count from the end.
@@ -355,6 +372,31 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       return TensorType{in[0].dtype, in[0].shape, at.device};
     case OpFamily::CopyToHost:
       return TensorType{in[0].dtype, in[0].shape, types::Device::host()};
+    case OpFamily::Softmax: {  // §4.21 T-Softmax
+      if (!dtype_ok(op, in[0], env) || !rank_at_least_1(op, in[0], env) || !norm_axis(op, at.axis, in[0].rank(), env)) return std::nullopt;
+      return in[0];
+    }
+    case OpFamily::RepeatInterleave: {  // §4.22 T-RepeatInterleave
+      if (!rank_at_least_1(op, in[0], env)) return std::nullopt;
+      auto ax = norm_axis(op, at.axis, in[0].rank(), env);
+      if (!ax) return std::nullopt;
+      if (!at.size.obviously_positive() &&
+          !env.require({K::Ge, at.size, Poly::constant(1)},
+                       {"E0305", "`repeat_interleave` repeats " + at.size.str() + " may be less than 1", "", in[0].str(),
+                        {"each element is repeated `:repeats` times, which must be >= 1 for every shape satisfying the `where` constraints"}}))
+        return std::nullopt;
+      TensorType t = in[0];
+      t.shape[*ax] = t.shape[*ax] * at.size;
+      return t;
+    }
+    case OpFamily::DimValue: {  // §4.23 T-DimValue
+      if (!types::is_numeric(at.dtype)) {
+        env.fail({"E0202", "`dim_value` makes numeric tensors, not " + std::string(types::dtype_name(at.dtype)), "", "",
+                  {"compare the value instead, e.g. `(gt (dim_value N i64) 1)`"}});
+        return std::nullopt;
+      }
+      return TensorType{at.dtype, {}, at.device};
+    }
     case OpFamily::Call:
       break;
   }

@@ -24,11 +24,11 @@ struct Value {
 struct Attrs {
   std::vector<int64_t> axes;      // reduce_* (normalized, sorted); permute's permutation
   bool keepdims = false;          // reduce_*
-  int64_t axis = 0;               // concat, slice, iota
-  types::Poly start, size;        // slice
+  int64_t axis = 0;               // concat, slice, iota; softmax, log_softmax, repeat_interleave (normalized: 0 <= axis < rank)
+  types::Poly start, size;        // slice; `size` is also repeat_interleave's repeats and dim_value's dimension
   types::Shape shape;             // reshape, broadcast_to target
-  types::DType dtype = types::DType::F32;  // cast target
-  types::Device device;           // copy_to_device target
+  types::DType dtype = types::DType::F32;  // cast target, dim_value's dtype
+  types::Device device;           // copy_to_device target, dim_value's device
   bool is_int = false;            // const/fill literal
   int64_t int_value = 0;
   double float_value = 0;

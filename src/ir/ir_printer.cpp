@@ -17,7 +17,9 @@ static std::string attrs_text(const Binding& b) {
   switch (syntax::op_family(b.op)) {
     case OpFamily::Reduce: s = ":axes " + ints(a.axes) + (a.keepdims ? " :keepdims true" : ""); break;
     case OpFamily::Permute: s = ":perm " + ints(a.axes); break;
-    case OpFamily::Concat: case OpFamily::Iota: s = ":axis " + std::to_string(a.axis); break;
+    case OpFamily::Concat: case OpFamily::Iota: case OpFamily::Softmax: s = ":axis " + std::to_string(a.axis); break;
+    case OpFamily::RepeatInterleave: s = ":axis " + std::to_string(a.axis) + " :repeats " + a.size.str(); break;
+    case OpFamily::DimValue: s = ":dim " + a.size.str(); break;
     case OpFamily::Slice: s = ":axis " + std::to_string(a.axis) + " :start " + a.start.str() + " :size " + a.size.str(); break;
     case OpFamily::Reshape: case OpFamily::BroadcastTo: s = ":shape " + types::shape_str(a.shape); break;
     case OpFamily::Cast: s = ":to " + std::string(types::dtype_name(a.dtype)); break;

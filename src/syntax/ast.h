@@ -50,11 +50,12 @@ struct ExprAst {
   std::vector<DimAst> shape;      // reshape, broadcast_to
   std::vector<int64_t> ints;      // permute's permutation, reductions' :axes
   bool has_axes = false;
-  std::optional<types::DType> dtype;    // cast, const
-  std::optional<types::Device> device;  // const, copy_to_device
-  std::optional<int64_t> axis;          // concat, slice, iota
+  std::optional<types::DType> dtype;    // cast, const, dim_value
+  std::optional<types::Device> device;  // const, copy_to_device, dim_value
+  std::optional<int64_t> axis;          // concat, slice, iota, softmax, log_softmax, repeat_interleave
   bool keepdims = false;
   std::optional<DimAst> start, size;    // slice
+  std::optional<DimAst> repeats;        // repeat_interleave's `:repeats`; dim_value's dimension
 };
 
 struct LetAst {

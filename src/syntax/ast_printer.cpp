@@ -78,8 +78,14 @@ SExpr expr_sx(const ExprAst& x) {
     }
     case OpFamily::Reshape: case OpFamily::BroadcastTo: items.push_back(dims_sx(x.shape)); break;
     case OpFamily::CopyToDevice: items.push_back(device_sx(*x.device)); break;
+    case OpFamily::DimValue:
+      items.push_back(dim_sx(*x.repeats));
+      items.push_back(sym(std::string(types::dtype_name(*x.dtype))));
+      if (x.device) items.push_back(device_sx(*x.device));
+      break;
     default: break;
   }
+  if (x.repeats && op_family(x.op) == OpFamily::RepeatInterleave) { items.push_back(kw("repeats")); items.push_back(dim_sx(*x.repeats)); }
   if (x.axis) { items.push_back(kw("axis")); items.push_back(num(*x.axis)); }
   if (x.start) { items.push_back(kw("start")); items.push_back(dim_sx(*x.start)); }
   if (x.size) { items.push_back(kw("size")); items.push_back(dim_sx(*x.size)); }

@@ -16,7 +16,9 @@ constexpr std::pair<OpKind, std::string_view> kNames[] = {
     {OpKind::Reshape, "reshape"}, {OpKind::BroadcastTo, "broadcast_to"}, {OpKind::Concat, "concat"},
     {OpKind::Slice, "slice"}, {OpKind::ReduceSum, "reduce_sum"}, {OpKind::ReduceMax, "reduce_max"},
     {OpKind::ReduceMean, "reduce_mean"}, {OpKind::CopyToDevice, "copy_to_device"}, {OpKind::CopyToHost, "copy_to_host"},
-    {OpKind::Call, "call"},
+    {OpKind::Call, "call"}, {OpKind::Sin, "sin"}, {OpKind::Cos, "cos"}, {OpKind::Not, "not"}, {OpKind::And, "and"},
+    {OpKind::Or, "or"}, {OpKind::ReduceMin, "reduce_min"}, {OpKind::Softmax, "softmax"},
+    {OpKind::LogSoftmax, "log_softmax"}, {OpKind::RepeatInterleave, "repeat_interleave"}, {OpKind::DimValue, "dim_value"},
 };
 }  // namespace
 
@@ -36,9 +38,10 @@ OpFamily op_family(OpKind k) {
   switch (k) {
     case OpKind::Neg: case OpKind::Abs: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
     case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Relu: case OpKind::Gelu: case OpKind::Silu:
+    case OpKind::Sin: case OpKind::Cos: case OpKind::Not:
       return OpFamily::Unary;
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Max: case OpKind::Min:
-    case OpKind::Pow:
+    case OpKind::Pow: case OpKind::And: case OpKind::Or:
       return OpFamily::Binary;
     case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge:
       return OpFamily::Compare;
@@ -54,10 +57,13 @@ OpFamily op_family(OpKind k) {
     case OpKind::BroadcastTo: return OpFamily::BroadcastTo;
     case OpKind::Concat: return OpFamily::Concat;
     case OpKind::Slice: return OpFamily::Slice;
-    case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMean: return OpFamily::Reduce;
+    case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMean: case OpKind::ReduceMin: return OpFamily::Reduce;
     case OpKind::CopyToDevice: return OpFamily::CopyToDevice;
     case OpKind::CopyToHost: return OpFamily::CopyToHost;
     case OpKind::Call: return OpFamily::Call;
+    case OpKind::Softmax: case OpKind::LogSoftmax: return OpFamily::Softmax;
+    case OpKind::RepeatInterleave: return OpFamily::RepeatInterleave;
+    case OpKind::DimValue: return OpFamily::DimValue;
   }
   return OpFamily::Unary;
 }
@@ -66,10 +72,13 @@ bool op_needs_floating(OpKind k) {
   switch (k) {
     case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Tanh:
     case OpKind::Sigmoid: case OpKind::Gelu: case OpKind::Silu: case OpKind::Pow: case OpKind::ReduceMean:
+    case OpKind::Sin: case OpKind::Cos: case OpKind::Softmax: case OpKind::LogSoftmax:
       return true;
     default:
       return false;
   }
 }
+
+bool op_needs_bool(OpKind k) { return k == OpKind::Not || k == OpKind::And || k == OpKind::Or; }
 
 }  // namespace shapeml::syntax

@@ -198,10 +198,10 @@ class Parser {
       } else if (k.text == "keepdims") {
         if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:keepdims` is `true` or `false`"); return false; }
         x.keepdims = v.text == "true";
-      } else if (k.text == "start" || k.text == "size") {
+      } else if (k.text == "start" || k.text == "size" || k.text == "repeats") {
         auto d = dim(v);
         if (!d) return false;
-        (k.text == "start" ? x.start : x.size) = std::move(*d);
+        (k.text == "start" ? x.start : k.text == "size" ? x.size : x.repeats) = std::move(*d);
       }
     }
     return true;
@@ -211,6 +211,20 @@ class Parser {
     size_t n = 0;
     for (size_t i = 1; i < s.items.size() && s.items[i].kind != SExpr::Kind::Keyword; ++i) ++n;
     return n;
+  }
+
+  // `const` and `dim_value`: `(OP VALUE DTYPE)` or `(OP VALUE DTYPE DEVICE)`
+  // (n positional items); the device defaults to host in the elaborator.
+  bool dtype_and_device(const SExpr& s, size_t n, ExprAst& x) {
+    auto d = dtype(s.items[2]);
+    if (!d) return false;
+    x.dtype = d;
+    if (n == 3) {
+      auto dv = device(s.items[3]);
+      if (!dv) return false;
+      x.device = dv;
+    }
+    return true;
   }
 
   bool operands(const SExpr& s, size_t from, size_t to, ExprAst& x) {
@@ -278,15 +292,7 @@ class Parser {
         if (n != 2 && n != 3) { err(s, "`const` is `(const NUMBER DTYPE)` or `(const NUMBER DTYPE DEVICE)`"); return std::nullopt; }
         if (!operands(s, 1, 2, x)) return std::nullopt;
         if (x.operands[0].kind != ExprAst::Kind::Number) { err(s.items[1], "`const` takes a number literal"); return std::nullopt; }
-        auto d = dtype(s.items[2]);
-        if (!d) return std::nullopt;
-        x.dtype = d;
-        if (n == 3) {
-          auto dv = device(s.items[3]);
-          if (!dv) return std::nullopt;
-          x.device = dv;
-        }
-        if (!attrs(s, end, x, {})) return std::nullopt;
+        if (!dtype_and_device(s, n, x) || !attrs(s, end, x, {})) return std::nullopt;
         break;
       }
       case OpFamily::Fill: {
@@ -346,6 +352,25 @@ class Parser {
         auto d = device(s.items[2]);
         if (!d || !attrs(s, end, x, {})) return std::nullopt;
         x.device = d;
+        break;
+      }
+      case OpFamily::Softmax:
+        // `:axis` defaults to -1 (the last axis), as in torch.softmax's usual use.
+        if (!arity(1, ("(" + head + " X :axis K)").c_str()) || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis"})) return std::nullopt;
+        break;
+      case OpFamily::RepeatInterleave:
+        if (!arity(1, "(repeat_interleave X :repeats R :axis K)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"repeats", "axis"}))
+          return std::nullopt;
+        if (!x.repeats || !x.axis) { err(s, "`repeat_interleave` needs `:repeats` and `:axis`"); return std::nullopt; }
+        break;
+      case OpFamily::DimValue: {
+        // (dim_value D DTYPE) or (dim_value D DTYPE DEVICE): D is a dimension
+        // expression, not a tensor operand.
+        if (n != 2 && n != 3) { err(s, "`dim_value` is `(dim_value DIM DTYPE)` or `(dim_value DIM DTYPE DEVICE)`"); return std::nullopt; }
+        auto d = dim(s.items[1]);
+        if (!d) return std::nullopt;
+        x.repeats = std::move(*d);
+        if (!dtype_and_device(s, n, x) || !attrs(s, end, x, {})) return std::nullopt;
         break;
       }
       case OpFamily::Call:

@@ -14,7 +14,9 @@ extension, literals, consts), compare/select, cast, matmul (2-D, batched,
 shared weight), transpose/permute, reshapes whose element-count obligation
 needs the constraints, broadcast_to, concat, slices with symbolic start/size,
 reductions with keepdims, fill/iota, device copies, ascriptions and calls
-between functions (multi-result calls are destructured).
+between functions (multi-result calls are destructured), and the operations
+of spec §4.20-4.23 (not/and/or, softmax/log_softmax, repeat_interleave with
+literal or symbolic repeats, dim_value), sin/cos and reduce_min.
 
 Well-typedness is by construction: every candidate binding goes through the
 generator's own model of the typing rules (`Typer` below, a transcription of
@@ -645,18 +647,22 @@ FLOAT = ('f32', 'f64', 'bf16')
 INTEGRAL = ('i32', 'i64')
 NUMERIC = FLOAT + INTEGRAL
 UNARY_ANY = ('neg', 'abs', 'relu')
-UNARY_FLOAT = ('exp', 'log', 'sqrt', 'rsqrt', 'tanh', 'sigmoid', 'gelu', 'silu')
+UNARY_FLOAT = ('exp', 'log', 'sqrt', 'rsqrt', 'tanh', 'sigmoid', 'gelu', 'silu', 'sin', 'cos')
 BINARY = ('add', 'sub', 'mul', 'div', 'max', 'min', 'pow')
+LOGICAL = ('not', 'and', 'or')  # bool operands only (§4.20)
 COMPARE = ('eq', 'ne', 'lt', 'le', 'gt', 'ge')
-REDUCE = ('reduce_sum', 'reduce_max', 'reduce_mean')
-NEEDS_FLOAT = set(UNARY_FLOAT) | {'pow', 'reduce_mean'}
+REDUCE = ('reduce_sum', 'reduce_max', 'reduce_mean', 'reduce_min')
+SOFTMAX = ('softmax', 'log_softmax')
+NEEDS_FLOAT = set(UNARY_FLOAT) | {'pow', 'reduce_mean'} | set(SOFTMAX)
 
 
 def family(op):
-    if op in UNARY_ANY or op in UNARY_FLOAT:
+    if op in UNARY_ANY or op in UNARY_FLOAT or op == 'not':
         return 'unary'
-    if op in BINARY:
+    if op in BINARY or op in ('and', 'or'):
         return 'binary'
+    if op in SOFTMAX:
+        return 'softmax'
     if op in COMPARE:
         return 'compare'
     if op in REDUCE:
@@ -769,6 +775,12 @@ def etext(x):
         return '(concat %s :axis %d)' % (args, a['axis'])
     if n == 'slice':
         return '(slice %s :axis %d :start %s :size %s)' % (args, a['axis'], dtext(a['start']), dtext(a['size']))
+    if n in SOFTMAX:
+        return '(%s %s%s)' % (n, args, '' if a.get('axis') is None else ' :axis %d' % a['axis'])
+    if n == 'repeat_interleave':
+        return '(repeat_interleave %s :repeats %s :axis %d)' % (args, dtext(a['repeats']), a['axis'])
+    if n == 'dim_value':
+        return '(dim_value %s %s%s)' % (dtext(a['dim']), a['dtype'], ' ' + a['device'] if a.get('device') else '')
     if n in REDUCE:
         s = '(%s %s' % (n, args)
         if a.get('axes') is not None:
@@ -926,7 +938,10 @@ class FuncTyper:
         return tuple(out) if ok else None
 
     def dtype_ok(self, op, t):
-        ok = t.dtype in FLOAT if op in NEEDS_FLOAT else t.dtype in NUMERIC
+        if op in LOGICAL:
+            ok = t.dtype == 'bool'
+        else:
+            ok = t.dtype in FLOAT if op in NEEDS_FLOAT else t.dtype in NUMERIC
         if not ok:
             self.fail('E0202')
         return ok
@@ -1250,6 +1265,33 @@ class FuncTyper:
                 elif a.get('keepdims'):
                     dims.append(I(1))
             return TT(t.dtype, dims, t.dev)
+        if fam == 'softmax':  # §4.21: the operand's type
+            t = ins[0]
+            if not self.dtype_ok(op, t):
+                return None
+            if t.rank < 1:
+                self.fail('E0203')
+                return None
+            return t if self.norm_axis(a.get('axis', -1), t.rank) is not None else None
+        if op == 'repeat_interleave':  # §4.22: dimension `axis` times the repeats, repeats >= 1
+            t = ins[0]
+            if t.rank < 1:
+                self.fail('E0203')
+                return None
+            ax = self.norm_axis(a['axis'], t.rank)
+            if ax is None:
+                return None
+            r = a['repeats']
+            if not obviously_positive(poly_of(r)) and not self.require('>=', r, I(1), 'E0305'):
+                return None
+            dims = list(t.dims)
+            dims[ax] = MUL(dims[ax], r)
+            return TT(t.dtype, dims, t.dev)
+        if op == 'dim_value':  # §4.23: a rank-0 value of a numeric dtype
+            if a['dtype'] not in NUMERIC:
+                self.fail('E0202')
+                return None
+            return TT(a['dtype'], (), a.get('device') or 'host')
         if op == 'copy_to_device':
             return TT(ins[0].dtype, ins[0].dims, a['device'])
         if op == 'copy_to_host':
@@ -1863,7 +1905,7 @@ class Gen:
         if not pk:
             return None
         e, t = pk
-        op = rng.choice(['reduce_sum', 'reduce_max'] + (['reduce_mean'] if t.dtype in FLOAT else []))
+        op = rng.choice(['reduce_sum', 'reduce_max', 'reduce_min'] + (['reduce_mean'] if t.dtype in FLOAT else []))
         attrs = {}
         if rng.random() < 0.9:
             k = rng.randint(1, min(2, t.rank))
@@ -1872,6 +1914,73 @@ class Gen:
         if rng.random() < 0.7:
             attrs['keepdims'] = rng.random() < 0.6
         return Op(op, [e], **attrs)
+
+    def g_softmax(self):
+        rng = self.rng
+        pk = self.pick(lambda t: t.dtype in FLOAT and t.rank >= 1)
+        if not pk:
+            return None
+        e, t = pk
+        attrs = {}
+        if rng.random() < 0.7:
+            ax = rng.randrange(t.rank)
+            attrs['axis'] = ax - t.rank if rng.random() < 0.4 else ax
+        return Op(rng.choice(SOFTMAX), [e], **attrs)
+
+    def g_logic(self):
+        """not/and/or over bool values, made by comparisons when none exist."""
+        rng = self.rng
+
+        def cond():
+            pk = self.pick(lambda t: t.dtype in NUMERIC)
+            if not pk:
+                return None
+            e, t = pk
+            return Op(rng.choice(COMPARE), [e, Num('0')]), t
+        pk = self.pick(lambda t: t.dtype == 'bool')
+        c = pk if pk and rng.random() < 0.6 else cond()
+        if c is None:
+            return None
+        e, t = c
+        op = rng.choice(LOGICAL)
+        if op == 'not':
+            return Op('not', [e])
+        others = self.values(lambda u: u.dtype == 'bool' and u.dev == t.dev and self.compatible(u.dims, t.dims))
+        x = rng.random()
+        if others and x < 0.5:
+            b = Ref(rng.choice(others)[0])
+        elif x < 0.65:
+            b = Num(rng.choice(['0', '1']))
+        else:
+            b = Op('not', [e])
+        return Op(op, [e, b] if rng.random() < 0.6 else [b, e])
+
+    def g_repeat(self):
+        rng = self.rng
+        pk = self.pick(lambda t: t.rank >= 1)
+        if not pk:
+            return None
+        e, t = pk
+        ax = rng.randrange(t.rank)
+        r = rng.choice([I(2), I(3), V(rng.choice(self.w.vars))] if self.w.vars else [I(2), I(3)])
+        return Op('repeat_interleave', [e], repeats=r, axis=ax - t.rank if rng.random() < 0.3 else ax)
+
+    def g_dim_value(self):
+        """A dimension as a value, e.g. (mul x (rsqrt (dim_value Dh f32)))."""
+        rng = self.rng
+        pk = self.pick(lambda t: t.dtype in NUMERIC)
+        if not pk or not self.w.vars:
+            return None
+        e, t = pk
+        v = V(rng.choice(self.w.vars))
+        d = rng.choice([v, ADD(v, I(1)), MUL(I(2), v)])
+        a = {'dim': d, 'dtype': t.dtype}
+        if t.dev != 'host':
+            a['device'] = t.dev
+        dv = Op('dim_value', [], **a)
+        if t.dtype in FLOAT and rng.random() < 0.5:
+            dv = Op('rsqrt', [dv])
+        return Op(rng.choice(['mul', 'add']), [e, dv])
 
     def g_copy(self):
         pk = self.pick()
@@ -2020,7 +2129,7 @@ def generate_program(seed, index, min_lets=20, max_lets=200, timeout_ms=2000):
 
 GEN_WEIGHTS = [('unary', 10), ('binary', 16), ('select', 4), ('cast', 4), ('matmul', 11), ('transpose', 4),
                ('permute', 4), ('reshape', 11), ('broadcast_to', 4), ('concat', 5), ('slice', 8), ('reduce', 7),
-               ('copy', 2), ('fill', 2), ('call', 7)]
+               ('copy', 2), ('fill', 2), ('call', 7), ('softmax', 3), ('logic', 3), ('repeat', 3), ('dim_value', 2)]
 
 
 def build_function(gen, n_lets, helper):

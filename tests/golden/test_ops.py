@@ -11,6 +11,7 @@ metrics: tests/golden/README.md and harness.py.
 Usage: /usr/bin/python3 tests/golden/test_ops.py BUILD_DIR   (default build/default)
 Last line: `golden: N passed, M failed`; exit status 1 on any failure.
 """
+import math
 import os
 import sys
 import tempfile
@@ -758,6 +759,214 @@ def main():
                       where="(= M K)"))
     R.expect_error("call rejected: where (= M K) violated", lambda: R.module(src).call("f", randn(2), randn(3)))
 
+    # ------------------------------------------------------------------ §4.4 sin, cos
+    # f32 sin/cos are the C library's f64 functions on the widened argument,
+    # rounded once (spec §5): within 1 ulp of the float64 reference over the
+    # whole f32 range, large arguments included (MLIR's f32 polynomial, whose
+    # argument reduction is x - k*pi/2 in f32, is wrong in every digit there).
+    # f64 is libm against PyTorch's float64 (each < 1 ulp): 2 ulp.
+    trig = (("sin", torch.sin), ("cos", torch.cos))
+    for op, ref in trig:
+        for dt in ("f32", "f64"):
+            ub = ("ulp", 1.0 if dt == "f32" else 2.0)
+            case(f"unary {op} {dt} [7,33]", unary_src(op, dt), [randn((7, 33), dt, 3)], ref, tol=ub)
+            big = np.concatenate([uniform(-1e4, 1e4, 300, dt), uniform(-1e6, 1e6, 300, dt),
+                                  np.geomspace(1e6, 3e38, 300) * np.where(rng.random(300) < 0.5, -1, 1),
+                                  [1e4, 12345.678, 1e22, 3.4e38, -1.7e38, 8.6e30, 104348.0, 355.0, 710.0]])
+            if dt == "f64":
+                big = np.concatenate([big, np.geomspace(1e38, 1e300, 200), [1e300, -1e300, 1.7e308]])
+            case(f"unary {op} {dt} large arguments (to {'3e38' if dt == 'f32' else '1.7e308'})", unary_src(op, dt, "N"),
+                 [big.astype(NPT[dt])], ref, tol=ub)
+            special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, np.pi, -np.pi / 2, 1e-30], NPT[dt])
+            case(f"unary {op} {dt} nan/inf/0", unary_src(op, dt, "N"), [special], ref, tol=ub)
+            fi = np.finfo(NPT[dt])
+            sub = np.geomspace(float(fi.smallest_subnormal), float(fi.tiny), 200)
+            case(f"unary {op} {dt} subnormal inputs", unary_src(op, dt, "N"),
+                 [np.concatenate([sub, -sub]).astype(NPT[dt])], ref, tol=ub)
+        xs = np.concatenate([np.linspace(-100, 100, 200001), uniform(-1e5, 1e5, 200000, "f64")])
+        case(f"unary {op} f32 sweep (spec bound 1 ulp)", unary_src(op, "f32", "N"), [xs.astype(np.float32)], ref,
+             tol=("ulp", 1.0))
+    src = module(func([("a", T("f32", "N"))], T("f32", "N"), "(return (cast (sin (cast a bf16)) f32))", dims="N"))
+    x = randn(64, "f32", 4)
+    case("bf16 sin (f32 round trip)", src, [x], lambda a: torch.sin(a.float().to(BF16)).float(), tol=("elem", 2 ** -8))
+
+    # ------------------------------------------------------------------ §4.20 not, and, or
+    # Bool results: always compared exactly. Broadcasting as the binary
+    # operations (§4.5), literals take bool (0/1).
+    a, b = rng.random((4, 6)) < 0.5, rng.random((4, 6)) < 0.5
+    case("logical not bool [4,6]", unary_src("not", "bool"), [a], torch.logical_not)
+    for op, ref in (("and", torch.logical_and), ("or", torch.logical_or)):
+        case(f"logical {op} bool [4,6]", binary_src(op, "bool", "N M", "N M", "N M", "N M"), [a, b], ref)
+        case(f"logical {op} bool [N,1] x [M] broadcast", binary_src(op, "bool", "N 1", "M", "N M", "N M"),
+             [rng.random((4, 1)) < 0.5, rng.random(6) < 0.5], ref)
+        for lit in ("0", "1"):
+            case(f"logical {op} bool literal {lit}", binary_src(op, "bool", "N", None, "N", "N", b=lit),
+                 [rng.random(9) < 0.5], lambda x, ref=ref, lit=lit: ref(x, torch.tensor(lit == "1")))
+    src = module(func([("x", T("f32", "N")), ("i", T("i64", "N"))], T("bool", "N"),
+                      "(return (or (not (gt x 0.0)) (and (ne i 0) (lt x 1.0))))", dims="N"))
+    case("logical compose: (or (not (gt x 0)) (and (ne i 0) (lt x 1)))", src,
+         [randn(40), randint(-2, 3, 40, "i64")], lambda x, i: (~(x > 0)) | ((i != 0) & (x < 1)))
+
+    # ------------------------------------------------------------------ §4.16 reduce_min
+    # The rule and the corner cases of reduce_max: exact (no rounding), NaN
+    # propagates, starts from +inf / the integral maximum.
+    for dt in ("f32", "f64", "i32", "i64"):
+        for name, axs, axes, kd in red:
+            if dt != "f32" and name not in ("axes (0 2)", "axes (-1) keepdims", "all axes (default) -> rank 0"):
+                continue
+            red_axes = [a % 3 for a in axes] if axs else [0, 1, 2]
+            shape_out = " ".join("1" if (i in red_axes and kd) else v
+                                 for i, v in enumerate(("A", "B", "C")) if kd or i not in red_axes)
+            attr = (f" :axes {axs}" if axs else "") + (" :keepdims true" if kd else "")
+            src = module(func([("x", T(dt, "A B C"))], T(dt, shape_out), f"(return (reduce_min x{attr}))", dims="A B C"))
+            case(f"reduce_min {dt} {name}", src, [x3[dt]],
+                 lambda x, axes=red_axes, kd=kd: x.amin(dim=axes, keepdim=kd) if axes else x, tol=("exact", 0))
+    src = module(func([("x", T("f32", "N M"))], [T("f32", "N"), T("f32", "")],
+                      "(return (reduce_min x :axes (1)) (reduce_min x))", dims="N M"))
+    x = randn((3, 4))
+    x[1, 2] = np.nan
+    case("reduce_min f32 NaN propagates (as reduce_max)", src, [x], lambda x: (x.amin(1), x.amin()))
+    src = module(func([("x", T("f32", "N"))], T("f32", ""), "(return (reduce_min x))", dims="N"))
+    case("reduce_min f32 all +inf / large", src, [np.array([np.inf, 1e30, 3.0], np.float32)], lambda x: x.amin(),
+         tol=("exact", 0))
+    case("reduce_min f32 [+inf,+inf] -> +inf", src, [np.array([np.inf, np.inf], np.float32)], lambda x: x.amin())
+    src = module(func([("x", T("i32", "N"))], T("i32", ""), "(return (reduce_min x))", dims="N"))
+    case("reduce_min i32 INT32 limits", src, [np.array([2147483647, -2147483648, 0], np.int32)], lambda x: x.amin())
+    case("reduce_min i32 all INT32_MAX", src, [np.array([2147483647] * 3, np.int32)], lambda x: x.amin())
+
+    # ------------------------------------------------------------------ §4.21 softmax, log_softmax
+    # Against torch.softmax / log_softmax in float64 of the same inputs: rank
+    # 1..4, every axis (spelled positive and negative, and the default -1),
+    # f32 and f64, relative Frobenius error SMT (f32 2e-7: exp's few ulp, the
+    # f64 sum's one rounding and the division; measured <= 8e-8, and 4e-8 on
+    # 4099-wide rows, where PyTorch's own f32 softmax is 7e-7 and the f32
+    # sequential sum this replaced was 6e-6; f64 1e-15). Logits of magnitude
+    # 1e4 and 1e30 (the max is subtracted first, so nothing overflows); rows
+    # with -inf entries (a mask: softmax 0, log_softmax -inf, reproduced
+    # exactly) and a row that is all -inf (NaN throughout, as PyTorch).
+    SMT = {"f32": ("fro", 2e-7), "f64": ("fro", 1e-15)}
+    sm_shapes = {1: (7,), 2: (5, 9), 3: (3, 4, 6), 4: (2, 3, 4, 5)}
+    sm_dims = {1: "A", 2: "A B", 3: "A B C", 4: "A B C D"}
+    sm_ops = (("softmax", torch.softmax), ("log_softmax", torch.log_softmax))
+    for op, ref in sm_ops:
+        for dt in ("f32", "f64"):
+            for rank, shp in sm_shapes.items():
+                for ax in range(rank):
+                    spelled = ax if (ax + rank) % 2 == 0 else ax - rank
+                    attr = "" if (ax == rank - 1 and dt == "f64") else f" :axis {spelled}"
+                    case(f"{op} {dt} rank {rank} axis {spelled if attr else 'default'}",
+                         module(func([("x", T(dt, sm_dims[rank]))], T(dt, sm_dims[rank]), f"(return ({op} x{attr}))",
+                                     dims=sm_dims[rank])),
+                         [randn(shp, dt, 3)], lambda x, ref=ref, ax=ax: ref(x, ax), tol=SMT[dt])
+            src = module(func([("x", T(dt, "N M"))], T(dt, "N M"), f"(return ({op} x :axis -1))", dims="N M"))
+            big = randn((6, 50), dt, 1e4)
+            case(f"{op} {dt} logits of magnitude 1e4", src, [big], lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
+            case(f"{op} {dt} logits 1e30 / -1e30", src, [np.array([[1e30, -1e30, 0.0, 1e30 - 1], [-1e30, -1e30, -1e30, 5]],
+                                                                  NPT[dt])], lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
+            masked = randn((4, 8), dt, 2)
+            masked[0, 3:] = -np.inf                  # causal-style mask
+            masked[1, ::2] = -np.inf
+            masked[2, 0] = -np.inf
+            case(f"{op} {dt} rows with -inf entries", src, [masked], lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
+            allinf = randn((4, 5), dt)
+            allinf[1, :] = -np.inf
+            allinf[2, 3] = np.inf
+            allinf[3, 1] = np.nan
+            case(f"{op} {dt} rows all -inf, with +inf, with NaN: NaN (as PyTorch)", src, [allinf],
+                 lambda x, ref=ref: ref(x, -1), tol=SMT[dt])
+        case(f"{op} f32 long rows [3,4099]", module(func([("x", T("f32", "N M"))], T("f32", "N M"),
+                                                         f"(return ({op} x))", dims="N M")),
+             [randn((3, 4099), "f32", 5)], lambda x, ref=ref: ref(x, -1), tol=SMT["f32"])
+        case(f"{op} f32 size-1 axis [4,1]", module(func([("x", T("f32", "N M"))], T("f32", "N M"),
+                                                        f"(return ({op} x))", dims="N M")),
+             [randn((4, 1))], lambda x, ref=ref: ref(x, -1), tol=("exact", 0))
+        # bf16: computed in f32, rounded once (one bf16 half-ulp, 2^-8 relative).
+        src = module(func([("a", T("f32", "N M"))], T("f32", "N M"), f"(return (cast ({op} (cast a bf16)) f32))",
+                          dims="N M"))
+        case(f"{op} bf16 (f32 round trip)", src, [randn((4, 16), "f32", 3)],
+             lambda a, ref=ref: ref(a.float().to(BF16).double(), -1), tol=("elem", 2 ** -8 + 1e-5))
+
+    # ------------------------------------------------------------------ §4.22 repeat_interleave
+    # torch.repeat_interleave(x, r, dim=a): exact (data movement), every
+    # axis of ranks 1..4, literal and symbolic repeats (G bound by another
+    # parameter, (* 2 G)), f32 / i64 / bool, repeats 1 (identity).
+    for rank, shp in sm_shapes.items():
+        for ax in range(rank):
+            spelled = ax if ax % 2 == 0 else ax - rank
+            out = " ".join(f"(* {v} 3)" if i == ax else v for i, v in enumerate(sm_dims[rank].split()))
+            src = module(func([("x", T("f32", sm_dims[rank]))], T("f32", out),
+                              f"(return (repeat_interleave x :repeats 3 :axis {spelled}))", dims=sm_dims[rank]))
+            case(f"repeat_interleave f32 rank {rank} axis {spelled} x3", src, [randn(shp)],
+                 lambda x, ax=ax: torch.repeat_interleave(x, 3, dim=ax), tol=("exact", 0))
+    src = module(func([("x", T("i64", "B H S")), ("g", T("f32", "G"))], T("i64", "B (* H G) S"),
+                      "(return (repeat_interleave x :repeats G :axis 1))", dims="B H S G"))
+    for gv in (1, 2, 5):
+        case(f"repeat_interleave i64 symbolic repeats G={gv}", src, [randint(-99, 99, (2, 3, 4), "i64"), randn(gv)],
+             lambda x, g: torch.repeat_interleave(x, g.shape[0], dim=1))
+    src = module(func([("x", T("bool", "N M")), ("g", T("f32", "G"))], T("bool", "N (* 2 G M)"),
+                      "(return (repeat_interleave x :repeats (* 2 G) :axis -1))", dims="N M G"))
+    case("repeat_interleave bool repeats (* 2 G), G=3", src, [rng.random((3, 4)) < 0.5, randn(3)],
+         lambda x, g: torch.repeat_interleave(x, 6, dim=1))
+    src = module(func([("x", T("f64", "N M"))], T("f64", "N M"), "(return (repeat_interleave x :repeats 1 :axis 0))",
+                      dims="N M"))
+    case("repeat_interleave repeats 1 (identity)", src, [randn((3, 4), "f64")], lambda x: x, tol=("exact", 0))
+    src = module(func([("x", T("f32", "N"))], T("f32", "(* 4 N)"),
+                      "(return (mul (repeat_interleave x :repeats 4 :axis 0) (repeat_interleave (exp x) :repeats 4 :axis 0)))",
+                      dims="N"))
+    case("repeat_interleave of an elementwise value, twice", src, [randn(5)],
+         lambda x: torch.repeat_interleave(x, 4) * torch.repeat_interleave(torch.exp(x), 4))
+    src = module(func([("x", T("f32", ""))], T("f32", "3"), "(return (repeat_interleave (broadcast_to x (1)) :repeats 3 :axis 0))"))
+    case("repeat_interleave of a rank-0 value broadcast to [1]", src, [np.array(2.5, np.float32)],
+         lambda x: x.reshape(1).repeat_interleave(3), tol=("exact", 0))
+
+    # ------------------------------------------------------------------ §4.23 dim_value
+    # The value of a dimension expression at the call's binding, converted as
+    # a cast of the i64 value (PyTorch: torch.tensor(v).to(dtype)): exact.
+    def dv_ref(expr, dt):
+        def f(x):
+            n, m = x.shape
+            v = torch.tensor(expr(n, m), dtype=torch.int64)
+            return v.to({"f32": torch.float32, "f64": torch.float64, "i32": torch.int32, "i64": torch.int64}[dt])
+        return f
+    dv = [("M", lambda n, m: m), ("(- (* N M) 1)", lambda n, m: n * m - 1), ("(floordiv M 2)", lambda n, m: m // 2),
+          ("(mod N 3)", lambda n, m: n % 3), ("(* N N N M M)", lambda n, m: n ** 3 * m ** 2), ("12345", lambda n, m: 12345)]
+    for expr, fn in dv:
+        for dt in ("f32", "f64", "i32", "i64"):
+            src = module(func([("x", T("f32", "N M"))], T(dt, ""), f"(return (dim_value {expr} {dt}))", dims="N M"))
+            for shp in ((4, 7), (1, 1), (513, 1023)):
+                if shp == (513, 1023) and "(* N N N M M)" != expr:
+                    continue
+                # (* N N N M M) at N=513, M=1023: 1.4e14 > 2^24 and 2^32, so
+                # f32 rounds and i32 wraps (as a cast of the i64).
+                case(f"dim_value {expr} {dt} N,M={shp}", src, [np.zeros(shp, np.float32)], dv_ref(fn, dt),
+                     tol=("exact", 0))
+    src = module(func([("x", T("f32", "B S Dh"))], T("f32", "B S Dh"), "(return (mul x (rsqrt (dim_value Dh f32))))",
+                      dims="B S Dh"))
+    case("dim_value: x * rsqrt(Dh) (attention scale), Dh=64", src, [randn((2, 3, 64))], lambda x: x / math.sqrt(64))
+    case("dim_value: x * rsqrt(Dh), Dh=7", src, [randn((2, 3, 7))], lambda x: x / math.sqrt(7))
+    src = module(func([("x", T("f32", "N"))], T("f32", ""), "(return (cast (dim_value (+ N 255) bf16) f32))", dims="N"))
+    case("dim_value bf16 (257+255 and 258+255 round to bf16)", src, [np.zeros(258, np.float32)],
+         lambda x: torch.tensor(258 + 255).to(BF16).float())
+    src = module(func([("x", T("i64", "N"))], T("i64", "N"), "(return (sub (iota (tensor i64 (N) host) :axis 0) (dim_value N i64)))",
+                      dims="N"))
+    case("dim_value i64 in arithmetic: iota - N", src, [np.zeros(6, np.int64)], lambda x: torch.arange(6) - 6)
+
+    # ------------------------------------------------------------------ example: grouped-query attention
+    # examples/gqa_attention.sml (repeat_interleave + dim_value + softmax +
+    # a causal -inf mask) against PyTorch in float64, written from the
+    # description: K/V head j serves query heads j*G .. j*G+G-1.
+    gqa_src = open(os.path.join(ROOT, "examples", "gqa_attention.sml"), encoding="utf-8").read()
+
+    def gqa_ref(q, k, v, mask):
+        g = q.shape[1] // k.shape[1]
+        kr, vr = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+        p = torch.softmax(q @ kr.transpose(-1, -2) / math.sqrt(q.shape[-1]) + mask, dim=-1)
+        return p @ vr
+    for b_, hk, g_, s_, dh in ((2, 2, 4, 9, 16), (1, 3, 1, 5, 8), (1, 1, 6, 17, 64)):
+        causal = np.triu(np.full((s_, s_), -np.inf, np.float32), 1)
+        ins = [randn((b_, hk * g_, s_, dh)), randn((b_, hk, s_, dh)), randn((b_, hk, s_, dh)), causal]
+        case(f"example gqa_attention B={b_} Hk={hk} G={g_} S={s_} Dh={dh}", gqa_src, ins, gqa_ref, entry="attention")
+
     # ------------------------------------------------------------------ AOT
     # One shared object with several specializations, built by libshapeml.so,
     # loaded and called by libshapeml_runtime.so (no compiler in it).
@@ -769,8 +978,17 @@ def main():
         func([("x", T("i32", "N A")), ("y", T("i32", "N B"))], T("i32", "N (+ A B)"),
              "(return (concat (div x 3) (neg y) :axis -1))", dims="N A B", name="cat"),
         func([("x", T("f64", "N M")), ("w", T("f64", "M"))], T("f64", "M N"),
-             "(return (transpose (silu (mul x w))))", dims="N M", name="ew"))
-    bindings = ["mm_gelu:M=7,K=33,N=65", "mm_gelu:M=1,K=127,N=1", "red:A=3,B=33,C=5", "cat:N=4,A=3,B=5", "ew:N=7,M=9"]
+             "(return (transpose (silu (mul x w))))", dims="N M", name="ew"),
+        # sin (a libm call in the .so) and the §4.21-4.23 operations. The
+        # default f32 gate: the f32 logits sin(x) * 50 (up to 50) are rounded
+        # by up to 1.9e-6 absolute, which softmax turns into a relative error
+        # of its outputs (measured 2e-7..1.3e-6 against the exact reference,
+        # 4e-8 against softmax of the f32-rounded logits).
+        func([("x", T("f32", "N M"))], T("f32", "N (* 2 M)"),
+             "(return (repeat_interleave (softmax (mul (sin x) (dim_value M f32))) :repeats 2 :axis -1))", dims="N M",
+             name="sm"))
+    bindings = ["mm_gelu:M=7,K=33,N=65", "mm_gelu:M=1,K=127,N=1", "red:A=3,B=33,C=5", "cat:N=4,A=3,B=5", "ew:N=7,M=9",
+                "sm:N=3,M=50"]
     with tempfile.TemporaryDirectory() as tmp:
         so = os.path.join(tmp, "golden_aot.so")
         try:
@@ -791,6 +1009,8 @@ def main():
                  lambda x, y: torch.cat([torch.div(x, 3, rounding_mode="trunc"), -y], -1), entry="cat", module=aot)
             case("AOT ew f64 [7,9]", aot_src, [randn((7, 9), "f64"), randn(9, "f64")], lambda x, w: F.silu(x * w).T,
                  entry="ew", module=aot)
+            case("AOT sm: repeat_interleave(softmax(sin(x) * M)) [3,50]", aot_src, [randn((3, 50), "f32", 3)],
+                 lambda x: torch.softmax(torch.sin(x) * 50, -1).repeat_interleave(2, dim=-1), entry="sm", module=aot)
             R.expect_error("AOT call with an unbuilt shape is rejected",
                            lambda: aot.call("mm_gelu", randn((2, 33)), randn((33, 65))))
             del aot

@@ -219,6 +219,41 @@ TEST(Verifier, RechecksCallsFully) {
   EXPECT_EQ(d2[0].code, "E0900");
 }
 
+TEST(Verifier, RechecksSoftmaxRepeatInterleaveDimValue) {
+  // The IR holds the attributes of spec §4.21-4.23 as the GPU lowering reads
+  // them: axes normalized (0 <= axis < rank), repeats and the dim_value
+  // dimension as polynomials; the verifier re-derives every type from them.
+  auto r = check_source("t", fn("B Hk G S", "", "(k (tensor f32 (B Hk S) host)) (g (tensor f32 (G) host))",
+                                "(tensor f32 (B (* Hk G) S) host)",
+                                "(let kr (repeat_interleave k :repeats G :axis -2))\n"
+                                "(let p (log_softmax kr))\n"
+                                "(return (mul p (dim_value (+ S 1) f32)))"));
+  ASSERT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
+  EXPECT_TRUE(shapeml::check::verify_module(*r.module).empty());
+  const auto& f = r.module->functions[0];
+  ASSERT_EQ(f.body.size(), 4u);
+  EXPECT_EQ(f.body[0].op, shapeml::syntax::OpKind::RepeatInterleave);
+  EXPECT_EQ(f.body[0].attrs.axis, 1);
+  EXPECT_EQ(f.body[0].attrs.size, shapeml::types::Poly::var("G"));
+  EXPECT_EQ(f.body[1].op, shapeml::syntax::OpKind::LogSoftmax);
+  EXPECT_EQ(f.body[1].attrs.axis, 2);  // the default -1, normalized
+  EXPECT_EQ(f.body[2].op, shapeml::syntax::OpKind::DimValue);
+  EXPECT_EQ(f.body[2].attrs.size, shapeml::types::Poly::var("S") + shapeml::types::Poly::constant(1));
+  EXPECT_EQ(f.body[2].attrs.dtype, shapeml::types::DType::F32);
+  // A pass that changes the repeats (the result type no longer follows), or
+  // moves the softmax axis out of range, is caught.
+  auto m = *r.module;
+  m.functions[0].body[0].attrs.size = shapeml::types::Poly::constant(2);
+  auto d = shapeml::check::verify_module(m);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d[0].code, "E0900");
+  auto m2 = *r.module;
+  m2.functions[0].body[1].attrs.axis = 3;
+  auto d2 = shapeml::check::verify_module(m2);
+  ASSERT_FALSE(d2.empty());
+  EXPECT_NE(d2[0].message.find("[E0204]"), std::string::npos) << d2[0].message;
+}
+
 TEST(Checker, StatsCountTheVerifiersSolverWork) {
   // The verifier discharges the obligations again; its Z3 queries are part
   // of the totals (capi and --stats) and reported separately.

@@ -450,7 +450,8 @@ class Emitter {
       const ir::Binding& b = f.body[i];
       OpFamily fam = syntax::op_family(b.op);
       bool alias = fam == OpFamily::BroadcastTo || fam == OpFamily::Reshape || fam == OpFamily::Transpose || fam == OpFamily::Permute ||
-                   fam == OpFamily::Slice || fam == OpFamily::CopyToHost || fam == OpFamily::Cast || fam == OpFamily::Call;
+                   fam == OpFamily::Slice || fam == OpFamily::CopyToHost || fam == OpFamily::Cast || fam == OpFamily::Call ||
+                   fam == OpFamily::RepeatInterleave;
       size_t u = i;
       if (alias)
         for (ir::ValueId r : b.results) u = std::max(u, last[r]);
@@ -738,6 +739,22 @@ class Emitter {
     return r.op("arith.select " + nonneg + ", " + pos + ", " + negv + " : " + t);
   }
 
+  // sin and cos: f64 is the C library's (glibc: < 1 ulp, exact argument
+  // reduction); f32 is computed in f64 by the same functions and rounded
+  // once, so it is within 0.5 ulp plus one f64 ulp over the whole f32 range.
+  // MLIR's f32 polynomial approximation (pipeline.cpp) is not used: its
+  // argument reduction x - k*pi/2 is done in f32, so the absolute error
+  // grows with |x| (measured: 4e-7 below 10, 7e-4 at 1e3..1e4, 6e-2 at
+  // 1e5..1e6) and near the zeros of sin it is thousands of ulp even for
+  // small x, where PyTorch's sinf/cosf are within 1 ulp.
+  std::string sin_or_cos(Region& r, bool sin, const std::string& x, DType cd) {
+    const char* fn = sin ? "math.sin " : "math.cos ";
+    if (cd == DType::F64) return r.op(fn + x + " : f64");
+    std::string w = r.op("arith.extf " + x + " : f32 to f64", "w");
+    std::string y = r.op(fn + w + " : f64");
+    return r.op("arith.truncf " + y + " : f64 to f32");
+  }
+
   std::string unary(Region& r, OpKind op, const std::string& x, DType cd) {
     std::string t = elem_ty(cd);
     if (is_float(cd)) {
@@ -759,8 +776,12 @@ class Emitter {
           return r.op("arith.mulf " + h + ", " + p + " : " + t);
         }
         case OpKind::Silu: return sigmoid_or_silu(r, x, cd, true);
+        case OpKind::Sin:
+        case OpKind::Cos: return sin_or_cos(r, op == OpKind::Sin, x, cd);
         default: break;
       }
+    } else if (cd == DType::Bool) {
+      if (op == OpKind::Not) return r.op("arith.xori " + x + ", " + r.cst("true") + " : i1", "not");
     } else if (is_int(cd)) {
       std::string z = r.cst("0 : " + t);
       switch (op) {
@@ -809,6 +830,9 @@ class Emitter {
         }
         default: break;
       }
+    } else if (cd == DType::Bool) {
+      if (op == OpKind::And) return r.op("arith.andi " + a + ", " + b + " : i1", "and");
+      if (op == OpKind::Or) return r.op("arith.ori " + a + ", " + b + " : i1", "or");
     }
     fail("`" + std::string(syntax::op_name(op)) + "` is not defined on " + elem_ty(cd));
   }
@@ -977,7 +1001,29 @@ class Emitter {
              tensor_ty(ins[0].ty) + " to " + tensor_ty(rt));
         return {n, rt, std::nullopt};
       }
-      case OpFamily::Reduce: return reduce(b, ins[0], rt, hint);
+      case OpFamily::Reduce: return reduce(b.op, b.attrs.axes, ins[0], rt, hint);
+      case OpFamily::Softmax: return softmax(b.op, ins[0], b.attrs.axis, rt, hint);
+      case OpFamily::RepeatInterleave: {
+        auto reps = b.attrs.size.eval(env);
+        if (!reps || *reps < 1) fail("internal: repeat_interleave repeats " + b.attrs.size.str() + " do not evaluate to a count >= 1");
+        return repeat_interleave(ins[0], b.attrs.axis, *reps, rt, hint);
+      }
+      case OpFamily::DimValue: {
+        // The dimension's value at this binding, converted as `cast` converts
+        // an i64 (spec §4.23): int -> float rounds to nearest (bf16 through
+        // f32), i64 -> i32 wraps.
+        auto v = b.attrs.size.eval(env);
+        if (!v) fail("`dim_value` of " + b.attrs.size.str() + ": the value cannot be evaluated (it overflows 64 bits)");
+        Lit l;
+        switch (rt.dt) {
+          case DType::F32: case DType::BF16: l.f = static_cast<double>(static_cast<float>(*v)); break;
+          case DType::F64: l.f = static_cast<double>(*v); break;
+          case DType::I32: l.is_int = true; l.i = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*v))); break;
+          case DType::I64: l.is_int = true; l.i = *v; break;
+          case DType::Bool: fail("internal: dim_value of dtype bool");
+        }
+        return Val{"", rt, l};
+      }
       case OpFamily::CopyToHost: return Val{ins[0].ssa, rt, ins[0].splat};
       case OpFamily::CopyToDevice:
         fail("`copy_to_device` to " + types::device_name(b.attrs.device) + ": not a CPU program (the CPU back end compiles host code only)");
@@ -1134,13 +1180,17 @@ class Emitter {
     return res;
   }
 
-  Val reduce(const ir::Binding& b, Val& x, const Ty& rt, const std::string& hint) {
+  // reduce_{sum,max,min,mean} of x over `axes_attr`; rt is the result type
+  // (its shape says whether the reduced axes are kept as 1). `wide_acc`
+  // (f64 for an f32 x) accumulates in a wider type; rt.dt is then that type.
+  Val reduce(OpKind op, const std::vector<int64_t>& axes_attr, Val& x, const Ty& rt, const std::string& hint,
+             std::optional<DType> wide_acc = std::nullopt) {
     std::string xs = materialize(x);
     size_t n = x.ty.rank();
     std::set<size_t> axes;
-    for (int64_t a : b.attrs.axes) axes.insert(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a));
+    for (int64_t a : axes_attr) axes.insert(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a));
     DType dt = x.ty.dt;
-    DType acc = compute_dt(dt);  // bf16 accumulates in f32
+    DType acc = wide_acc.value_or(compute_dt(dt));  // bf16 accumulates in f32
     std::vector<int64_t> kept;
     std::string outmap_res;
     std::string dims;
@@ -1152,11 +1202,15 @@ class Emitter {
       }
     }
     Ty red{acc, kept};
-    bool is_max = b.op == OpKind::ReduceMax;
+    // max and min start from the identity of the dtype (-inf/+inf, or the
+    // integral extremes) and propagate NaN (arith.maximumf/minimumf).
+    bool is_max = op == OpKind::ReduceMax, is_min = op == OpKind::ReduceMin;
     std::string init;
-    if (is_max) {
-      if (is_float(acc)) init = float_attr(-std::numeric_limits<double>::infinity(), acc) + " : " + elem_ty(acc);
-      else init = std::to_string(int_bits(acc) == 32 ? int64_t{INT32_MIN} : INT64_MIN) + " : " + elem_ty(acc);
+    if (is_max || is_min) {
+      double inf = std::numeric_limits<double>::infinity();
+      if (is_float(acc)) init = float_attr(is_max ? -inf : inf, acc) + " : " + elem_ty(acc);
+      else if (is_max) init = std::to_string(int_bits(acc) == 32 ? int64_t{INT32_MIN} : INT64_MIN) + " : " + elem_ty(acc);
+      else init = std::to_string(int_bits(acc) == 32 ? int64_t{INT32_MAX} : INT64_MAX) + " : " + elem_ty(acc);
     } else {
       init = is_float(acc) ? float_attr(0.0, acc) + " : " + elem_ty(acc) : "0 : " + elem_ty(acc);
     }
@@ -1164,9 +1218,11 @@ class Emitter {
     Region r{*this, ""};
     std::string a = fresh("in"), o = fresh("acc");
     std::string v = dt == DType::BF16 ? bf16_to_f32(r, a) : a;
+    if (compute_dt(dt) != acc) v = r.op("arith.extf " + v + " : " + elem_ty(compute_dt(dt)) + " to " + elem_ty(acc), "w");
     std::string t = elem_ty(acc);
     std::string res;
     if (is_max) res = r.op(std::string(is_float(acc) ? "arith.maximumf " : "arith.maxsi ") + o + ", " + v + " : " + t, "m");
+    else if (is_min) res = r.op(std::string(is_float(acc) ? "arith.minimumf " : "arith.minsi ") + o + ", " + v + " : " + t, "m");
     else res = r.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + o + ", " + v + " : " + t, "s");
     std::string nm = fresh(hint + "_red");
     line(nm + " = linalg.generic {indexing_maps = [" + identity_map(n) + ", affine_map<(" + dims + ") -> (" + outmap_res +
@@ -1174,15 +1230,15 @@ class Emitter {
          ") {\n    ^bb0(" + a + ": " + storage_ty(dt) + ", " + o + ": " + t + "):\n" + r.text + "      linalg.yield " + res + " : " + t +
          "\n    } -> " + tensor_ty(red));
     Val cur{nm, red, std::nullopt};
-    Ty fin{dt, kept};
-    if (b.op == OpKind::ReduceMean) {
+    Ty fin{rt.dt, kept};
+    if (op == OpKind::ReduceMean) {
       int64_t count = 1;
       for (size_t i : axes) count *= x.ty.shape[i];
       double c = static_cast<double>(count);
       cur = elementwise({cur}, fin, [&](Region& rr, const std::vector<std::string>& in) {
         return rr.op("arith.divf " + in[0] + ", " + fconst(rr, c, acc) + " : " + t, "mean");
       }, hint + "_mean");
-    } else if (dt == DType::BF16) {
+    } else if (rt.dt == DType::BF16) {
       cur = elementwise({cur}, fin, [](Region&, const std::vector<std::string>& in) { return in[0]; }, hint + "_bf16");
     }
     if (cur.ty.shape == rt.shape) return {cur.ssa, rt, std::nullopt};
@@ -1209,6 +1265,66 @@ class Emitter {
     kd.flat_ty = cur.ty;
     kd.flat_groups = g;
     return kd;
+  }
+
+  // softmax / log_softmax along `axis`, numerically stable (spec §4.21):
+  // m = max(x), e = exp(x - m), s = sum(e); softmax = e / s and log_softmax =
+  // (x - m) - log(s). x - m <= 0, so exp never overflows, and the largest
+  // term is exp(0) = 1, so s >= 1 and log(s) is well conditioned. f32 sums
+  // in f64: a sequential f32 sum of n terms is off by up to n/2 ulp (6e-6
+  // relative over a 4099-wide row, 100x PyTorch's), and every output carries
+  // that error. log(s) and the rounding of s happen once per row. Built from
+  // reduce() and elementwise(); bf16 computes in f32 and rounds once at the
+  // end. A row of -inf gives m = -inf and x - m = NaN: NaN, as PyTorch.
+  Val softmax(OpKind op, Val& x, int64_t axis, const Ty& rt, const std::string& hint) {
+    DType cd = compute_dt(x.ty.dt);
+    DType sd = x.ty.dt == DType::F32 ? DType::F64 : cd;  // the sum's type
+    std::string t = elem_ty(cd);
+    std::vector<int64_t> one_axis{axis};
+    Ty kept{x.ty.dt, x.ty.shape};
+    kept.shape[static_cast<size_t>(axis)] = 1;
+    Val m = reduce(OpKind::ReduceMax, one_axis, x, kept, hint + "_max");  // exact, so bf16 loses nothing
+    Val e = elementwise({x, m}, Ty{cd, x.ty.shape}, [&](Region& r, const std::vector<std::string>& v) {
+      return exp_op(r, r.op("arith.subf " + v[0] + ", " + v[1] + " : " + t), cd);
+    }, hint + "_exp");
+    Val s = reduce(OpKind::ReduceSum, one_axis, e, Ty{sd, kept.shape}, hint + "_sum", sd);
+    bool log = op == OpKind::LogSoftmax;
+    Val n = elementwise({s}, Ty{cd, kept.shape}, [&](Region& r, const std::vector<std::string>& v) {
+      std::string y = log ? log_op(r, v[0], sd) : v[0];
+      return sd == cd ? y : r.op("arith.truncf " + y + " : " + elem_ty(sd) + " to " + t);
+    }, hint + (log ? "_logsum" : "_norm"));
+    if (!log)
+      return elementwise({e, n}, rt, [&](Region& r, const std::vector<std::string>& v) {
+        return r.op("arith.divf " + v[0] + ", " + v[1] + " : " + t);
+      }, hint);
+    return elementwise({x, m, n}, rt, [&](Region& r, const std::vector<std::string>& v) {
+      std::string d = r.op("arith.subf " + v[0] + ", " + v[1] + " : " + t);
+      return r.op("arith.subf " + d + ", " + v[2] + " : " + t);
+    }, hint);
+  }
+
+  // repeat_interleave (spec §4.22): out[.., i, ..] = x[.., i / r, ..]. x is
+  // viewed as [.., d, 1, ..], broadcast to [.., d, r, ..] by an elementwise
+  // copy (the broadcasting map reads index 0 of the 1), and collapsed to
+  // [.., d*r, ..].
+  Val repeat_interleave(Val& x, int64_t axis, int64_t reps, const Ty& rt, const std::string& hint) {
+    if (x.splat && x.ssa.empty()) return Val{"", rt, x.splat};
+    if (reps == 1) return Val{x.ssa, rt, std::nullopt};
+    size_t a = static_cast<size_t>(axis);
+    std::string groups = "[";
+    for (size_t i = 0; i < x.ty.rank(); ++i) {
+      groups += i ? ", " : "";
+      groups += i == a ? int_list({static_cast<int64_t>(i), static_cast<int64_t>(i + 1)})
+                       : int_list({static_cast<int64_t>(i < a ? i : i + 1)});
+    }
+    groups += "]";
+    Ty split{x.ty.dt, x.ty.shape};
+    split.shape.insert(split.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, 1);
+    Ty wide = split;
+    wide.shape[a + 1] = reps;
+    Val v{expand(x.ssa, x.ty, split, groups, hint + "_split"), split, std::nullopt};
+    Val w = elementwise({v}, wide, [](Region&, const std::vector<std::string>& in) { return in[0]; }, hint + "_rep");
+    return {collapse(w.ssa, wide, rt, groups, hint), rt, std::nullopt};
   }
 
   const ir::Module& m_;

@@ -181,6 +181,11 @@ class Planner {
       l.inputs = ins;
       l.outputs = {out};
       std::string name(syntax::op_name(b.op));
+      // Members of the unary, binary and reduce families that the kernels do
+      // not know yet (reduce_min would otherwise be taken for `mean`).
+      if (b.op == OpKind::Sin || b.op == OpKind::Cos || b.op == OpKind::Not || b.op == OpKind::And || b.op == OpKind::Or ||
+          b.op == OpKind::ReduceMin)
+        throw PlanError("operation `" + name + "` is not supported by the GPU back end yet");
       switch (fam) {
         case OpFamily::Unary: l.kernel = "unary"; l.op = name; break;
         case OpFamily::Binary: l.kernel = "binary"; l.op = name; break;
@@ -233,6 +238,12 @@ class Planner {
           std::sort(l.ints.begin(), l.ints.end());
           l.flag = b.attrs.keepdims;
           break;
+        // Operations of the language that have no GPU kernel yet: a clean
+        // refusal instead of a launch that no kernel implements.
+        case OpFamily::Softmax:
+        case OpFamily::RepeatInterleave:
+        case OpFamily::DimValue:
+          throw PlanError("operation `" + name + "` is not supported by the GPU back end yet");
         case OpFamily::CopyToDevice:
           l.kernel = "copy";
           l.why = plan_.slots[root(ins[0])].kind == GpuSlot::Kind::HostInput ? "host to device (copy_to_device)" : "device to device";

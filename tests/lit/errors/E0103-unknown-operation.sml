@@ -5,10 +5,10 @@
   (func f (dims N)
     (params (x (tensor f32 (N) host)))
     (returns (tensor f32 (N) host))
-; CHECK: error[E0103]: unknown operation `softmax`
+; CHECK: error[E0103]: unknown operation `layer_norm`
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:13
 ; CHECK-NOT: error[
 ; JSON: E0103 [[@LINE+1]]:13
-    (let y (softmax x))
+    (let y (layer_norm x))
 ; JSON-NEXT: 1 diagnostic(s)
     (return y)))
