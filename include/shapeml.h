@@ -96,8 +96,12 @@ enum {
   SHAPEML_STATUS_INTERNAL = 8,         /**< A bug in shapeml; the message says where. */
   SHAPEML_STATUS_FAILED_PRECONDITION = 9, /**< (since 0.3) The arguments are valid but an object's state forbids the
                                                operation (e.g. a read-only tensor as a call's output). */
-  SHAPEML_STATUS_INCOMPATIBLE_MODULE = 10 /**< (since 0.3) A module was built for another module ABI version;
+  SHAPEML_STATUS_INCOMPATIBLE_MODULE = 10, /**< (since 0.3) A module was built for another module ABI version;
                                                rebuild it with a matching shapemlc. */
+  SHAPEML_STATUS_OUT_OF_RANGE = 11 /**< (since 0.3) A call's data held an index outside its valid range (an index of
+                                        `gather` or `take_along_axis` < 0 or >= the size it indexes); the message names
+                                        the operation, its source location, the index and its position. The call's
+                                        outputs are unspecified (docs/design/index-checks.md). */
 };
 
 /** An error: a code and a message. Owned by the caller; free with shapeml_status_free(). */

@@ -55,6 +55,15 @@ struct ExprAst {
   std::optional<int64_t> axis;          // concat, slice, iota
   bool keepdims = false;
   std::optional<DimAst> start, size;    // slice
+  /// call: `:dims ((VAR DIM) ...)`, the callee's shape variables given
+  /// explicitly (name, span of the name, value over the caller's variables).
+  struct CallDim {
+    std::string var;
+    Span span;
+    DimAst value;
+  };
+  std::vector<CallDim> call_dims;
+  bool has_call_dims = false;
 };
 
 struct LetAst {

@@ -17,6 +17,8 @@ constexpr std::pair<OpKind, std::string_view> kNames[] = {
     {OpKind::Slice, "slice"}, {OpKind::ReduceSum, "reduce_sum"}, {OpKind::ReduceMax, "reduce_max"},
     {OpKind::ReduceMean, "reduce_mean"}, {OpKind::CopyToDevice, "copy_to_device"}, {OpKind::CopyToHost, "copy_to_host"},
     {OpKind::Call, "call"},
+    // indexing
+    {OpKind::Gather, "gather"}, {OpKind::TakeAlongAxis, "take_along_axis"},
 };
 }  // namespace
 
@@ -58,6 +60,8 @@ OpFamily op_family(OpKind k) {
     case OpKind::CopyToDevice: return OpFamily::CopyToDevice;
     case OpKind::CopyToHost: return OpFamily::CopyToHost;
     case OpKind::Call: return OpFamily::Call;
+    case OpKind::Gather: return OpFamily::Gather;
+    case OpKind::TakeAlongAxis: return OpFamily::TakeAlongAxis;
   }
   return OpFamily::Unary;
 }
@@ -71,5 +75,7 @@ bool op_needs_floating(OpKind k) {
       return false;
   }
 }
+
+bool op_reads_indices(OpKind k) { return k == OpKind::Gather || k == OpKind::TakeAlongAxis; }
 
 }  // namespace shapeml::syntax

@@ -22,15 +22,22 @@ enum class OpKind {
   CopyToDevice, CopyToHost,
   // §4.18
   Call,
+  // §4.20-4.21 indexing (run-time index checks, docs/design/index-checks.md)
+  Gather, TakeAlongAxis,
 };
 
 enum class OpFamily { Unary, Binary, Compare, Select, Cast, Const, Fill, Iota, Matmul, Transpose, Permute,
-                      Reshape, BroadcastTo, Concat, Slice, Reduce, CopyToDevice, CopyToHost, Call };
+                      Reshape, BroadcastTo, Concat, Slice, Reduce, CopyToDevice, CopyToHost, Call,
+                      // indexing: one family each (their rules and lowerings differ)
+                      Gather, TakeAlongAxis };
 
 std::optional<OpKind> parse_op(std::string_view name);
 std::string_view op_name(OpKind k);
 OpFamily op_family(OpKind k);
 /// Unary ops that need a floating dtype (exp, log, ...), binary `pow`, `reduce_mean`.
 bool op_needs_floating(OpKind k);
+/// Operations that read at run-time indices (gather, take_along_axis): an
+/// entry containing one gets the hidden error record (index-checks.md).
+bool op_reads_indices(OpKind k);
 
 }  // namespace shapeml::syntax

@@ -61,9 +61,9 @@ std::optional<std::string> lone_variable(const Poly& p) {
 }
 
 InferencePlan plan_shape_inference(const std::vector<std::string>& dims, const std::vector<Shape>& params,
-                                   const std::vector<ShapeConstraint>& where) {
+                                   const std::vector<ShapeConstraint>& where, const std::set<std::string>& given) {
   InferencePlan plan;
-  std::set<std::string> known;
+  std::set<std::string> known = given;
   auto add = [&](InferenceStep s) {
     known.insert(s.var);
     plan.steps.push_back(std::move(s));
@@ -179,8 +179,18 @@ ConcreteSolve solve_shape_variables(const InferencePlan& plan, const std::vector
   return out;
 }
 
-SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const std::vector<Shape>& arg_shapes) {
+ConcreteSolve solve_call_shape_variables(const std::vector<std::string>& dims, const std::vector<Shape>& params,
+                                         const std::vector<ShapeConstraint>& where, const std::vector<const std::vector<int64_t>*>& shapes,
+                                         const std::map<std::string, int64_t>& given) {
+  std::set<std::string> names;
+  for (const auto& [v, x] : given) names.insert(v);
+  return solve_shape_variables(plan_shape_inference(dims, params, where, names), shapes, given);
+}
+
+SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const std::vector<Shape>& arg_shapes,
+                                             const std::map<std::string, Poly>& given) {
   SymbolicSolve out;
+  out.substitution = given;
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const InferenceStep& s = plan.steps[k];
     if (out.substitution.count(s.var)) continue;

@@ -235,6 +235,9 @@ class Planner {
           l.kernel = "copy";
           l.why = plan_.slots[root(ins[0])].kind == GpuSlot::Kind::HostInput ? "host to device (copy_to_device)" : "device to device";
           break;
+        case OpFamily::Gather:
+        case OpFamily::TakeAlongAxis:
+          throw PlanError("operation `" + name + "` is not supported by the GPU back end yet (" + what + ")");
         default: throw PlanError("internal: " + what + " has no GPU lowering");
       }
       launch(std::move(l));
