@@ -1,5 +1,6 @@
 #include "types/shape_inference.h"
 
+#include <algorithm>
 #include <set>
 
 namespace shapeml::types {
@@ -203,21 +204,44 @@ SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const st
       target = arg_shapes[s.param][s.dim];
     }
     Poly numerator = target - s.rest.subst(out.substitution);
-    auto c = s.coeff.subst(out.substitution).constant_value();
-    bool exact = c && *c != 0;
-    if (exact)
-      for (const auto& [key, t] : numerator.terms()) exact &= t.coeff % *c == 0;
-    if (!exact) {
+    // The coefficient must be one monomial c·a1·...·an (a constant, or e.g.
+    // the caller's H for (* H Dh) with H given at the call) that divides every
+    // term of the numerator: then the quotient is exact for every value of
+    // the caller's variables.
+    Poly coeff = s.coeff.subst(out.substitution);
+    std::optional<Poly> q;
+    if (coeff.terms().size() == 1) {
+      const Term& m = coeff.terms().begin()->second;
+      q = Poly::constant(0);
+      for (const auto& [key, t] : numerator.terms()) {
+        if (m.coeff == 0 || t.coeff % m.coeff != 0) {
+          q.reset();
+          break;
+        }
+        std::vector<Atom> rest = t.atoms;  // t's atoms minus m's (multisets)
+        bool divides = true;
+        for (const Atom& a : m.atoms) {
+          auto it = std::find_if(rest.begin(), rest.end(), [&](const Atom& b) { return b.key == a.key; });
+          if (it == rest.end()) {
+            divides = false;
+            break;
+          }
+          rest.erase(it);
+        }
+        if (!divides) {
+          q.reset();
+          break;
+        }
+        Poly term = Poly::constant(t.coeff / m.coeff);
+        for (const Atom& a : rest) term = term * atom_poly(a);
+        *q = *q + term;
+      }
+    }
+    if (!q) {
       out.failed_step = k;
       return out;
     }
-    Poly q = Poly::constant(0);
-    for (const auto& [key, t] : numerator.terms()) {
-      Poly term = Poly::constant(t.coeff / *c);
-      for (const Atom& a : t.atoms) term = term * atom_poly(a);
-      q = q + term;
-    }
-    out.substitution[s.var] = q;
+    out.substitution[s.var] = *q;
   }
   return out;
 }

@@ -96,8 +96,8 @@ ConcreteSolve solve_call_shape_variables(const std::vector<std::string>& dims, c
 
 /// Runs `plan` on symbolic sizes (a call's argument dimensions, over the
 /// caller's variables). A step whose division is not exact symbolically
-/// (the coefficient is not a constant that divides every coefficient of
-/// target - rest) fails: `failed_step` is set and the substitution holds
+/// (the coefficient is not one monomial, a constant or a product such as the
+/// caller's H, that divides every term of target - rest) fails: `failed_step` is set and the substitution holds
 /// what was solved before it. May throw DimOverflow.
 struct SymbolicSolve {
   std::map<std::string, Poly> substitution;
