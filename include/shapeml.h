@@ -953,8 +953,10 @@ typedef struct shapeml_call_options {
  *         a read-only provided output; NOT_FOUND when an AOT module has no
  *         specialization for the binding; UNIMPLEMENTED for an entry that
  *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
- *         cannot be allocated or a shape is too large; INTERNAL when code
- *         generation fails.
+ *         cannot be allocated or a shape is too large; OUT_OF_RANGE (since
+ *         0.3) when an index of `gather` or `take_along_axis` in the data is
+ *         outside its range (outputs unspecified, provided ones may be
+ *         written); INTERNAL when code generation fails.
  */
 SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* entry, shapeml_tensor* const* inputs, size_t num_inputs,
                                                shapeml_tensor** outputs, size_t num_outputs, const shapeml_call_options* options);

@@ -1021,7 +1021,7 @@ TEST(Aot, SharedObjectWithManifest) {
   EXPECT_EQ(abi(), shapeml::abi::kCompiledEntryAbiVersion);
   std::string mf = manifest();
   EXPECT_EQ(mf, cpu::manifest_text(*r->module, specs, "x86-64"));
-  EXPECT_NE(mf.find("(shapeml-module (abi 1) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
+  EXPECT_NE(mf.find("(shapeml-module (abi 2) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(entry scale (dims N) (where)"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(params (x (tensor f32 (N) host)) (k (tensor f32 () host)))"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(specialization (bind (N 5)) (symbol shapeml_scale_1))"), std::string::npos) << mf;
