@@ -766,7 +766,8 @@ typedef struct shapeml_capabilities {
   uint32_t abi_major;          /**< SHAPEML_VERSION_MAJOR of the library. */
   uint32_t abi_minor;          /**< SHAPEML_VERSION_MINOR of the library (which symbols and fields exist). */
   uint32_t abi_patch;          /**< SHAPEML_VERSION_PATCH of the library. */
-  uint32_t module_abi_version; /**< The compiled-module ABI version this library loads (shapeml_module_load). */
+  uint32_t module_abi_version; /**< The newest compiled-module ABI version this library loads (shapeml_module_load);
+                                    2 since 0.3 (index checks), which still loads version 1 modules. */
   int32_t jit;                 /**< 1 when shapeml_module_compile() works (libshapeml.so), 0 otherwise. */
   int32_t aot_build;           /**< 1 when shapeml_module_build() works (libshapeml.so), 0 otherwise. */
   int32_t cuda_plugin;         /**< 1 when the CUDA plugin loads and finds a CUDA device (asking loads it, once); 0 otherwise. */

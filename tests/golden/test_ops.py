@@ -821,6 +821,10 @@ def main():
                       "(return (gather table idx))", dims="V D N"))
     case("gather bool table", src, [rng.random((6, 3)) < 0.5, randint(0, 6, (4, 2), "i64")],
          lambda t, i: t[i])
+    src = module(func([("table", T("f32", "V D")), ("idx", T("i32", "N"))], T("f32", "N D"),
+                      "(return (cast (gather (cast table bf16) idx) f32))", dims="V D N"))
+    case("gather bf16 table (bits copied)", src, [randn((6, 4)), randint(0, 6, 5, "i32")],
+         lambda t, i: t.to(BF16).to(torch.float64)[i.long()], tol=("exact", 0))
     nll = module(func([("logits", T("f32", "B T V")), ("targets", T("i64", "B T"))], T("f32", "B T"),
                       "(return (neg (take_along_axis logits targets)))", dims="B T V"))
     case("take_along_axis NLL pick [2,5,11] (default axis -1)", nll, [randn((2, 5, 11)), randint(0, 11, (2, 5), "i64")],
@@ -889,7 +893,7 @@ def main():
         R.module(src).call("heads", randn((2, 3, 6)))
         R.report("a :dims-only function is no entry point", "-", False, "no error raised")
     except shapeml.Error as ex:
-        R.report("a :dims-only function is no entry point", 0.0, ex.name == "NOT_FOUND" and "no entry `heads`" in ex.message,
+        R.report("a :dims-only function is no entry point", 0.0, ex.name == "NOT_FOUND" and "no entry point `heads`" in ex.message,
                  ex.name)
 
     # ------------------------------------------------------------------ AOT
