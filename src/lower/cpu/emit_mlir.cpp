@@ -1007,8 +1007,8 @@ class Emitter {
       case OpFamily::CopyToDevice:
         fail("`copy_to_device` to " + types::device_name(b.attrs.device) + ": not a CPU program (the CPU back end compiles host code only)");
       case OpFamily::Call: break;
-      case OpFamily::Gather: return gather(ins[0], ins[1], rt, hint, b);
-      case OpFamily::TakeAlongAxis: return take_along_axis(ins[0], ins[1], rt, hint, b);
+      case OpFamily::Gather: return indexed_read(ins[0], ins[1], rt, hint, 0, ins[1].ty.rank());
+      case OpFamily::TakeAlongAxis: return indexed_read(ins[0], ins[1], rt, hint, static_cast<size_t>(b.attrs.axis), 0);
     }
     fail("internal: unhandled operation `" + std::string(syntax::op_name(b.op)) + "`");
   }
@@ -1311,17 +1311,24 @@ class Emitter {
     return rec;
   }
 
-  // out[i..., j...] = table[clamp(idx[i...]), j...]
-  Val gather(Val& table, Val& idx, const Ty& rt, const std::string& hint, const ir::Binding&) {
-    std::string ts = materialize(table), is = materialize(idx);
-    int64_t bound = table.ty.shape[0];
+  // Both index operations read out[p] = data[c], one generic over the
+  // result: c is the result's loop indices from `skip` on, with the clamped
+  // idx[p[0 .. rank(idx))] inserted at position `axis` of c.
+  //   gather:          axis 0, skip = rank(idx)  (table[idx[i...], j...])
+  //   take_along_axis: axis a, skip = 0          (x[i... with idx[i...] at a])
+  Val indexed_read(Val& data, Val& idx, const Ty& rt, const std::string& hint, size_t axis, size_t skip) {
+    std::string ds = materialize(data), is = materialize(idx);
+    if (axis >= data.ty.rank()) fail("internal: index operation axis");
+    int64_t bound = data.ty.shape[axis];
     size_t m = idx.ty.rank(), n = rt.rank();
     Region r{*this, ""};
     std::string a = fresh("in"), o = fresh("out");
-    std::string ix = clamped_index(r, a, idx.ty.dt, bound);
-    std::string at = ix;
-    for (size_t d = m; d < n; ++d) at += ", " + r.op("linalg.index " + std::to_string(d) + " : index", "j");
-    std::string v = r.op("tensor.extract " + ts + "[" + at + "] : " + tensor_ty(table.ty), "g");
+    std::vector<std::string> at;
+    for (size_t d = skip; d < n; ++d) at.push_back(r.op("linalg.index " + std::to_string(d) + " : index", "j"));
+    at.insert(at.begin() + static_cast<std::ptrdiff_t>(axis), clamped_index(r, a, idx.ty.dt, bound));
+    std::string list;
+    for (size_t i = 0; i < at.size(); ++i) list += (i ? ", " : "") + at[i];
+    std::string v = r.op("tensor.extract " + ds + "[" + list + "] : " + tensor_ty(data.ty), "g");
     std::string dims, idx_res;
     for (size_t i = 0; i < n; ++i) dims += (i ? ", d" : "d") + std::to_string(i);
     for (size_t i = 0; i < m; ++i) idx_res += (i ? ", d" : "d") + std::to_string(i);
@@ -1331,32 +1338,6 @@ class Emitter {
          "], iterator_types = " + iterators(n) + "} ins(" + is + " : " + tensor_ty(idx.ty) + ") outs(" + e + " : " + tensor_ty(rt) +
          ") {\n    ^bb0(" + a + ": " + storage_ty(idx.ty.dt) + ", " + o + ": " + storage_ty(rt.dt) + "):\n" + r.text + "      linalg.yield " + v +
          " : " + storage_ty(rt.dt) + "\n    } -> " + tensor_ty(rt));
-    index_check(idx, bound);
-    return {g, rt, std::nullopt};
-  }
-
-  // out[i...] = x[i... with clamp(idx[i...]) inserted at `axis`]
-  Val take_along_axis(Val& x, Val& idx, const Ty& rt, const std::string& hint, const ir::Binding& b) {
-    std::string xs = materialize(x), is = materialize(idx);
-    size_t axis = static_cast<size_t>(b.attrs.axis);
-    if (axis >= x.ty.rank()) fail("internal: take_along_axis axis");
-    int64_t bound = x.ty.shape[axis];
-    size_t n = rt.rank();
-    Region r{*this, ""};
-    std::string a = fresh("in"), o = fresh("out");
-    std::string ix = clamped_index(r, a, idx.ty.dt, bound);
-    std::vector<std::string> at;
-    for (size_t d = 0; d < n; ++d) at.push_back(r.op("linalg.index " + std::to_string(d) + " : index", "j"));
-    at.insert(at.begin() + static_cast<std::ptrdiff_t>(axis), ix);
-    std::string list;
-    for (size_t i = 0; i < at.size(); ++i) list += (i ? ", " : "") + at[i];
-    std::string v = r.op("tensor.extract " + xs + "[" + list + "] : " + tensor_ty(x.ty), "t");
-    std::string e = empty(rt);
-    std::string g = fresh(hint);
-    line(g + " = linalg.generic {indexing_maps = [" + identity_map(n) + ", " + identity_map(n) + "], iterator_types = " + iterators(n) +
-         "} ins(" + is + " : " + tensor_ty(idx.ty) + ") outs(" + e + " : " + tensor_ty(rt) + ") {\n    ^bb0(" + a + ": " +
-         storage_ty(idx.ty.dt) + ", " + o + ": " + storage_ty(rt.dt) + "):\n" + r.text + "      linalg.yield " + v + " : " + storage_ty(rt.dt) +
-         "\n    } -> " + tensor_ty(rt));
     index_check(idx, bound);
     return {g, rt, std::nullopt};
   }
