@@ -1510,6 +1510,8 @@ bool specialize_signature(const ir::Module& m, const std::string& entry, const s
   };
   for (ir::ValueId p : f->params) out.params.push_back(conv(f->values[p].type));
   for (const auto& t : f->result_types) out.results.push_back(conv(t));
+  std::vector<IndexSite> sites = index_sites(m, entry);
+  for (const IndexSite& s : sites) out.error_record = std::max(out.error_record, 3 + s.rank);
   return true;
 }
 

@@ -51,6 +51,9 @@ struct ConcreteTensor {
 struct ConcreteSignature {
   std::vector<ConcreteTensor> params;   // buffers[0 .. n_in-1]
   std::vector<ConcreteTensor> results;  // buffers[n_in ..]
+  /// int64_t words of the error record, the buffer after the results, for
+  /// an entry with index checks (docs/design/index-checks.md); 0: none.
+  size_t error_record = 0;
 };
 
 /// Checks `bindings` against the entry's dims and `where` constraints and
