@@ -96,8 +96,12 @@ enum {
   SHAPEML_STATUS_INTERNAL = 8,         /**< A bug in shapeml; the message says where. */
   SHAPEML_STATUS_FAILED_PRECONDITION = 9, /**< (since 0.3) The arguments are valid but an object's state forbids the
                                                operation (e.g. a read-only tensor as a call's output). */
-  SHAPEML_STATUS_INCOMPATIBLE_MODULE = 10 /**< (since 0.3) A module was built for another module ABI version;
+  SHAPEML_STATUS_INCOMPATIBLE_MODULE = 10, /**< (since 0.3) A module was built for another module ABI version;
                                                rebuild it with a matching shapemlc. */
+  SHAPEML_STATUS_OUT_OF_RANGE = 11 /**< (since 0.3) A call's data held an index outside its valid range (an index of
+                                        `gather` or `take_along_axis` < 0 or >= the size it indexes); the message names
+                                        the operation, its source location, the index and its position. The call's
+                                        outputs are unspecified (docs/design/index-checks.md). */
 };
 
 /** An error: a code and a message. Owned by the caller; free with shapeml_status_free(). */
@@ -762,7 +766,8 @@ typedef struct shapeml_capabilities {
   uint32_t abi_major;          /**< SHAPEML_VERSION_MAJOR of the library. */
   uint32_t abi_minor;          /**< SHAPEML_VERSION_MINOR of the library (which symbols and fields exist). */
   uint32_t abi_patch;          /**< SHAPEML_VERSION_PATCH of the library. */
-  uint32_t module_abi_version; /**< The compiled-module ABI version this library loads (shapeml_module_load). */
+  uint32_t module_abi_version; /**< The newest compiled-module ABI version this library loads (shapeml_module_load);
+                                    2 since 0.3 (index checks), which still loads version 1 modules. */
   int32_t jit;                 /**< 1 when shapeml_module_compile() works (libshapeml.so), 0 otherwise. */
   int32_t aot_build;           /**< 1 when shapeml_module_build() works (libshapeml.so), 0 otherwise. */
   int32_t cuda_plugin;         /**< 1 when the CUDA plugin loads and finds a CUDA device (asking loads it, once); 0 otherwise. */
@@ -975,8 +980,10 @@ typedef struct shapeml_call_options {
  *         be captured; NOT_FOUND when an AOT module has no
  *         specialization for the binding; UNIMPLEMENTED for an entry that
  *         takes or returns device tensors; RESOURCE_EXHAUSTED when an output
- *         cannot be allocated or a shape is too large; INTERNAL when code
- *         generation fails.
+ *         cannot be allocated or a shape is too large; OUT_OF_RANGE (since
+ *         0.3) when an index of `gather` or `take_along_axis` in the data is
+ *         outside its range (outputs unspecified, provided ones may be
+ *         written); INTERNAL when code generation fails.
  */
 SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* entry, shapeml_tensor* const* inputs, size_t num_inputs,
                                                shapeml_tensor** outputs, size_t num_outputs, const shapeml_call_options* options);

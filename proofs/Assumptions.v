@@ -36,6 +36,7 @@ Print Assumptions ShapeML.Semantics.expand_lower_rank.
 Print Assumptions ShapeML.Semantics.expand_scalar.
 Print Assumptions ShapeML.Semantics.transpose_2x3.
 Print Assumptions ShapeML.Semantics.matmul_2x2.
+Print Assumptions ShapeML.Semantics.matmul_batch_broadcast.
 Print Assumptions ShapeML.Semantics.reduce_rows.
 Print Assumptions ShapeML.Semantics.reduce_cols_keepdims.
 Print Assumptions ShapeML.Semantics.broadcast_add.

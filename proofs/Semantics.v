@@ -100,17 +100,17 @@ Definition transpose_data (pre : list nat) (x y : nat) (data : list V) : list V 
   tabulate (pre ++ [y; x])
            (fun idx => nth (ravel (pre ++ [x; y]) (swap_last2 idx)) data (p_default P)).
 
-(** ** Matmul (§4.10): [pa ++ [m;k]] times [pb ++ [k;n]], [pb = []] or
-    [pb = pa]. *)
-Definition matmul_data (pa pb : list nat) (m k n : nat) (d1 d2 : list V) : list V :=
-  tabulate (pa ++ [m; n]) (fun idx =>
-    let b := firstn (length pa) idx in
-    let i := nth (length pa) idx 0 in
-    let j := nth (S (length pa)) idx 0 in
-    let bb := match pb with [] => [] | _ => b end in
+(** ** Matmul (§4.10): [pa ++ [m;k]] times [pb ++ [k;n]]; the batch shapes
+    broadcast ([rbcast pa pb = Some pc], as elementwise operands do) and each
+    operand's batch index is the result's, mapped by [bidx]. *)
+Definition matmul_data (pa pb pc : list nat) (m k n : nat) (d1 d2 : list V) : list V :=
+  tabulate (pc ++ [m; n]) (fun idx =>
+    let b := firstn (length pc) idx in
+    let i := nth (length pc) idx 0 in
+    let j := nth (S (length pc)) idx 0 in
     fold_left (fun acc kk =>
-        p_add P acc (p_mul P (nth (ravel (pa ++ [m; k]) (b ++ [i; kk])) d1 (p_default P))
-                             (nth (ravel (pb ++ [k; n]) (bb ++ [kk; j])) d2 (p_default P))))
+        p_add P acc (p_mul P (nth (ravel (pa ++ [m; k]) (bidx pa b ++ [i; kk])) d1 (p_default P))
+                             (nth (ravel (pb ++ [k; n]) (bidx pb b ++ [kk; j])) d2 (p_default P))))
       (seq 0 k) (p_zero P)).
 
 (** ** Reductions (§4.16) *)
@@ -216,18 +216,18 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     t_shape t = pre ++ [x; y] ->
     eval rho E (ETranspose e)
          (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) (transpose_data pre x y (t_data t)))
-| E_Matmul : forall E e1 e2 t1 t2 pa pb m k n,
+| E_Matmul : forall E e1 e2 t1 t2 pa pb pc m k n,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_shape t1 = pa ++ [m; k] ->
     t_shape t2 = pb ++ [k; n] ->
-    (pb = [] \/ pb = pa) ->
+    rbcast pa pb = Some pc ->
     t_dtype t1 = t_dtype t2 ->
     is_numeric (t_dtype t1) = true ->
     t_device t1 = t_device t2 ->
     eval rho E (EMatmul e1 e2)
-         (mkT (t_dtype t1) (pa ++ [m; n]) (t_device t1)
-              (matmul_data pa pb m k n (t_data t1) (t_data t2)))
+         (mkT (t_dtype t1) (pc ++ [m; n]) (t_device t1)
+              (matmul_data pa pb pc m k n (t_data t1) (t_data t2)))
 | E_Reduce : forall E op axes kd e t axs,
     eval rho E e t ->
     redop_ok op (t_dtype t) = true ->
@@ -299,7 +299,13 @@ Example transpose_2x3 :
 Proof. reflexivity. Qed.
 
 Example matmul_2x2 :
-  matmul_data nat_prims [] [] 2 2 2 [1; 2; 3; 4] [5; 6; 7; 8] = [19; 22; 43; 50].
+  matmul_data nat_prims [] [] [] 2 2 2 [1; 2; 3; 4] [5; 6; 7; 8] = [19; 22; 43; 50].
+Proof. reflexivity. Qed.
+
+(** A [1 x 2] left operand against a batch of two [2 x 1] right operands:
+    the left one is read for both batches (§4.10 batch broadcasting). *)
+Example matmul_batch_broadcast :
+  matmul_data nat_prims [] [2] [2] 1 2 1 [1; 2] [3; 4; 5; 6] = [11; 17].
 Proof. reflexivity. Qed.
 
 Example reduce_rows :

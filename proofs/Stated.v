@@ -28,23 +28,23 @@ Theorem transpose_sound : forall rho (t : tensor V) dt ds a b dev,
 Admitted.
 
 (** §4.10 T-Matmul: under a valuation satisfying Φ, the run-time checks of
-    [E_Matmul] hold (contraction dims equal, batch shapes compatible) and
-    the product has type [T(dt, da ++ [m; n], dev)]. *)
+    [E_Matmul] hold (contraction dims equal, batch shapes broadcast) and
+    the product has type [T(dt, dc ++ [m; n], dev)]. *)
 Theorem matmul_sound : forall (Phi : constraint) rho (t1 t2 : tensor V)
-                              dt da db m k k' n dev,
+                              dt da db dc m k k' n dev,
   Phi rho ->
   val_has_type rho t1 (TTensor dt (da ++ [m; k]) dev) ->
   val_has_type rho t2 (TTensor dt (db ++ [k'; n]) dev) ->
   dim_eq_obl Phi k k' ->
-  matmul_batch_ok Phi da db ->
-  exists pa pb mm kk nn,
+  bshape Phi da db dc ->
+  exists pa pb pc mm kk nn,
     t_shape t1 = pa ++ [mm; kk] /\
     t_shape t2 = pb ++ [kk; nn] /\
-    (pb = [] \/ pb = pa) /\
+    rbcast pa pb = Some pc /\
     val_has_type rho
-      (mkT (t_dtype t1) (pa ++ [mm; nn]) (t_device t1)
-           (matmul_data P pa pb mm kk nn (t_data t1) (t_data t2)))
-      (TTensor dt (da ++ [m; n]) dev).
+      (mkT (t_dtype t1) (pc ++ [mm; nn]) (t_device t1)
+           (matmul_data P pa pb pc mm kk nn (t_data t1) (t_data t2)))
+      (TTensor dt (dc ++ [m; n]) dev).
 Admitted.
 
 (** §4.16 T-Reduce: the axes resolve identically at run time, and the

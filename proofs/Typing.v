@@ -13,8 +13,6 @@ Import ListNotations.
 (** §4.10: either [b] has rank 2 (shared weight, no batch dims) or the
     batch dimensions are pairwise equal (obligations; [Forall2] also forces
     equal rank). *)
-Definition matmul_batch_ok (Phi : constraint) (da db : shape) : Prop :=
-  db = [] \/ Forall2 (dim_eq_obl Phi) da db.
 
 (** §4.12: the reshape obligation [Φ ⊨ ∏ d = ∏ d']. *)
 Definition reshape_obl (Phi : constraint) (ds ds' : shape) : Prop :=
@@ -69,13 +67,13 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
     synth Delta Phi G e (TTensor dt ds dev) ->
     synth Delta Phi G (ECast e dt') (TTensor dt' ds dev)
 (* §4.10 T-Matmul *)
-| T_Matmul : forall G e1 e2 dt da db m k k' n dev,
+| T_Matmul : forall G e1 e2 dt da db dc m k k' n dev,
     synth Delta Phi G e1 (TTensor dt (da ++ [m; k]) dev) ->
     synth Delta Phi G e2 (TTensor dt (db ++ [k'; n]) dev) ->
     is_numeric dt = true ->
     dim_eq_obl Phi k k' ->
-    matmul_batch_ok Phi da db ->
-    synth Delta Phi G (EMatmul e1 e2) (TTensor dt (da ++ [m; n]) dev)
+    bshape Phi da db dc ->
+    synth Delta Phi G (EMatmul e1 e2) (TTensor dt (dc ++ [m; n]) dev)
 (* §4.11 T-Transpose *)
 | T_Transpose : forall G e dt ds a b dev,
     synth Delta Phi G e (TTensor dt (ds ++ [a; b]) dev) ->

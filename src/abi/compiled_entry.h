@@ -25,7 +25,13 @@
 //       (params (x (tensor f32 (B S D) host)) ...)
 //       (returns (tensor f32 (B S D) host) ...)
 //       (specialization (bind (B 4) (S 128) (D 256)) (symbol shapeml_FN_0))
+//       (index-checks (site 1 gather "model.sml:12:15" 2 "idx") ...)   ; abi 2, only with index ops
 //       ...)
+//
+// An entry with (index-checks ...) takes one more buffer after its outputs,
+// the error record: int64_t[3 + R] (R the largest RANK of its sites), zeroed
+// by the runtime; the code writes {site ID, index, bound, coordinates...} of
+// the first out-of-range index (docs/design/index-checks.md).
 //     ...)
 //
 // Types and constraints use the language's own syntax (docs/spec), so the
@@ -36,7 +42,12 @@
 
 namespace shapeml::abi {
 
-inline constexpr uint32_t kCompiledEntryAbiVersion = 1;
+/// 2 (0.3): an entry may carry `(index-checks (site ID OP "FILE:LINE:COL"
+/// RANK "OPERAND") ...)`; its code then takes one more buffer, after the
+/// outputs: the error record (docs/design/index-checks.md). Modules of
+/// version 1 (no index checks) are still loaded.
+inline constexpr uint32_t kCompiledEntryAbiVersion = 2;
+inline constexpr uint32_t kOldestCompiledEntryAbiVersion = 1;
 
 using CompiledEntryFn = void (*)(void** buffers);
 

@@ -34,6 +34,7 @@ class Elaborator final : public RuleEnv {
   void run(const syntax::ModuleAst& m) {
     ir::Module out;
     out.name = m.name;
+    out.source = res_.source;
     std::set<std::string> seen;
     poisoned_functions_.insert(m.malformed_funcs.begin(), m.malformed_funcs.end());
     for (const auto& f : m.funcs) {
@@ -50,6 +51,19 @@ class Elaborator final : public RuleEnv {
       if (auto fn = function(f)) out.functions.push_back(std::move(*fn));
       else poisoned_functions_.insert(f.name);
     }
+    // E0308 (§4.19) for the functions whose variables the parameters do not
+    // determine and that no call gives them to with `:dims`: decided at the
+    // end, since the calls come after the definition.
+    for (const auto& [fname, vars] : undetermined_)
+      for (const Undetermined& e : vars) {
+        if (called_with_dims_.count(fname)) break;
+        auto& d = res_.diags.report("E0308", e.at, "shape variable `" + e.var + "` of `" + fname + "` cannot be inferred from the shapes of its parameters");
+        d.notes.push_back("a variable is bound by a parameter dimension that is the variable alone or linear in it (e.g. (* 2 " + e.var +
+                          ")), or by a `where` equality once the others are bound");
+        d.notes.push_back("help: use `" + e.var + "` in a parameter's type, or add a `where` equality that defines it");
+        d.notes.push_back("help: or call `" + fname + "` only from other functions, giving it with `(call " + fname + " :dims ((" + e.var +
+                          " DIM)) ...)`; it is then not an entry point");
+      }
     res_.stats.functions = out.functions.size();
     res_.stats.solver = solver_.stats();
     if (res_.diags.error_count() == 0) res_.module = std::move(out);
@@ -213,15 +227,12 @@ class Elaborator final : public RuleEnv {
     if (fn.params.size() == f.params.size()) {
       std::vector<types::Shape> shapes;
       for (ir::ValueId p : fn.params) shapes.push_back(fn.values[p].type.shape);
+      // Reported at the end of the module unless a call gives them (`:dims`).
       for (const std::string& v : types::plan_shape_inference(fn.dims, shapes, fn.where).undetermined) {
         Span at = f.span;
         for (const auto& [n, sp] : f.dims)
           if (n == v) at = sp;
-        auto& d = res_.diags.report("E0308", at,
-                                    "shape variable `" + v + "` of `" + f.name + "` cannot be inferred from the shapes of its parameters");
-        d.notes.push_back("a variable is bound by a parameter dimension that is the variable alone or linear in it (e.g. (* 2 " + v +
-                          ")), or by a `where` equality once the others are bound");
-        d.notes.push_back("help: use `" + v + "` in a parameter's type, or add a `where` equality that defines it");
+        undetermined_[f.name].push_back({v, at});
       }
     }
     bool returns_ok = true;
@@ -510,6 +521,13 @@ class Elaborator final : public RuleEnv {
         a.device = x.device.value_or(types::Device::host());
         break;
       }
+      case OpFamily::TakeAlongAxis: {
+        // Stored normalized (0 <= axis < rank) when in range; the rule reports the rest.
+        a.axis = x.axis.value_or(-1);
+        int64_t r = static_cast<int64_t>(fn_->values[ops[0]].type.rank());
+        if (a.axis < 0 && a.axis >= -r) a.axis += r;
+        break;
+      }
       default: break;
     }
     std::vector<TensorType> in;
@@ -562,12 +580,25 @@ class Elaborator final : public RuleEnv {
             "", "", {l ? "bind them all: `(let (a b ...) (call ...))`" : "bind the results with `(let (a b ...) (call ...))`"}});
       return std::nullopt;
     }
+    // Explicit shape arguments: dimensions over this function's variables.
+    std::vector<std::pair<std::string, Poly>> given;
+    if (x.has_call_dims) {
+      called_with_dims_.insert(x.name);
+      for (const auto& cd : x.call_dims) {
+        auto p = dim(cd.value);
+        if (!p) ok = false;
+        else given.push_back({cd.var, *p});
+      }
+      if (!ok) return std::nullopt;
+    }
+    span_ = x.span;
     std::vector<TensorType> arg_types;
     for (ir::ValueId v : args) arg_types.push_back(fn_->values[v].type);
-    auto rts = type_call(*callee, arg_types, *this);
+    auto rts = type_call(*callee, arg_types, *this, given);
     if (!rts) return std::nullopt;
     ir::Attrs a;
     a.callee = x.name;
+    a.call_dims = given;
     std::vector<ir::ValueId> rs;
     for (const auto& t : *rts) rs.push_back(new_value("%" + std::to_string(temp_++), t, x.span));
     fn_->body.push_back({OpKind::Call, args, rs, a, x.span});
@@ -594,6 +625,14 @@ class Elaborator final : public RuleEnv {
   };
   std::vector<Operand> operands_;
   std::vector<std::string> pending_help_;
+  // E0308 candidates (function -> its first undetermined variable) and the
+  // functions some call gives `:dims` to.
+  struct Undetermined {
+    std::string var;
+    Span at;
+  };
+  std::map<std::string, std::vector<Undetermined>> undetermined_;
+  std::set<std::string> called_with_dims_;
 };
 
 }  // namespace

@@ -47,7 +47,7 @@ bool same_device(OpKind op, const std::vector<TensorType>& in, RuleEnv& env) {
   return true;
 }
 
-// The dtype class an operation needs (§4.4, §4.6, §4.16, §4.20-4.21):
+// The dtype class an operation needs (§4.4, §4.6, §4.16, §4.20-4.25):
 // bool for the logical operations, floating for the transcendental ones,
 // numeric otherwise.
 bool dtype_ok(OpKind op, const TensorType& t, RuleEnv& env) {
@@ -90,6 +90,49 @@ Poly product(const Shape& s) {
   Poly p = Poly::constant(1);
   for (const auto& d : s) p = p * d;
   return p;
+}
+
+// §4.24 T-Gather and §4.25 T-TakeAlongAxis: the indices are i32 or i64, on
+// the data's device; the values are checked at run time (index-checks.md).
+std::optional<TensorType> type_indexing(OpKind op, const std::vector<TensorType>& in, const ir::Attrs& at, RuleEnv& env) {
+  const TensorType &x = in[0], &idx = in[1];
+  if (!same_device(op, in, env)) return std::nullopt;
+  if (idx.dtype != DType::I32 && idx.dtype != DType::I64) {
+    env.fail({"E0201", "the indices of " + opn(op) + " must be i32 or i64, not " + std::string(types::dtype_name(idx.dtype)), "", idx.str(),
+              {"help: convert them with `(cast IDX i64)`"}, 1});
+    return std::nullopt;
+  }
+  if (op == OpKind::Gather) {
+    if (x.rank() < 1) {
+      env.fail({"E0203", "the table of `gather` must have rank >= 1 (rows are taken along its first axis)", "", x.str(), {}, 0});
+      return std::nullopt;
+    }
+    Shape out = idx.shape;
+    out.insert(out.end(), x.shape.begin() + 1, x.shape.end());
+    return TensorType{x.dtype, out, x.device};
+  }
+  if (x.rank() < 1 || idx.rank() + 1 != x.rank()) {
+    env.fail({"E0203", "the indices of `take_along_axis` must have rank " + std::to_string(x.rank() == 0 ? 0 : x.rank() - 1) +
+                           " (the data's rank without the axis), got rank " + std::to_string(idx.rank()),
+              x.str(), idx.str(), {"one index per position of the data with the axis removed, e.g. (B T) targets for (B T V) logits"}, 1,
+              "data", "indices", 0, 1});
+    return std::nullopt;
+  }
+  auto ax = norm_axis(op, at.axis, x.rank(), env);
+  if (!ax) return std::nullopt;
+  bool ok = true;
+  for (size_t i = 0, j = 0; i < x.rank(); ++i) {
+    if (static_cast<int64_t>(i) == *ax) continue;
+    ok &= require_eq(x.shape[i], idx.shape[j],
+                     {"E0301", "`take_along_axis`: dimension " + std::to_string(j) + " of the indices is " + idx.shape[j].str() + " where " +
+                                   x.shape[i].str() + " (dimension " + std::to_string(i) + " of the data) is expected",
+                      x.str(), idx.str(), {"the indices' shape is the data's shape with axis " + std::to_string(*ax) + " removed"}, 1, "data",
+                      "indices", 0, 1},
+                     env);
+    ++j;
+  }
+  if (!ok) return std::nullopt;
+  return TensorType{x.dtype, idx.shape, x.device};
 }
 
 }  // namespace
@@ -219,12 +262,6 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
                   a.str(), b.str(), {"reshape a vector to a matrix with `(reshape X (1 N))`"}});
         return std::nullopt;
       }
-      if (b.rank() != 2 && a.rank() != b.rank()) {
-        env.fail({"E0203", "`matmul` needs the right operand to be rank 2 or of the left operand's rank, got ranks " + std::to_string(a.rank()) +
-                               " and " + std::to_string(b.rank()),
-                  a.str(), b.str(), {}});
-        return std::nullopt;
-      }
       const Poly& k1 = a.shape[a.rank() - 1];
       const Poly& k2 = b.shape[b.rank() - 2];
       // Neither operand is "wrong" on its own: both are shown, labelled, and
@@ -240,14 +277,13 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
         contraction.notes.push_back("help: the left operand's last dimension must equal the right operand's second to last; state it with `(where (= " +
                                     k1.str() + " " + k2.str() + "))` if it always holds");
       bool ok = require_eq(k1, k2, contraction, env);
-      Shape out(a.shape.begin(), a.shape.end() - 1);
-      if (b.rank() == a.rank())
-        for (size_t i = 0; i + 2 < a.rank(); ++i)
-          ok &= require_eq(a.shape[i], b.shape[i],
-                           {"E0301", "`matmul` batch dimension " + std::to_string(i) + " differs: " + a.shape[i].str() + " vs " + b.shape[i].str(),
-                            a.str(), b.str(), {}, 1, "left operand", "right operand", 0, 1},
-                           env);
-      if (!ok) return std::nullopt;
+      // Batch dimensions (all but the last two) broadcast by B-Shape (§4.5),
+      // as in NumPy/PyTorch: (M K) x (B K N), (B 1 M K) x (H K N).
+      Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
+      auto batch = broadcast_shapes(batch_a, batch_b, "batch dimensions of `matmul`", env);
+      if (!ok || !batch) return std::nullopt;
+      Shape out = *batch;
+      out.push_back(a.shape[a.rank() - 2]);
       out.push_back(b.shape[b.rank() - 1]);
       return TensorType{a.dtype, out, a.device};
     }
@@ -368,6 +404,9 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       }
       return t;
     }
+    case OpFamily::Gather:         // §4.24 T-Gather
+    case OpFamily::TakeAlongAxis:  // §4.25 T-TakeAlongAxis
+      return type_indexing(op, in, at, env);
     case OpFamily::CopyToDevice:  // §4.17
       return TensorType{in[0].dtype, in[0].shape, at.device};
     case OpFamily::CopyToHost:
@@ -404,8 +443,28 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
   return std::nullopt;
 }
 
-std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, const std::vector<TensorType>& args, RuleEnv& env) {
+std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, const std::vector<TensorType>& args, RuleEnv& env,
+                                                        const std::vector<std::pair<std::string, Poly>>& given) {
   const std::string& name = callee.name;
+  // Explicit shape arguments (`:dims`): callee variables, once each, >= 1.
+  std::map<std::string, Poly> given_map;
+  for (const auto& [v, p] : given) {
+    if (std::find(callee.dims.begin(), callee.dims.end(), v) == callee.dims.end()) {
+      std::string all;
+      for (const auto& d : callee.dims) all += (all.empty() ? "" : " ") + d;
+      env.fail({"E0306", "`" + v + "` is not a shape variable of `" + name + "`", "", "",
+                {all.empty() ? "`" + name + "` declares no shape variables" : "its shape variables are: " + all}});
+      return std::nullopt;
+    }
+    if (!given_map.emplace(v, p).second) {
+      env.fail({"E0306", "shape variable `" + v + "` of `" + name + "` is given twice in `:dims`", "", "", {}});
+      return std::nullopt;
+    }
+    if (!p.obviously_positive() &&
+        !env.require({K::Ge, p, Poly::constant(1)}, {"E0305", "the explicit value " + p.str() + " of `" + v + "` may be less than 1", "", "",
+                                                     {"every shape variable is >= 1"}}))
+      return std::nullopt;
+  }
   if (args.size() != callee.params.size()) {
     env.fail({"E0205", "`" + name + "` takes " + std::to_string(callee.params.size()) + " argument(s), got " + std::to_string(args.size()), "", "",
               {}});
@@ -427,8 +486,10 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
     param_shapes.push_back(callee.values[callee.params[i]].type.shape);
     arg_shapes.push_back(args[i].shape);
   }
-  types::InferencePlan plan = types::plan_shape_inference(callee.dims, param_shapes, callee.where);
-  types::SymbolicSolve solved = types::solve_shape_variables_symbolic(plan, arg_shapes);
+  std::set<std::string> given_names;
+  for (const auto& [v, p] : given_map) given_names.insert(v);
+  types::InferencePlan plan = types::plan_shape_inference(callee.dims, param_shapes, callee.where, given_names);
+  types::SymbolicSolve solved = types::solve_shape_variables_symbolic(plan, arg_shapes, given_map);
   std::map<std::string, Poly>& sub = solved.substitution;
   if (solved.failed_step) {
     const types::InferenceStep& st = plan.steps[*solved.failed_step];
@@ -437,14 +498,16 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
                                  arg_shapes[st.param][st.dim].str() + ", against " + st.equation.str()
                            : "the `where` equality " + callee.where[st.where_index].str();
     env.fail({"E0306", "cannot infer shape variable `" + st.var + "` of `" + name + "` from " + from, "", "",
-              {"solving for `" + st.var + "` needs a division that is not exact for every value of the caller's shape variables"}});
+              {"solving for `" + st.var + "` needs a division that is not exact for every value of the caller's shape variables",
+               "help: give it at the call: `(call " + name + " :dims ((" + st.var + " DIM)) ...)`"}});
     return std::nullopt;
   }
   for (const auto& d : callee.dims)
     if (!sub.count(d)) {
       env.fail({"E0306", "cannot infer shape variable `" + d + "` of `" + name + "` from the arguments", "", "",
                 {"a shape variable is inferred from a parameter dimension that is the variable alone or linear in it, or from a `where` "
-                 "equality"}});
+                 "equality",
+                 "help: give it at the call: `(call " + name + " :dims ((" + d + " DIM)) ...)`"}});
       return std::nullopt;
     }
   std::string bound;

@@ -49,8 +49,12 @@ std::optional<types::TensorType> type_op(syntax::OpKind op, const std::vector<ty
 /// the arguments' dimensions (spec §5.2, symbolically), every parameter type
 /// and every callee `where` constraint instantiated and discharged. nullopt
 /// after reporting through `env`.
+/// `given`: the call's explicit shape arguments (`:dims`), callee variable
+/// -> dimension over the caller's variables; substituted before the rest is
+/// inferred, then every parameter dimension and `where` constraint is an
+/// obligation as usual.
 std::optional<std::vector<types::TensorType>> type_call(const ir::Function& callee, const std::vector<types::TensorType>& args,
-                                                        RuleEnv& env);
+                                                        RuleEnv& env, const std::vector<std::pair<std::string, types::Poly>>& given = {});
 
 /// §4.3 T-Sub: `actual` checks against `expected` (dims proved equal).
 bool check_subsumes(const types::TensorType& actual, const types::TensorType& expected, const std::string& what, RuleEnv& env);

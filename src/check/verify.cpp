@@ -75,7 +75,7 @@ class Verifier final : public RuleEnv {
           fail({"E0900", "call of `" + b.attrs.callee + "` does not match its definition", "", "", {}});
           continue;
         }
-        if (auto rts = type_call(*c, in, *this))
+        if (auto rts = type_call(*c, in, *this, b.attrs.call_dims))
           for (size_t i = 0; i < rts->size(); ++i)
             check_subsumes((*rts)[i], f.values[b.results[i]].type, "result " + std::to_string(i + 1) + " of the call of `" + c->name + "`", *this);
         continue;

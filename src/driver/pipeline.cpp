@@ -26,6 +26,9 @@ runtime::Result<lower::cpu::CpuTarget> parse_target(const std::string& name) {
 Status validate_specialization(const ir::Module& m, const lower::cpu::Specialization& s) {
   const ir::Function* f = m.find(s.entry);
   if (!f) return runtime::not_found("no function `" + s.entry + "` in module `" + m.name + "`");
+  if (auto u = lower::cpu::undetermined_dims(*f); !u.empty())
+    return runtime::invalid_argument("`" + s.entry + "` is not an entry point: its shape variable `" + u.front() +
+                                     "` is not determined by its parameters; it is called from other functions with `:dims`");
   for (const auto& [k, v] : s.bindings)
     if (std::find(f->dims.begin(), f->dims.end(), k) == f->dims.end())
       return runtime::invalid_argument("`" + s.entry + "` has no shape variable `" + k + "`");

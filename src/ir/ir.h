@@ -3,6 +3,7 @@
 // Lowering, the AD pass and tracing all read exactly this.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ struct Value {
 struct Attrs {
   std::vector<int64_t> axes;      // reduce_* (normalized, sorted); permute's permutation
   bool keepdims = false;          // reduce_*
-  int64_t axis = 0;               // concat, slice, iota; softmax, log_softmax, repeat_interleave (normalized: 0 <= axis < rank)
+  int64_t axis = 0;               // concat, slice, iota; softmax, log_softmax, repeat_interleave, take_along_axis (normalized: 0 <= axis < rank)
   types::Poly start, size;        // slice; `size` is also repeat_interleave's repeats and dim_value's dimension
   types::Shape shape;             // reshape, broadcast_to target
   types::DType dtype = types::DType::F32;  // cast target, dim_value's dtype
@@ -33,6 +34,9 @@ struct Attrs {
   int64_t int_value = 0;
   double float_value = 0;
   std::string callee;             // call
+  /// call with `:dims`: callee shape variables given explicitly, as
+  /// dimension expressions over the caller's variables (spec §4.18).
+  std::vector<std::pair<std::string, types::Poly>> call_dims;
 };
 
 struct Binding {
@@ -57,6 +61,9 @@ struct Function {
 
 struct Module {
   std::string name;
+  /// The source the spans point into (for run-time messages that name a
+  /// location, e.g. index checks); may be null for a module built by hand.
+  std::shared_ptr<const syntax::SourceFile> source;
   std::vector<Function> functions;
   const Function* find(const std::string& name) const {
     for (const auto& f : functions)

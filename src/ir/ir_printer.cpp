@@ -30,7 +30,16 @@ static std::string attrs_text(const Binding& b) {
       s = ":value " + (a.is_int ? std::to_string(a.int_value) : abi::format_double(a.float_value, 6));
       break;
     }
-    case OpFamily::Call: s = ":callee " + a.callee; break;
+    case OpFamily::Call: {
+      s = ":callee " + a.callee;
+      if (!a.call_dims.empty()) {
+        s += " :dims (";
+        for (size_t i = 0; i < a.call_dims.size(); ++i) s += (i ? " (" : "(") + a.call_dims[i].first + " " + a.call_dims[i].second.str() + ")";
+        s += ")";
+      }
+      break;
+    }
+    case OpFamily::TakeAlongAxis: s = ":axis " + std::to_string(a.axis); break;
     default: break;
   }
   return s.empty() ? s : " {" + s + "}";

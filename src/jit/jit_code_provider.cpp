@@ -19,7 +19,7 @@ runtime::Status classify_compile_error(const std::string& error) {
   if (error.rfind("internal:", 0) == 0) code = StatusCode::Internal;
   else if (has("too many elements") || has("cannot be evaluated (unbound variable or overflow)") || has("too large for the CPU back end"))
     code = StatusCode::ResourceExhausted;
-  else if (has("not a CPU program")) code = StatusCode::Unimplemented;
+  else if (has("not a CPU program") || has("is not supported by the GPU back end")) code = StatusCode::Unimplemented;
   else if (has("is not bound") || has("shape variables are >= 1") || has("has no shape variable") || has("the bindings violate"))
     code = StatusCode::InvalidArgument;
   else if (error.rfind("no function `", 0) == 0) code = StatusCode::NotFound;

@@ -17,7 +17,8 @@ namespace shapeml::jit {
 /// The status code for an error message of the CPU back end (lower/cpu
 /// reports errors as text): "internal: ..." and unrecognized failures are
 /// INTERNAL; "too many elements" and overflowing dimensions
-/// RESOURCE_EXHAUSTED; "not a CPU program" UNIMPLEMENTED; bindings that name
+/// RESOURCE_EXHAUSTED; "not a CPU program" and "... is not supported by the GPU
+/// back end" UNIMPLEMENTED; bindings that name
 /// unknown variables, miss one, are < 1 or violate a constraint
 /// INVALID_ARGUMENT; a missing function NOT_FOUND. Used by the JIT and by
 /// AOT builds, so both report the same code for the same failure.

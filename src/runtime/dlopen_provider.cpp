@@ -142,9 +142,10 @@ Result<std::unique_ptr<DlopenCodeProvider>> DlopenCodeProvider::open(const std::
     if (!version) return invalid_argument(path + " is not a shapeml module: it does not export shapeml_module_abi_version");
     if (!manifest) return invalid_argument(path + " is not a shapeml module: it does not export shapeml_module_manifest");
     uint32_t v = version();
-    if (v != abi::kCompiledEntryAbiVersion)
-      return incompatible_module(path + " was built for module ABI version " + std::to_string(v) + "; this runtime loads version " +
-                           std::to_string(abi::kCompiledEntryAbiVersion) + " (rebuild it with a matching shapemlc)");
+    if (v < abi::kOldestCompiledEntryAbiVersion || v > abi::kCompiledEntryAbiVersion)
+      return incompatible_module(path + " was built for module ABI version " + std::to_string(v) + "; this runtime loads versions " +
+                                 std::to_string(abi::kOldestCompiledEntryAbiVersion) + " to " + std::to_string(abi::kCompiledEntryAbiVersion) +
+                                 " (rebuild it with a matching shapemlc)");
     const char* text = manifest();
     if (!text) return invalid_argument(path + ": shapeml_module_manifest() returned NULL");
     prov->manifest_ = text;

@@ -34,9 +34,10 @@ class Parser {
         if (c.items.size() != 2 || c.items[1].kind != SExpr::Kind::Int || c.items[1].int_value < 0)
           fail(&c, "expected (abi N)");
         out.abi = static_cast<uint32_t>(c.items[1].int_value);
-        if (out.abi != abi::kCompiledEntryAbiVersion)
+        if (out.abi < abi::kOldestCompiledEntryAbiVersion || out.abi > abi::kCompiledEntryAbiVersion)
           throw ManifestError{incompatible_module(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
-                                            "); this runtime reads abi " + std::to_string(abi::kCompiledEntryAbiVersion))};
+                                                  "); this runtime reads abi " + std::to_string(abi::kOldestCompiledEntryAbiVersion) + " to " +
+                                                  std::to_string(abi::kCompiledEntryAbiVersion))};
         have_abi = true;
       } else if (head_is(c, "name")) {
         if (c.items.size() != 2) fail(&c, "expected (name NAME)");
@@ -47,6 +48,7 @@ class Parser {
         out.target = atom(c.items[1], "a target");
       } else if (head_is(c, "entry")) {
         EntrySig e = entry(c);
+        if (!e.index_sites.empty() && out.abi < 2) fail(&c, "(index-checks ...) needs (abi 2) or later");
         if (!entry_names.insert(e.name).second) fail(&c, "entry `" + e.name + "` is declared twice");
         out.entries.push_back(std::move(e));
       } else {
@@ -145,8 +147,20 @@ class Parser {
         if (k.items.size() != 2 || !(k.items[1].is_symbol("gpu-plan") || k.items[1].is_symbol("cpu")))
           fail(&k, "expected (kind cpu) or (kind gpu-plan)");
         e.device = k.items[1].is_symbol("gpu-plan");
+      } else if (head_is(k, "index-checks")) {
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          const SExpr& st = k.items[j];
+          if (!head_is(st, "site") || st.items.size() != 6 || st.items[1].kind != SExpr::Kind::Int || st.items[4].kind != SExpr::Kind::Int ||
+              st.items[4].int_value < 0 || st.items[4].int_value > 64)
+            fail(&st, "expected (site ID OP \"LOCATION\" RANK \"OPERAND\") with 0 <= RANK <= 64");
+          IndexSite is{st.items[1].int_value, atom(st.items[2], "an operation name"), atom(st.items[3], "a location"),
+                       static_cast<size_t>(st.items[4].int_value), atom(st.items[5], "an operand name")};
+          // Numbered 1, 2, ... in order: the record's first word is an ID.
+          if (is.id != static_cast<int64_t>(e.index_sites.size()) + 1) fail(&st, "index-check sites must be numbered 1, 2, ... in order");
+          e.index_sites.push_back(std::move(is));
+        }
       } else {
-        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, where, params, returns, kind or specialization)");
+        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, where, params, returns, kind, index-checks or specialization)");
       }
     }
     if (!have_params) fail(&c, "entry `" + e.name + "` has no (params ...)");

@@ -3,6 +3,7 @@
 // specializations that exist, parsed without any compiler component (the
 // S-expression reader and dimension polynomials only).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,6 +36,16 @@ struct SpecializationSig {
   bool gpu_plan = false;
 };
 
+/// One index-reading operation of an entry (calls inlined), numbered from 1
+/// in the order the code runs them (docs/design/index-checks.md).
+struct IndexSite {
+  int64_t id = 0;
+  std::string op;        // "gather", "take_along_axis"
+  std::string location;  // "model.sml:12:15"
+  size_t rank = 0;       // rank of its index tensor
+  std::string operand;   // the index operand as written ("idx"), or ""
+};
+
 struct EntrySig {
   std::string name;
   std::vector<std::string> dims;  // shape variables, in declaration order
@@ -47,6 +58,14 @@ struct EntrySig {
   /// A parameter or result lives on a CUDA device: calls run a dispatch plan
   /// through the CUDA plugin.
   bool device = false;
+  /// `(index-checks ...)`: the entry's code takes the error record after its
+  /// outputs (int64_t[error_record_size()]); empty: no record, no cost.
+  std::vector<IndexSite> index_sites;
+  size_t error_record_size() const {
+    size_t r = 0;
+    for (const IndexSite& s : index_sites) r = std::max(r, s.rank);
+    return index_sites.empty() ? 0 : 3 + r;
+  }
 };
 
 struct Manifest {

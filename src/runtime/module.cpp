@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 
 #include "runtime/dlopen_provider.h"
 #include "runtime/shape_binding.h"
@@ -210,6 +212,25 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kMinAlignment == 0; }
 
+struct AlignedFree {
+  void operator()(int64_t* p) const { ::operator delete(p, std::align_val_t{kMinAlignment}); }
+};
+
+// OUT_OF_RANGE from a filled error record {site, index, bound, coords...}:
+// "gather at model.sml:12:15: index 70 is out of range [0, 64) at idx[1, 3]".
+Status index_error(const EntrySig& e, const int64_t* rec, size_t size) {
+  int64_t id = rec[0];
+  if (id < 1 || static_cast<size_t>(id) > e.index_sites.size())
+    return internal_error("entry `" + e.name + "`: the error record names index check " + std::to_string(id) + ", which the manifest lacks");
+  const IndexSite& s = e.index_sites[static_cast<size_t>(id) - 1];
+  std::string at = s.operand.empty() ? "the indices" : s.operand;
+  at += "[";
+  for (size_t i = 0; i < s.rank && 3 + i < size; ++i) at += (i ? ", " : "") + std::to_string(rec[3 + i]);
+  at += "]";
+  return out_of_range("entry `" + e.name + "`: " + s.op + " at " + s.location + ": index " + std::to_string(rec[1]) + " is out of range [0, " +
+                      std::to_string(rec[2]) + ") at " + at + " (indices are not wrapped: a negative index is out of range too)");
+}
+
 }  // namespace
 
 Status Module::check_provided_output(const EntrySig& e, const Binding& b, size_t k, const std::vector<int64_t>& shape,
@@ -296,7 +317,17 @@ Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std:
       }
       buffers.push_back(d);
     }
+    // The error record of an entry with index checks (index-checks.md):
+    // zeroed, after the outputs; the code writes the first bad index there.
+    size_t record_size = e->error_record_size();
+    std::unique_ptr<int64_t, AlignedFree> record;
+    if (record_size) {
+      record.reset(static_cast<int64_t*>(::operator new(record_size * sizeof(int64_t), std::align_val_t{kMinAlignment})));
+      std::memset(record.get(), 0, record_size * sizeof(int64_t));
+      buffers.push_back(record.get());
+    }
     lease->fn()(buffers.data());
+    if (record && record.get()[0] != 0) return index_error(*e, record.get(), record_size);
     for (auto& [k, tmp] : copy_back) std::memcpy(results[k]->data(), tmp->data(), results[k]->nbytes());
     outputs = std::move(results);
     return Status();

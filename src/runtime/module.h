@@ -94,6 +94,9 @@ class Module {
   ///   FAILED_PRECONDITION a read-only provided output
   ///   UNAVAILABLE        a device entry, and no CUDA plugin/driver/GPU
   ///   RESOURCE_EXHAUSTED an output could not be allocated, a shape is too large
+  ///   OUT_OF_RANGE       an index of `gather`/`take_along_axis` was outside its
+  ///                      range (docs/design/index-checks.md); the outputs are
+  ///                      then unspecified (provided ones may have been written)
   ///   INTERNAL           code generation failed
   /// Inputs whose data is not 64-byte aligned are copied to aligned memory
   /// first (the compiled code requires it), and unaligned provided outputs

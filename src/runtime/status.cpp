@@ -6,7 +6,7 @@ namespace {
 // Indexed by code; the C ABI's names (include/shapeml.h).
 constexpr const char* kNames[kStatusCodeCount] = {
     "OK", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "NOT_FOUND", "IO_ERROR", "CHECK_FAILED", "UNIMPLEMENTED",
-    "UNAVAILABLE", "INTERNAL", "FAILED_PRECONDITION", "INCOMPATIBLE_MODULE"};
+    "UNAVAILABLE", "INTERNAL", "FAILED_PRECONDITION", "INCOMPATIBLE_MODULE", "OUT_OF_RANGE"};
 }  // namespace
 
 const char* status_code_name(int32_t code) { return code >= 0 && code < kStatusCodeCount ? kNames[code] : "UNKNOWN"; }

@@ -28,10 +28,11 @@ enum class StatusCode : int32_t {
   Internal = 8,            // SHAPEML_STATUS_INTERNAL: a bug in shapeml
   FailedPrecondition = 9,  // SHAPEML_STATUS_FAILED_PRECONDITION: valid arguments, wrong state (read-only output)
   IncompatibleModule = 10, // SHAPEML_STATUS_INCOMPATIBLE_MODULE: a module built for another module ABI
+  OutOfRange = 11,         // SHAPEML_STATUS_OUT_OF_RANGE: an index in a call's data is out of range (index-checks.md)
 };
 
 /// Number of codes (one past the largest).
-inline constexpr int32_t kStatusCodeCount = 11;
+inline constexpr int32_t kStatusCodeCount = 12;
 
 /// The one code-name table: "INVALID_ARGUMENT"; "UNKNOWN" for a number that
 /// is no code. The C ABI's shapeml_status_code_name returns these strings.
@@ -64,6 +65,7 @@ inline Status resource_exhausted(std::string m) { return {StatusCode::ResourceEx
 inline Status failed_precondition(std::string m) { return {StatusCode::FailedPrecondition, std::move(m)}; }
 inline Status unavailable(std::string m) { return {StatusCode::Unavailable, std::move(m)}; }
 inline Status incompatible_module(std::string m) { return {StatusCode::IncompatibleModule, std::move(m)}; }
+inline Status out_of_range(std::string m) { return {StatusCode::OutOfRange, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::Internal, std::move(m)}; }
 
 /// A value or the Status that explains why there is none.

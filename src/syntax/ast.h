@@ -56,6 +56,15 @@ struct ExprAst {
   bool keepdims = false;
   std::optional<DimAst> start, size;    // slice
   std::optional<DimAst> repeats;        // repeat_interleave's `:repeats`; dim_value's dimension
+  /// call: `:dims ((VAR DIM) ...)`, the callee's shape variables given
+  /// explicitly (name, span of the name, value over the caller's variables).
+  struct CallDim {
+    std::string var;
+    Span span;
+    DimAst value;
+  };
+  std::vector<CallDim> call_dims;
+  bool has_call_dims = false;
 };
 
 struct LetAst {

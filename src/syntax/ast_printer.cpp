@@ -58,7 +58,15 @@ SExpr expr_sx(const ExprAst& x) {
   if (x.kind == ExprAst::Kind::Var) return sym(x.name);
   if (x.kind == ExprAst::Kind::Number) return sym(x.literal);
   std::vector<SExpr> items{sym(std::string(op_name(x.op)))};
-  if (x.op == OpKind::Call) items.push_back(sym(x.name));
+  if (x.op == OpKind::Call) {
+    items.push_back(sym(x.name));
+    if (x.has_call_dims) {
+      std::vector<SExpr> ds;
+      for (const auto& d : x.call_dims) ds.push_back(list({sym(d.var), dim_sx(d.value)}));
+      items.push_back(kw("dims"));
+      items.push_back(list(std::move(ds)));
+    }
+  }
   for (const auto& o : x.operands) items.push_back(expr_sx(o));
   switch (op_family(x.op)) {
     case OpFamily::Cast: items.push_back(sym(std::string(types::dtype_name(*x.dtype)))); break;

@@ -19,6 +19,8 @@ constexpr std::pair<OpKind, std::string_view> kNames[] = {
     {OpKind::Call, "call"}, {OpKind::Sin, "sin"}, {OpKind::Cos, "cos"}, {OpKind::Not, "not"}, {OpKind::And, "and"},
     {OpKind::Or, "or"}, {OpKind::ReduceMin, "reduce_min"}, {OpKind::Softmax, "softmax"},
     {OpKind::LogSoftmax, "log_softmax"}, {OpKind::RepeatInterleave, "repeat_interleave"}, {OpKind::DimValue, "dim_value"},
+    // indexing
+    {OpKind::Gather, "gather"}, {OpKind::TakeAlongAxis, "take_along_axis"},
 };
 }  // namespace
 
@@ -64,6 +66,8 @@ OpFamily op_family(OpKind k) {
     case OpKind::Softmax: case OpKind::LogSoftmax: return OpFamily::Softmax;
     case OpKind::RepeatInterleave: return OpFamily::RepeatInterleave;
     case OpKind::DimValue: return OpFamily::DimValue;
+    case OpKind::Gather: return OpFamily::Gather;
+    case OpKind::TakeAlongAxis: return OpFamily::TakeAlongAxis;
   }
   return OpFamily::Unary;
 }
@@ -80,5 +84,6 @@ bool op_needs_floating(OpKind k) {
 }
 
 bool op_needs_bool(OpKind k) { return k == OpKind::Not || k == OpKind::And || k == OpKind::Or; }
+bool op_reads_indices(OpKind k) { return k == OpKind::Gather || k == OpKind::TakeAlongAxis; }
 
 }  // namespace shapeml::syntax

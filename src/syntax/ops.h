@@ -26,11 +26,15 @@ enum class OpKind {
   Call,
   // §4.21-4.23
   Softmax, LogSoftmax, RepeatInterleave, DimValue,
+  // indexing (run-time index checks, docs/design/index-checks.md)
+  Gather, TakeAlongAxis,
 };
 
 enum class OpFamily { Unary, Binary, Compare, Select, Cast, Const, Fill, Iota, Matmul, Transpose, Permute,
                       Reshape, BroadcastTo, Concat, Slice, Reduce, CopyToDevice, CopyToHost, Call, Softmax, RepeatInterleave,
-                      DimValue };
+                      DimValue,
+                      // indexing: one family each (their rules and lowerings differ)
+                      Gather, TakeAlongAxis };
 
 std::optional<OpKind> parse_op(std::string_view name);
 std::string_view op_name(OpKind k);
@@ -40,5 +44,8 @@ OpFamily op_family(OpKind k);
 bool op_needs_floating(OpKind k);
 /// The logical operations `not`, `and`, `or`: bool operands only (§4.20).
 bool op_needs_bool(OpKind k);
+/// Operations that read at run-time indices (gather, take_along_axis): an
+/// entry containing one gets the hidden error record (index-checks.md).
+bool op_reads_indices(OpKind k);
 
 }  // namespace shapeml::syntax

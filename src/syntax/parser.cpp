@@ -207,6 +207,22 @@ class Parser {
     return true;
   }
 
+  // `:dims ((H 4) (Dh (* 2 D)))`: the callee's shape variables given at a call.
+  bool call_dims(const SExpr& v, ExprAst& x) {
+    if (!v.is_list()) { err(v, "`:dims` takes a list of pairs `((VAR DIM) ...)`"); return false; }
+    x.has_call_dims = true;
+    for (const SExpr& p : v.items) {
+      if (!p.is_list() || p.items.size() != 2 || !p.items[0].is_symbol()) {
+        err(p, "an explicit shape argument is `(VAR DIM)`, e.g. `(H 4)` or `(Dh (floordiv D 4))`");
+        return false;
+      }
+      auto d = dim(p.items[1]);
+      if (!d) return false;
+      x.call_dims.push_back({p.items[0].text, p.items[0].span, std::move(*d)});
+    }
+    return true;
+  }
+
   static size_t positional_count(const SExpr& s) {
     size_t n = 0;
     for (size_t i = 1; i < s.items.size() && s.items[i].kind != SExpr::Kind::Keyword; ++i) ++n;
@@ -373,10 +389,29 @@ class Parser {
         if (!dtype_and_device(s, n, x) || !attrs(s, end, x, {})) return std::nullopt;
         break;
       }
-      case OpFamily::Call:
-        if (n < 1 || !s.items[1].is_symbol()) { err(s, "`call` is `(call FUNCTION ARGS...)`"); return std::nullopt; }
+      case OpFamily::Call: {
+        if (n < 1 || !s.items[1].is_symbol()) { err(s, "`call` is `(call FUNCTION ARGS...)` or `(call FUNCTION :dims ((VAR DIM) ...) ARGS...)`"); return std::nullopt; }
         x.name = s.items[1].text;
+        if (n == 1 && s.items.size() > 2 && s.items[2].kind == SExpr::Kind::Keyword && s.items[2].text == "dims") {
+          // `:dims` comes right after the callee, before the arguments.
+          if (s.items.size() < 4 || !call_dims(s.items[3], x)) {
+            if (s.items.size() < 4) err(s.items[2], "`:dims` needs a list `((VAR DIM) ...)`");
+            return std::nullopt;
+          }
+          size_t from = 4, to = from;
+          while (to < s.items.size() && s.items[to].kind != SExpr::Kind::Keyword) ++to;
+          if (!operands(s, from, to, x) || !attrs(s, to, x, {})) return std::nullopt;
+          break;
+        }
         if (!operands(s, 2, end, x) || !attrs(s, end, x, {})) return std::nullopt;
+        break;
+      }
+      case OpFamily::Gather:
+        if (!arity(2, "(gather TABLE INDICES)") || !operands(s, 1, end, x) || !attrs(s, end, x, {})) return std::nullopt;
+        break;
+      case OpFamily::TakeAlongAxis:
+        if (!arity(2, "(take_along_axis X INDICES :axis K)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis"})) return std::nullopt;
+        if (!x.axis) x.axis = -1;  // the last axis, as for a classifier's logits
         break;
     }
     return x;

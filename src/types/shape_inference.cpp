@@ -1,5 +1,6 @@
 #include "types/shape_inference.h"
 
+#include <algorithm>
 #include <set>
 
 namespace shapeml::types {
@@ -61,9 +62,9 @@ std::optional<std::string> lone_variable(const Poly& p) {
 }
 
 InferencePlan plan_shape_inference(const std::vector<std::string>& dims, const std::vector<Shape>& params,
-                                   const std::vector<ShapeConstraint>& where) {
+                                   const std::vector<ShapeConstraint>& where, const std::set<std::string>& given) {
   InferencePlan plan;
-  std::set<std::string> known;
+  std::set<std::string> known = given;
   auto add = [&](InferenceStep s) {
     known.insert(s.var);
     plan.steps.push_back(std::move(s));
@@ -179,8 +180,18 @@ ConcreteSolve solve_shape_variables(const InferencePlan& plan, const std::vector
   return out;
 }
 
-SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const std::vector<Shape>& arg_shapes) {
+ConcreteSolve solve_call_shape_variables(const std::vector<std::string>& dims, const std::vector<Shape>& params,
+                                         const std::vector<ShapeConstraint>& where, const std::vector<const std::vector<int64_t>*>& shapes,
+                                         const std::map<std::string, int64_t>& given) {
+  std::set<std::string> names;
+  for (const auto& [v, x] : given) names.insert(v);
+  return solve_shape_variables(plan_shape_inference(dims, params, where, names), shapes, given);
+}
+
+SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const std::vector<Shape>& arg_shapes,
+                                             const std::map<std::string, Poly>& given) {
   SymbolicSolve out;
+  out.substitution = given;
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const InferenceStep& s = plan.steps[k];
     if (out.substitution.count(s.var)) continue;
@@ -193,21 +204,44 @@ SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const st
       target = arg_shapes[s.param][s.dim];
     }
     Poly numerator = target - s.rest.subst(out.substitution);
-    auto c = s.coeff.subst(out.substitution).constant_value();
-    bool exact = c && *c != 0;
-    if (exact)
-      for (const auto& [key, t] : numerator.terms()) exact &= t.coeff % *c == 0;
-    if (!exact) {
+    // The coefficient must be one monomial c·a1·...·an (a constant, or e.g.
+    // the caller's H for (* H Dh) with H given at the call) that divides every
+    // term of the numerator: then the quotient is exact for every value of
+    // the caller's variables.
+    Poly coeff = s.coeff.subst(out.substitution);
+    std::optional<Poly> q;
+    if (coeff.terms().size() == 1) {
+      const Term& m = coeff.terms().begin()->second;
+      q = Poly::constant(0);
+      for (const auto& [key, t] : numerator.terms()) {
+        if (m.coeff == 0 || t.coeff % m.coeff != 0) {
+          q.reset();
+          break;
+        }
+        std::vector<Atom> rest = t.atoms;  // t's atoms minus m's (multisets)
+        bool divides = true;
+        for (const Atom& a : m.atoms) {
+          auto it = std::find_if(rest.begin(), rest.end(), [&](const Atom& b) { return b.key == a.key; });
+          if (it == rest.end()) {
+            divides = false;
+            break;
+          }
+          rest.erase(it);
+        }
+        if (!divides) {
+          q.reset();
+          break;
+        }
+        Poly term = Poly::constant(t.coeff / m.coeff);
+        for (const Atom& a : rest) term = term * atom_poly(a);
+        *q = *q + term;
+      }
+    }
+    if (!q) {
       out.failed_step = k;
       return out;
     }
-    Poly q = Poly::constant(0);
-    for (const auto& [key, t] : numerator.terms()) {
-      Poly term = Poly::constant(t.coeff / *c);
-      for (const Atom& a : t.atoms) term = term * atom_poly(a);
-      q = q + term;
-    }
-    out.substitution[s.var] = q;
+    out.substitution[s.var] = *q;
   }
   return out;
 }

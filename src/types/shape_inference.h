@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,11 @@ struct InferencePlan {
 
 /// Plans the inference for a signature: `dims` in declaration order,
 /// `params[i]` the shape of parameter i, `where` the constraints.
+/// `given`: variables whose values the caller supplies (a call's `:dims`,
+/// spec §4.18); they count as known from the start, so a dimension such as
+/// (* H Dh) solves for Dh once H is given. They get no step.
 InferencePlan plan_shape_inference(const std::vector<std::string>& dims, const std::vector<Shape>& params,
-                                   const std::vector<ShapeConstraint>& where);
+                                   const std::vector<ShapeConstraint>& where, const std::set<std::string>& given = {});
 
 /// When `p` is exactly one variable with coefficient 1, its name.
 std::optional<std::string> lone_variable(const Poly& p);
@@ -82,15 +86,26 @@ struct ConcreteSolve {
 ConcreteSolve solve_shape_variables(const InferencePlan& plan, const std::vector<const std::vector<int64_t>*>& shapes,
                                     const std::map<std::string, int64_t>& known = {});
 
+/// A call's binding at concrete sizes (an inlined call in a back end): the
+/// callee's variables in `given` (its `:dims`, evaluated) first, the rest by
+/// the plan for `dims`/`params`/`where` with those given. One function so
+/// that every back end binds a call the same way.
+ConcreteSolve solve_call_shape_variables(const std::vector<std::string>& dims, const std::vector<Shape>& params,
+                                         const std::vector<ShapeConstraint>& where, const std::vector<const std::vector<int64_t>*>& shapes,
+                                         const std::map<std::string, int64_t>& given);
+
 /// Runs `plan` on symbolic sizes (a call's argument dimensions, over the
 /// caller's variables). A step whose division is not exact symbolically
-/// (the coefficient is not a constant that divides every coefficient of
-/// target - rest) fails: `failed_step` is set and the substitution holds
+/// (the coefficient is not one monomial, a constant or a product such as the
+/// caller's H, that divides every term of target - rest) fails: `failed_step` is set and the substitution holds
 /// what was solved before it. May throw DimOverflow.
 struct SymbolicSolve {
   std::map<std::string, Poly> substitution;
   std::optional<size_t> failed_step;
 };
-SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const std::vector<Shape>& arg_shapes);
+/// `given` seeds the substitution (a call's explicit `:dims`, planned with
+/// the same names as plan_shape_inference's `given`).
+SymbolicSolve solve_shape_variables_symbolic(const InferencePlan& plan, const std::vector<Shape>& arg_shapes,
+                                             const std::map<std::string, Poly>& given = {});
 
 }  // namespace shapeml::types

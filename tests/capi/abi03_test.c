@@ -76,7 +76,9 @@ static void test_status_create_and_codes(void** state) {
   assert_string_equal(shapeml_status_code_name(SHAPEML_STATUS_OUT_OF_MEMORY), "RESOURCE_EXHAUSTED");
   assert_string_equal(shapeml_status_code_name(SHAPEML_STATUS_FAILED_PRECONDITION), "FAILED_PRECONDITION");
   assert_string_equal(shapeml_status_code_name(SHAPEML_STATUS_INCOMPATIBLE_MODULE), "INCOMPATIBLE_MODULE");
-  assert_string_equal(shapeml_status_code_name(11), "UNKNOWN");
+  assert_string_equal(shapeml_status_code_name(SHAPEML_STATUS_OUT_OF_RANGE), "OUT_OF_RANGE");
+  assert_int_equal(SHAPEML_STATUS_OUT_OF_RANGE, 11);
+  assert_string_equal(shapeml_status_code_name(12), "UNKNOWN");
 }
 
 /* ---- capabilities --------------------------------------------------------- */
@@ -88,7 +90,7 @@ static void test_capabilities(void** state) {
   assert_int_equal(c.abi_major, SHAPEML_VERSION_MAJOR);
   assert_int_equal(c.abi_minor, 3);
   assert_int_equal(c.abi_patch, SHAPEML_VERSION_PATCH);
-  assert_int_equal(c.module_abi_version, 1);
+  assert_int_equal(c.module_abi_version, 2);
 #ifdef WITH_COMPILER
   assert_int_equal(c.jit, 1);
   assert_int_equal(c.aot_build, 1);

@@ -1159,19 +1159,14 @@ class FuncTyper:
             if A.rank < 2 or B.rank < 2:
                 self.fail('E0203')
                 return None
-            if B.rank != 2 and A.rank != B.rank:
-                self.fail('E0203')
-                return None
             ok = True
             if poly_of(A.dims[-1]) != poly_of(B.dims[-2]):
                 ok &= self.require('=', A.dims[-1], B.dims[-2], 'E0301')
-            if B.rank == A.rank:
-                for i in range(A.rank - 2):
-                    if poly_of(A.dims[i]) != poly_of(B.dims[i]):
-                        ok &= self.require('=', A.dims[i], B.dims[i], 'E0301')
-            if not ok:
+            # Batch dimensions broadcast (spec §4.10), after the contraction.
+            batch = self.broadcast(tuple(A.dims[:-2]), tuple(B.dims[:-2]))
+            if not ok or batch is None:
                 return None
-            return TT(A.dtype, A.dims[:-1] + (B.dims[-1],), A.dev)
+            return TT(A.dtype, tuple(batch) + (A.dims[-2], B.dims[-1]), A.dev)
         if op == 'transpose':
             if ins[0].rank < 2:
                 self.fail('E0203')

@@ -967,6 +967,144 @@ def main():
         ins = [randn((b_, hk * g_, s_, dh)), randn((b_, hk, s_, dh)), randn((b_, hk, s_, dh)), causal]
         case(f"example gqa_attention B={b_} Hk={hk} G={g_} S={s_} Dh={dh}", gqa_src, ins, gqa_ref, entry="attention")
 
+    # ------------------------------------------------------------------ §4.10 matmul batch broadcasting
+    # NumPy/PyTorch rules: batch dims (all but the last two) broadcast by
+    # B-Shape. Every rank pair 2..4, a literal 1 on either side, f64 exact
+    # against torch.matmul in float64, f32 within MM.
+    def bshape(batch, mk):
+        return " ".join(batch + mk)
+    bcases = [
+        # (a batch dims, b batch dims, concrete sizes per name)
+        ([], ["B"]), ([], ["A", "B"]), (["B"], ["A", "B"]), (["A", "B"], ["B"]), (["A", "B"], []),
+        (["B"], []), ([], []), (["B"], ["B"]), (["A", "B"], ["A", "B"]),
+        (["1"], ["B"]), (["B"], ["1"]), (["A", "1"], ["B"]), (["1", "B"], ["A", "1"]), (["A", "1"], ["A", "B"]),
+        (["A", "B"], ["1", "1"]), (["1"], ["A", "B"]), (["A", "1"], ["1", "B"]),
+    ]
+    sizes = {"A": 2, "B": 3, "M": 5, "K": 7, "N": 4}
+    for ba, bb in bcases:
+        out_b = []
+        na, nb = len(ba), len(bb)
+        n = max(na, nb)
+        for i in range(n):
+            da = ba[i - (n - na)] if i >= n - na else None
+            db = bb[i - (n - nb)] if i >= n - nb else None
+            out_b.append(db if da in (None, "1") and db is not None else da)
+        used = sorted({d for d in ba + bb + ["M", "K", "N"] if d != "1"})
+        for dt in ("f64", "f32"):
+            src = module(func([("a", T(dt, bshape(ba, ["M", "K"]))), ("b", T(dt, bshape(bb, ["K", "N"])))],
+                              T(dt, bshape(out_b, ["M", "N"])), "(return (matmul a b))", dims=" ".join(used)))
+            sa = tuple(sizes.get(d, 1) for d in ba + ["M", "K"])
+            sb = tuple(sizes.get(d, 1) for d in bb + ["K", "N"])
+            case(f"matmul bcast {dt} {list(sa)}x{list(sb)}", src, [randn(sa, dt), randn(sb, dt)], torch.matmul,
+                 tol=MM64 if dt == "f64" else MM)
+    # Attention shapes: (B H S D) x (B H D S) and (B 1 S D) x (H D T); larger
+    # sizes so the tuned (tiled) batch kernel runs on the broadcast operands.
+    src = module(func([("q", T("f32", "B 1 S D")), ("k", T("f32", "H D T"))], T("f32", "B H S T"),
+                      "(return (matmul q k))", dims="B H S D T"))
+    case("matmul bcast attention [2,1,64,32]x[4,32,48]", src, [randn((2, 1, 64, 32)), randn((4, 32, 48))], torch.matmul,
+         tol=MM)
+    src = module(func([("a", T("i64", "M K")), ("b", T("i64", "B K N"))], T("i64", "B M N"), "(return (matmul a b))",
+                      dims="B M K N"))
+    case("matmul bcast i64 [5,7]x[3,7,4]", src, [randint(-50, 50, (5, 7), "i64"), randint(-50, 50, (3, 7, 4), "i64")],
+         torch.matmul)
+
+    # ------------------------------------------------------------------ §4.20-4.21 indexing
+    # gather as an embedding lookup, take_along_axis as the NLL pick (on plain
+    # logits: log_softmax is another branch's), both index dtypes, every
+    # index value of the range incl. 0 and V-1, and the run-time index check.
+    emb = module(func([("table", T("f32", "V D")), ("idx", T("i64", "B S"))], T("f32", "B S D"),
+                      "(return (gather table idx))", dims="V D B S"))
+    case("gather embedding f32 [64,16] by i64 [3,5]", emb, [randn((64, 16)), randint(0, 64, (3, 5), "i64")],
+         lambda t, i: F.embedding(i, t), tol=("exact", 0))
+    case("gather embedding f32 [7,3] by every row", emb, [randn((7, 3)), np.arange(7, dtype=np.int64).reshape(1, 7)],
+         lambda t, i: F.embedding(i, t), tol=("exact", 0))
+    src = module(func([("table", T("f64", "V")), ("idx", T("i32", "N"))], T("f64", "N"),
+                      "(return (gather table idx))", dims="V N"))
+    case("gather rank-1 table f64 by i32 [9]", src, [randn(5, "f64"), randint(0, 5, 9, "i32")],
+         lambda t, i: t[i.long()], tol=("exact", 0))
+    src = module(func([("table", T("i32", "V 2 3")), ("idx", T("i32", ""))], T("i32", "2 3"),
+                      "(return (gather table idx))", dims="V"))
+    case("gather rank-0 index into [V,2,3] i32", src, [randint(-9, 9, (4, 2, 3), "i32"), np.array(3, np.int32)],
+         lambda t, i: t[i.long()])
+    src = module(func([("table", T("bool", "V D")), ("idx", T("i64", "N 2"))], T("bool", "N 2 D"),
+                      "(return (gather table idx))", dims="V D N"))
+    case("gather bool table", src, [rng.random((6, 3)) < 0.5, randint(0, 6, (4, 2), "i64")],
+         lambda t, i: t[i])
+    src = module(func([("table", T("f32", "V D")), ("idx", T("i32", "N"))], T("f32", "N D"),
+                      "(return (cast (gather (cast table bf16) idx) f32))", dims="V D N"))
+    case("gather bf16 table (bits copied)", src, [randn((6, 4)), randint(0, 6, 5, "i32")],
+         lambda t, i: t.to(BF16).to(torch.float64)[i.long()], tol=("exact", 0))
+    nll = module(func([("logits", T("f32", "B T V")), ("targets", T("i64", "B T"))], T("f32", "B T"),
+                      "(return (neg (take_along_axis logits targets)))", dims="B T V"))
+    case("take_along_axis NLL pick [2,5,11] (default axis -1)", nll, [randn((2, 5, 11)), randint(0, 11, (2, 5), "i64")],
+         lambda x, t: -torch.gather(x, -1, t.unsqueeze(-1)).squeeze(-1), tol=("exact", 0))
+    nll_mean = module(func([("logits", T("f64", "B T V")), ("targets", T("i32", "B T"))], T("f64", ""),
+                           "(return (reduce_mean (neg (take_along_axis logits targets :axis 2))))", dims="B T V"))
+    case("take_along_axis NLL mean f64, i32 targets", nll_mean, [randn((3, 4, 10), "f64"), randint(0, 10, (3, 4), "i32")],
+         lambda x, t: F.nll_loss(x.reshape(-1, 10), t.reshape(-1).long()))
+    src = module(func([("x", T("f32", "A B C")), ("i", T("i32", "B C"))], T("f32", "B C"),
+                      "(return (take_along_axis x i :axis 0))", dims="A B C"))
+    case("take_along_axis :axis 0 [4,3,5]", src, [randn((4, 3, 5)), randint(0, 4, (3, 5), "i32")],
+         lambda x, i: torch.gather(x, 0, i.long().unsqueeze(0)).squeeze(0), tol=("exact", 0))
+    src = module(func([("x", T("i64", "A B C")), ("i", T("i64", "A C"))], T("i64", "A C"),
+                      "(return (take_along_axis x i :axis -2))", dims="A B C"))
+    case("take_along_axis :axis -2 i64 [2,6,3]", src, [randint(-99, 99, (2, 6, 3), "i64"), randint(0, 6, (2, 3), "i64")],
+         lambda x, i: torch.gather(x, 1, i.unsqueeze(1)).squeeze(1))
+
+    def expect_out_of_range(name, fn, *needles):
+        """A call that must fail with OUT_OF_RANGE whose message holds every needle."""
+        try:
+            fn()
+        except shapeml.Error as ex:
+            missing = [n for n in needles if n not in ex.message]
+            ok = ex.name == "OUT_OF_RANGE" and not missing
+            R.report(name, 0.0 if ok else "-", ok, f"{ex.name}" + (f" missing {missing}: {ex.message}" if missing else ""))
+            return
+        except Exception as ex:  # noqa: BLE001
+            R.report(name, "-", False, f"{type(ex).__name__}: {ex}")
+            return
+        R.report(name, "-", False, "no error raised")
+    bad = randint(0, 64, (3, 5), "i64")
+    bad[1, 3] = 70
+    expect_out_of_range("gather index 70 of [0,64) rejected (JIT)", lambda: R.module(emb).call("f", randn((64, 16)), bad),
+                        "gather at golden.sml:", "index 70 is out of range [0, 64) at idx[1, 3]")
+    bad = randint(0, 64, (3, 5), "i64")
+    bad[2, 0], bad[2, 4] = -1, 64
+    expect_out_of_range("gather index -1 (not wrapped) rejected (JIT)", lambda: R.module(emb).call("f", randn((64, 16)), bad),
+                        "index -1 is out of range [0, 64) at idx[2, 0]")
+    tg = randint(0, 11, (2, 5), "i64")
+    tg[0, 4] = 11
+    expect_out_of_range("take_along_axis index 11 of [0,11) rejected", lambda: R.module(nll).call("f", randn((2, 5, 11)), tg),
+                        "take_along_axis at golden.sml:", "index 11 is out of range [0, 11) at targets[0, 4]")
+    case("gather after a rejected call: module still works", emb, [randn((64, 16)), randint(0, 64, (3, 5), "i64")],
+         lambda t, i: F.embedding(i, t), tol=("exact", 0))
+
+    # ------------------------------------------------------------------ §4.18 explicit shape arguments
+    heads = ("(func heads (dims B S H Dh)\n"
+             "  (params (x (tensor f32 (B S (* H Dh)) host)))\n"
+             "  (returns (tensor f32 (B H S Dh) host))\n"
+             "  (return (permute (reshape x (B S H Dh)) (0 2 1 3))))\n")
+    src = ("(module golden\n" + heads +
+           "(func f (dims B S D) (where (= (mod D 4) 0))\n"
+           "  (params (x (tensor f32 (B S D) host)))\n"
+           "  (returns (tensor f32 (B 4 S (floordiv D 4)) host))\n"
+           "  (return (call heads :dims ((H 4) (Dh (floordiv D 4))) x))))\n")
+    case("call :dims ((H 4) (Dh (floordiv D 4))) split heads", src, [randn((2, 3, 8))],
+         lambda x: x.reshape(2, 3, 4, 2).permute(0, 2, 1, 3), tol=("exact", 0))
+    src = ("(module golden\n" + heads +
+           "(func f (dims B S H Dh)\n"
+           "  (params (x (tensor f32 (B S (* H Dh)) host)) (w (tensor f32 (H Dh) host)))\n"
+           "  (returns (tensor f32 (B H S Dh) host))\n"
+           "  (return (add (call heads :dims ((H H)) x) (reshape w (1 H 1 Dh))))))\n")
+    case("call :dims ((H H)): Dh inferred from (* H Dh)", src, [randn((2, 3, 6)), randn((3, 2))],
+         lambda x, w: x.reshape(2, 3, 3, 2).permute(0, 2, 1, 3) + w.reshape(1, 3, 1, 2), tol=("exact", 0))
+    try:
+        R.module(src).call("heads", randn((2, 3, 6)))
+        R.report("a :dims-only function is no entry point", "-", False, "no error raised")
+    except shapeml.Error as ex:
+        R.report("a :dims-only function is no entry point", 0.0, ex.name == "NOT_FOUND" and "no entry point `heads`" in ex.message,
+                 ex.name)
+
     # ------------------------------------------------------------------ AOT
     # One shared object with several specializations, built by libshapeml.so,
     # loaded and called by libshapeml_runtime.so (no compiler in it).
@@ -986,9 +1124,13 @@ def main():
         # 4e-8 against softmax of the f32-rounded logits).
         func([("x", T("f32", "N M"))], T("f32", "N (* 2 M)"),
              "(return (repeat_interleave (softmax (mul (sin x) (dim_value M f32))) :repeats 2 :axis -1))", dims="N M",
-             name="sm"))
+             name="sm"),
+        func([("table", T("f32", "V D")), ("ids", T("i64", "B S"))], T("f32", "B S D"),
+             "(return (gather table ids))", dims="V D B S", name="emb"),
+        func([("a", T("f32", "M K")), ("b", T("f32", "B K N"))], T("f32", "B M N"), "(return (matmul a b))",
+             dims="B M K N", name="bmm"))
     bindings = ["mm_gelu:M=7,K=33,N=65", "mm_gelu:M=1,K=127,N=1", "red:A=3,B=33,C=5", "cat:N=4,A=3,B=5", "ew:N=7,M=9",
-                "sm:N=3,M=50"]
+                "sm:N=3,M=50", "emb:V=10,D=4,B=2,S=3", "bmm:B=3,M=5,K=7,N=4"]
     with tempfile.TemporaryDirectory() as tmp:
         so = os.path.join(tmp, "golden_aot.so")
         try:
@@ -1011,6 +1153,14 @@ def main():
                  entry="ew", module=aot)
             case("AOT sm: repeat_interleave(softmax(sin(x) * M)) [3,50]", aot_src, [randn((3, 50), "f32", 3)],
                  lambda x: torch.softmax(torch.sin(x) * 50, -1).repeat_interleave(2, dim=-1), entry="sm", module=aot)
+            case("AOT gather embedding [10,4] by [2,3]", aot_src, [randn((10, 4)), randint(0, 10, (2, 3), "i64")],
+                 lambda t, i: F.embedding(i, t), entry="emb", module=aot, tol=("exact", 0))
+            bad_ids = randint(0, 10, (2, 3), "i64")
+            bad_ids[1, 2] = 12
+            expect_out_of_range("AOT gather index 12 of [0,10) rejected", lambda: aot.call("emb", randn((10, 4)), bad_ids),
+                                "gather at golden_aot.sml:", "index 12 is out of range [0, 10) at ids[1, 2]")
+            case("AOT matmul bcast [5,7]x[3,7,4]", aot_src, [randn((5, 7)), randn((3, 7, 4))], torch.matmul, entry="bmm",
+                 module=aot, tol=MM)
             R.expect_error("AOT call with an unbuilt shape is rejected",
                            lambda: aot.call("mm_gelu", randn((2, 33)), randn((33, 65))))
             del aot

@@ -39,37 +39,45 @@ SIZES = [  # (B, S, H, Dh, F); D = H * Dh
 ]
 
 
-def reference(x, scale, g1, wq, wk, wv, wo, g2, w_gate, w_up, w_down, H):
-    """The block, from its description: h = x + Attn(RMSNorm(x)); out = h + SwiGLU(RMSNorm(h))."""
+def reference(x, g1, wq, wk, wv, wo, g2, w_gate, w_up, w_down, H, Hkv=None):
+    """The block, from its description: h = x + CausalAttn(RMSNorm(x)); out =
+    h + SwiGLU(RMSNorm(h)); with Hkv < H key/value heads, each shared by
+    H / Hkv query heads (grouped-query attention)."""
     B, S, D = x.shape
     Dh = D // H
+    Hkv = Hkv or H
 
     def rmsnorm(t, g):
         return t / torch.sqrt(t.pow(2).mean(dim=-1, keepdim=True) + EPS) * g
 
-    def heads(t):  # [B, S, D] -> [B, H, S, Dh]
-        return t.view(B, S, H, Dh).transpose(1, 2)
+    def heads(t, n):  # [B, S, n*Dh] -> [B, n, S, Dh]
+        return t.view(B, S, n, Dh).transpose(1, 2)
 
     n1 = rmsnorm(x, g1)
-    q, k, v = heads(n1 @ wq), heads(n1 @ wk), heads(n1 @ wv)
-    p = torch.softmax(torch.einsum("bhsd,bhtd->bhst", q, k) * scale, dim=-1)
+    q = heads(n1 @ wq.reshape(D, D), H)
+    k = heads(n1 @ wk.reshape(D, Hkv * Dh), Hkv).repeat_interleave(H // Hkv, dim=1)
+    v = heads(n1 @ wv.reshape(D, Hkv * Dh), Hkv).repeat_interleave(H // Hkv, dim=1)
+    scores = torch.einsum("bhsd,bhtd->bhst", q, k) / math.sqrt(Dh)
+    causal = torch.ones(S, S, dtype=torch.bool).tril()
+    p = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
     ctx = (p @ v).transpose(1, 2).reshape(B, S, D)
-    h = x + ctx @ wo
+    h = x + ctx @ wo.reshape(D, D)
     n2 = rmsnorm(h, g2)
     return h + (F.silu(n2 @ w_gate) * (n2 @ w_up)) @ w_down
 
 
-def make_inputs(rng, B, S, H, Dh, Fd):
+def make_inputs(rng, B, S, H, Dh, Fd, Hkv=None):
     D = H * Dh
+    Hkv = Hkv or H
 
-    def w(i, o):
-        return (rng.standard_normal((i, o)) / math.sqrt(i)).astype(np.float32)
+    def w(*shape):
+        return (rng.standard_normal(shape) / math.sqrt(shape[0] if len(shape) < 3 else D)).astype(np.float32)
 
     x = rng.standard_normal((B, S, D)).astype(np.float32)
-    scale = np.full((H, 1, 1), 1.0 / math.sqrt(Dh), np.float32)  # per-head score scale
     g1 = (1.0 + 0.1 * rng.standard_normal(D)).astype(np.float32)
     g2 = (1.0 + 0.1 * rng.standard_normal(D)).astype(np.float32)
-    return [x, scale, g1, w(D, D), w(D, D), w(D, D), w(D, D), g2, w(D, Fd), w(D, Fd), w(Fd, D)]
+    # projection weights carry their heads: (D H Dh), and wo (H Dh D)
+    return [x, g1, w(D, H, Dh), w(D, Hkv, Dh), w(D, Hkv, Dh), w(H, Dh, D), g2, w(D, Fd), w(D, Fd), w(Fd, D)]
 
 
 def rmse(a, b):
@@ -83,13 +91,13 @@ def main():
     src = open(os.path.join(ROOT, "examples", "transformer_block.sml")).read()
     print(f"# gate: RMSE(shapeml f32, ref f64) <= {MULTIPLIER:g} * RMSE(torch f32, ref f64) + {ATOL:g}")
 
-    def gate(name, call, args, H):
+    def gate(name, call, args, H, Hkv=None):
         try:
             (y,) = call(args)
             t64 = [torch.from_numpy(np.asarray(a, np.float64)) for a in args]
             t32 = [torch.from_numpy(np.asarray(a)) for a in args]
-            ref = reference(*t64, H).numpy()
-            base = rmse(reference(*t32, H).numpy(), ref)
+            ref = reference(*t64, H, Hkv).numpy()
+            base = rmse(reference(*t32, H, Hkv).numpy(), ref)
             err = rmse(y, ref)
             bound = MULTIPLIER * base + ATOL
             ok = y.shape == ref.shape and y.dtype == np.float32 and err <= bound
@@ -102,8 +110,8 @@ def main():
     for B, S, H, Dh, Fd in SIZES:
         cases.append(((B, S, H, Dh, Fd), make_inputs(rng, B, S, H, Dh, Fd)))
 
-    # The example exactly as written, JIT and AOT. H comes from the shape of
-    # `scale`, Dh from the where-equality D = H*Dh.
+    # The example exactly as written, JIT and AOT. H and Dh come from the
+    # shapes of the projection weights (D H Dh).
     for (B, S, H, Dh, Fd), args in cases:
         tag = f"B={B},S={S},H={H},Dh={Dh},D={H * Dh},F={Fd}"
         gate(f"block JIT {tag}", lambda a: R.module(src, "examples/transformer_block.sml").call("block", *a), args, H)
@@ -114,6 +122,11 @@ def main():
                 R.sdk.build(src, [f"block:B={B},S={S},D={H * Dh},H={H},Dh={Dh},F={Fd}"], so, name="transformer_block.sml")
                 return R.runtime.load(so).call("block", *a)
             gate(f"block AOT {tag}", aot, args, H)
+    # The grouped-query variant: Hkv key/value heads, G = H / Hkv.
+    for B, S, H, Hkv, Dh, Fd in [(2, 16, 4, 2, 8, 64), (1, 9, 6, 2, 16, 96), (2, 5, 4, 1, 8, 32)]:
+        args = make_inputs(rng, B, S, H, Dh, Fd, Hkv)
+        gate(f"block_gqa JIT B={B},S={S},H={H},Hkv={Hkv},Dh={Dh},F={Fd}",
+             lambda a: R.module(src, "examples/transformer_block.sml").call("block_gqa", *a), args, H, Hkv)
     return R.finish("golden-transformer")
 
 

@@ -142,9 +142,11 @@ cpu::CpuJit& naive_jit() {
   return j;
 }
 
-// Compiles `entry` at `b`, runs it on `ins`, returns the outputs.
+// Compiles `entry` at `b`, runs it on `ins`, returns the outputs. An entry
+// with index checks gets its error record (zeroed) after the outputs; its
+// words land in `*record` when given.
 std::vector<Tensor> run(const std::string& src, const std::string& entry, const std::map<std::string, int64_t>& b, const std::vector<Tensor>& ins,
-                        cpu::CpuJit& j = jit()) {
+                        cpu::CpuJit& j = jit(), std::vector<int64_t>* record = nullptr) {
   auto r = check(src);
   if (!r->ok()) return {};
   std::string err;
@@ -178,6 +180,11 @@ std::vector<Tensor> run(const std::string& src, const std::string& entry, const 
     bufs.push_back(alloc(o.dtype, o.num_elements()));
     ptrs.push_back(bufs.back().get());
   }
+  if (sig.error_record) {
+    bufs.push_back(alloc(DType::I64, static_cast<int64_t>(sig.error_record)));
+    std::memset(bufs.back().get(), 0, sig.error_record * 8);
+    ptrs.push_back(bufs.back().get());
+  }
   std::vector<std::vector<uint8_t>> before;
   for (size_t i = 0; i < ins.size(); ++i) {
     const uint8_t* p = static_cast<const uint8_t*>(ptrs[i]);
@@ -192,6 +199,13 @@ std::vector<Tensor> run(const std::string& src, const std::string& entry, const 
     const void* p = ptrs[ins.size() + i];
     for (int64_t k = 0; k < numel(t.shape); ++k) t.v.push_back(load(p, t.dt, k));
     outs.push_back(std::move(t));
+  }
+  if (record) {
+    record->clear();
+    if (sig.error_record) {
+      const auto* w = static_cast<const int64_t*>(ptrs.back());
+      record->assign(w, w + sig.error_record);
+    }
   }
   return outs;
 }
@@ -996,6 +1010,50 @@ TEST(Text, MlirShowsTheMatmulStrategy) {
 
 // ---- AOT ---------------------------------------------------------------------------
 
+// The code side of the index checks (docs/design/index-checks.md), without
+// the runtime: the error record holds {site, index, bound, coordinates} of the
+// first bad index (sites in program order, calls inlined; row-major within
+// one), zeros when all are in range; a bad index is clamped, never read out
+// of bounds; an entry without index operations has no record.
+TEST(IndexChecks, ErrorRecordAndClampedReads) {
+  const std::string src = R"((module ix
+  (func pick (dims B V) (params (x (tensor f64 (B V) host)) (i (tensor i32 (B) host))) (returns (tensor f64 (B) host))
+    (return (take_along_axis x i)))
+  (func two (dims V D N) (params (t (tensor f64 (V D) host)) (i (tensor i64 (N) host)) (j (tensor i32 (D) host)))
+    (returns (tensor f64 (N D) host) (tensor f64 (D) host))
+    (return (gather t i) (call pick (transpose t) j)))
+  (func plain (dims N) (params (x (tensor f64 (N) host))) (returns (tensor f64 (N) host)) (return (neg x)))))";
+  std::vector<int64_t> rec;
+  Tensor x{DType::F64, {2, 3}, {10, 11, 12, 20, 21, 22}};
+  auto ok = run(src, "pick", {{"B", 2}, {"V", 3}}, {x, {DType::I32, {2}, {2, 0}}}, jit(), &rec);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].v, (std::vector<double>{12, 20}));
+  EXPECT_EQ(rec, (std::vector<int64_t>{0, 0, 0, 0}));
+  // Index 3 of [0, 3) at i[1]: clamped to 2 (reads x[1, 2]), recorded.
+  auto bad = run(src, "pick", {{"B", 2}, {"V", 3}}, {x, {DType::I32, {2}, {1, 3}}}, jit(), &rec);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].v, (std::vector<double>{11, 22}));
+  EXPECT_EQ(rec, (std::vector<int64_t>{1, 3, 3, 1}));
+  // -1 is not wrapped: clamped to 0, recorded.
+  run(src, "pick", {{"B", 2}, {"V", 3}}, {x, {DType::I32, {2}, {-1, 0}}}, jit(), &rec);
+  EXPECT_EQ(rec, (std::vector<int64_t>{1, -1, 3, 0}));
+  // Two sites: the gather (site 1) and the inlined take_along_axis (site 2).
+  Tensor t{DType::F64, {3, 2}, {0, 1, 2, 3, 4, 5}};
+  auto two = run(src, "two", {{"V", 3}, {"D", 2}, {"N", 2}}, {t, {DType::I64, {2}, {2, 1}}, {DType::I32, {2}, {0, 7}}}, jit(), &rec);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].v, (std::vector<double>{4, 5, 2, 3}));
+  EXPECT_EQ(rec, (std::vector<int64_t>{2, 7, 3, 1}));  // only site 2 is bad: index 7 of [0, 3) at j[1]
+  run(src, "two", {{"V", 3}, {"D", 2}, {"N", 2}}, {t, {DType::I64, {2}, {9, 5}}, {DType::I32, {2}, {0, 7}}}, jit(), &rec);
+  EXPECT_EQ(rec, (std::vector<int64_t>{1, 9, 3, 0}));  // both bad: the first site, its first position
+  // Zero cost: no record for an entry without index operations.
+  std::string err;
+  cpu::ConcreteSignature sig;
+  auto r = check(src);
+  ASSERT_TRUE(cpu::specialize_signature(*r->module, "plain", {{"N", 4}}, sig, err)) << err;
+  EXPECT_EQ(sig.error_record, 0u);
+  EXPECT_EQ(cpu::emit_mlir(*r->module, "plain", {{"N", 4}}).find("error_record"), std::string::npos);
+}
+
 TEST(Aot, SharedObjectWithManifest) {
   std::string src = R"((module aot
   (func scale (dims N) (params (x (tensor f32 (N) host)) (k (tensor f32 () host))) (returns (tensor f32 (N) host) (tensor bool (N) host))
@@ -1021,7 +1079,7 @@ TEST(Aot, SharedObjectWithManifest) {
   EXPECT_EQ(abi(), shapeml::abi::kCompiledEntryAbiVersion);
   std::string mf = manifest();
   EXPECT_EQ(mf, cpu::manifest_text(*r->module, specs, "x86-64"));
-  EXPECT_NE(mf.find("(shapeml-module (abi 1) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
+  EXPECT_NE(mf.find("(shapeml-module (abi 2) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(entry scale (dims N) (where)"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(params (x (tensor f32 (N) host)) (k (tensor f32 () host)))"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(specialization (bind (N 5)) (symbol shapeml_scale_1))"), std::string::npos) << mf;

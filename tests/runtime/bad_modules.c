@@ -1,5 +1,5 @@
 /* Broken shapeml modules, one per preprocessor flag (see CMakeLists.txt):
- *   BAD_ABI          reports module ABI version 2
+ *   BAD_ABI          reports module ABI version 3 (from the future)
  *   MISSING_SYMBOL   its manifest names a symbol it does not export
  *   BAD_MANIFEST     its manifest does not parse
  *   NO_MANIFEST      exports the ABI version but no manifest */
@@ -8,8 +8,8 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #if defined(BAD_ABI)
-EXPORT uint32_t shapeml_module_abi_version(void) { return 2; }
-EXPORT const char* shapeml_module_manifest(void) { return "(shapeml-module (abi 2) (name future))"; }
+EXPORT uint32_t shapeml_module_abi_version(void) { return 3; }
+EXPORT const char* shapeml_module_manifest(void) { return "(shapeml-module (abi 3) (name future))"; }
 #elif defined(MISSING_SYMBOL)
 EXPORT uint32_t shapeml_module_abi_version(void) { return 1; }
 EXPORT const char* shapeml_module_manifest(void) {

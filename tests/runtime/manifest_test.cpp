@@ -90,10 +90,13 @@ TEST(Manifest, RejectsMalformedManifestsWithPositions) {
 }
 
 TEST(Manifest, RejectsOtherAbiVersionsAndMissingHeaders) {
-  auto r = parse_manifest("(shapeml-module (abi 2) (name m))", "new.so");
+  auto r = parse_manifest("(shapeml-module (abi 3) (name m))", "new.so");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::IncompatibleModule);
-  EXPECT_NE(r.status().message().find("(abi 2)"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("(abi 3)"), std::string::npos) << r.status().message();
+  // abi 1 (before index checks) is still read; abi 2 adds (index-checks ...).
+  EXPECT_TRUE(parse_manifest("(shapeml-module (abi 1) (name m))", "old.so").ok());
+  EXPECT_TRUE(parse_manifest("(shapeml-module (abi 2) (name m))", "new.so").ok());
   EXPECT_FALSE(parse_manifest("(shapeml-module (name m))", "x").ok());
   EXPECT_FALSE(parse_manifest("(shapeml-module (abi 1))", "x").ok());
   EXPECT_FALSE(parse_manifest("", "x").ok());
@@ -178,4 +181,43 @@ TEST(ShapeBinding, SolvesAProductOnceOneFactorIsBound) {
   auto bad = bind(m->entries[0], {{5}, {12}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("for no integer M"), std::string::npos) << bad.status().message();
+}
+
+namespace {
+const std::string kEmbed =
+    "(entry embed (dims V D N) (params (t (tensor f32 (V D) host)) (i (tensor i64 (N) host))) (returns (tensor f32 (N D) host))\n"
+    "  (index-checks (site 1 gather \"a \\\"b\\\".sml:12:15\" 1 \"i\") (site 2 take_along_axis \"m.sml:3:4\" 3 \"\")))";
+}  // namespace
+
+TEST(Manifest, IndexChecks) {
+  // abi 2: the sites of the error record (docs/design/index-checks.md).
+  auto r = parse_manifest("(shapeml-module (abi 2) (name m)\n" + kEmbed + ")", "test.so");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const EntrySig& e = r->entries.at(0);
+  ASSERT_EQ(e.index_sites.size(), 2u);
+  EXPECT_EQ(e.index_sites[0].op, "gather");
+  EXPECT_EQ(e.index_sites[0].location, "a \"b\".sml:12:15");
+  EXPECT_EQ(e.index_sites[0].operand, "i");
+  EXPECT_EQ(e.index_sites[1].rank, 3u);
+  EXPECT_EQ(e.index_sites[1].operand, "");
+  EXPECT_EQ(e.error_record_size(), 6u);  // site, index, bound + 3 coordinates
+  // No sites: no record (zero cost).
+  auto plain = parse_manifest("(shapeml-module (abi 2) (name m) (entry f (dims N) (params (x (tensor f32 (N) host))) "
+                              "(returns (tensor f32 (N) host))))",
+                              "test.so");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->entries.at(0).error_record_size(), 0u);
+  // An abi-1 module has no index checks; sites must be numbered in order.
+  auto old = parse_manifest("(shapeml-module (abi 1) (name m)\n" + kEmbed + ")", "test.so");
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("needs (abi 2)"), std::string::npos) << old.status().message();
+  auto gap = parse_manifest("(shapeml-module (abi 2) (name m) (entry f (dims N) (params (x (tensor i64 (N) host))) "
+                            "(returns (tensor i64 (N) host)) (index-checks (site 2 gather \"m:1:1\" 1 \"x\"))))",
+                            "test.so");
+  ASSERT_FALSE(gap.ok());
+  EXPECT_NE(gap.status().message().find("numbered 1, 2, ..."), std::string::npos) << gap.status().message();
+  auto bad = parse_manifest("(shapeml-module (abi 2) (name m) (entry f (dims N) (params (x (tensor i64 (N) host))) "
+                            "(returns (tensor i64 (N) host)) (index-checks (site 1 gather \"m:1:1\" -1 \"x\"))))",
+                            "test.so");
+  EXPECT_FALSE(bad.ok());
 }

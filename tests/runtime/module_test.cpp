@@ -209,7 +209,7 @@ TEST(ModuleLoad, ClearErrorsForBadModules) {
     EXPECT_NE(m.status().message().find(text), std::string::npos) << m.status().message();
   };
   check("/nonexistent/libnothing.so", StatusCode::NotFound, "/nonexistent/libnothing.so: cannot load module: No such file");
-  check(SHAPEML_TEST_BAD_ABI_MODULE, StatusCode::IncompatibleModule, "was built for module ABI version 2; this runtime loads version 1");
+  check(SHAPEML_TEST_BAD_ABI_MODULE, StatusCode::IncompatibleModule, "was built for module ABI version 3; this runtime loads versions 1 to 2");
   check(SHAPEML_TEST_MISSING_SYMBOL_MODULE, StatusCode::InvalidArgument,
         "the manifest names symbol `shapeml_f_2` for entry `f` (N=2), but the module does not export it");
   check(SHAPEML_TEST_BAD_MANIFEST_MODULE, StatusCode::InvalidArgument, ":2:45: manifest: unknown shape variable `M` [E0104]");

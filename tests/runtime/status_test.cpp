@@ -19,7 +19,8 @@ static_assert(static_cast<int32_t>(StatusCode::ResourceExhausted) == SHAPEML_STA
 static_assert(static_cast<int32_t>(StatusCode::FailedPrecondition) == SHAPEML_STATUS_FAILED_PRECONDITION);
 static_assert(static_cast<int32_t>(StatusCode::IncompatibleModule) == SHAPEML_STATUS_INCOMPATIBLE_MODULE);
 static_assert(SHAPEML_STATUS_OUT_OF_MEMORY == SHAPEML_STATUS_RESOURCE_EXHAUSTED);
-static_assert(kStatusCodeCount == SHAPEML_STATUS_INCOMPATIBLE_MODULE + 1);
+static_assert(static_cast<int32_t>(StatusCode::OutOfRange) == SHAPEML_STATUS_OUT_OF_RANGE);
+static_assert(kStatusCodeCount == SHAPEML_STATUS_OUT_OF_RANGE + 1);
 
 TEST(Status, ValuesAndNames) {
   Status ok;
@@ -30,6 +31,7 @@ TEST(Status, ValuesAndNames) {
   EXPECT_STREQ(status_code_name(StatusCode::Unimplemented), "UNIMPLEMENTED");
   EXPECT_STREQ(status_code_name(StatusCode::OutOfMemory), "RESOURCE_EXHAUSTED");
   EXPECT_STREQ(status_code_name(StatusCode::IncompatibleModule), "INCOMPATIBLE_MODULE");
+  EXPECT_STREQ(status_code_name(StatusCode::OutOfRange), "OUT_OF_RANGE");
   EXPECT_STREQ(status_code_name(-1), "UNKNOWN");
   EXPECT_STREQ(status_code_name(kStatusCodeCount), "UNKNOWN");
   Result<int> r = 5;

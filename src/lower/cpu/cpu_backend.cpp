@@ -198,7 +198,8 @@ std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Speci
   llvm::Module& mod = *pr.module;
   llvm::Function* body = mod.getFunction(eo.func_name);
   const ir::Function* f = m.find(s.entry);
-  size_t nbuf = f->params.size() + f->results.size();
+  // + the error record of an entry with index checks (index-checks.md).
+  size_t nbuf = f->params.size() + f->results.size() + (index_sites(m, s.entry).empty() ? 0 : 1);
   if (!body || body->arg_size() != nbuf) {
     error = "internal: the lowered function has an unexpected signature";
     return nullptr;
@@ -415,8 +416,11 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
                           std::vector<std::string>* symbols, bool every_function) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<size_t>> by_entry;
+  // A function whose shape variables only a call's `:dims` can give is no
+  // entry point (spec §4.19): the host could not bind them.
   if (every_function)
     for (const auto& f : m.functions) {
+      if (!undetermined_dims(f).empty()) continue;
       order.push_back(f.name);
       by_entry[f.name];
     }
@@ -439,7 +443,24 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
     s += ")\n    (returns";
     for (const auto& t : f->result_types) s += " " + t.str();
     s += ")";
-    if (lower::gpu::is_device_function(*f)) s += " (kind gpu-plan)";
+    if (lower::gpu::is_device_function(*f)) {
+      s += " (kind gpu-plan)";
+    } else if (auto sites = index_sites(m, f->name); !sites.empty()) {
+      // The error record's sites (abi 2; docs/design/index-checks.md).
+      auto quote = [](const std::string& t) {
+        std::string q = "\"";
+        for (char c : t) {
+          if (c == '"' || c == '\\') q += '\\';
+          q += c;
+        }
+        return q + "\"";
+      };
+      s += "\n    (index-checks";
+      for (size_t k = 0; k < sites.size(); ++k)
+        s += " (site " + std::to_string(k + 1) + " " + sites[k].op + " " + quote(sites[k].location) + " " + std::to_string(sites[k].rank) + " " +
+             quote(sites[k].operand) + ")";
+      s += ")";
+    }
     for (size_t i : by_entry[e]) {
       s += "\n    (specialization (bind";
       for (const auto& d : f->dims) {

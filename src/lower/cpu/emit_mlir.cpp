@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -349,6 +350,18 @@ class Emitter {
       out_tys.push_back(t);
       args.push_back(fresh("out" + std::to_string(i)) + ": " + memref_ty(t) + " {llvm.noalias}");
     }
+    // Index checks (docs/design/index-checks.md): one more buffer, after the
+    // outputs, only for entries that read run-time indices.
+    std::vector<IndexSite> sites = index_sites(m_, entry);
+    std::string record_arg;
+    Ty record_ty{DType::I64, {}};
+    if (!sites.empty()) {
+      size_t r = 0;
+      for (const auto& s : sites) r = std::max(r, s.rank);
+      record_ty.shape = {static_cast<int64_t>(3 + r)};
+      record_arg = fresh("error_record");
+      args.push_back(record_arg + ": " + memref_ty(record_ty) + " {llvm.noalias}");
+    }
     body_ = prologue;
     // Bool inputs: bytes -> i1 (any non-zero byte is true).
     for (auto& [idx, name] : pending_bool_inputs_) params[idx] = generic_i8_to_bool(params[idx].ssa, params[idx].ty, name);
@@ -375,6 +388,12 @@ class Emitter {
         out = view;
       }
       line("bufferization.materialize_in_destination " + t + " in restrict writable " + out + " : (" + tt + ", " + mt + ") -> ()");
+    }
+    if (!sites.empty()) {
+      if (checks_.size() != sites.size()) fail("internal: " + std::to_string(checks_.size()) + " index checks emitted, " + std::to_string(sites.size()) + " expected");
+      std::string rec = error_record(record_ty);
+      line("bufferization.materialize_in_destination " + rec + " in restrict writable " + record_arg + " : (" + tensor_ty(record_ty) + ", " +
+           memref_ty(record_ty) + ") -> ()");
     }
     body_.insert(views_at, views);
     line("return");
@@ -474,8 +493,14 @@ class Emitter {
         }
         std::vector<const std::vector<int64_t>*> arg_ptrs;
         for (const auto& a : arg_sizes) arg_ptrs.push_back(&a);
-        types::ConcreteSolve solved =
-            types::solve_shape_variables(types::plan_shape_inference(callee->dims, param_shapes, callee->where), arg_ptrs);
+        // `:dims` given at the call: evaluated in the caller, then the rest inferred.
+        std::map<std::string, int64_t> given;
+        for (const auto& [v, p] : b.attrs.call_dims) {
+          auto x = p.eval(env);
+          if (!x) fail("explicit shape argument " + v + " = " + p.str() + " of the call to `" + callee->name + "` cannot be evaluated (unbound variable or overflow)");
+          given[v] = *x;
+        }
+        types::ConcreteSolve solved = types::solve_call_shape_variables(callee->dims, param_shapes, callee->where, arg_ptrs, given);
         if (solved.failure) fail("internal: the arguments of the call to `" + callee->name + "` do not bind its shape variables");
         std::map<std::string, int64_t> cenv = solved.binding;
         check_bindings(*callee, cenv);
@@ -1028,6 +1053,8 @@ class Emitter {
       case OpFamily::CopyToDevice:
         fail("`copy_to_device` to " + types::device_name(b.attrs.device) + ": not a CPU program (the CPU back end compiles host code only)");
       case OpFamily::Call: break;
+      case OpFamily::Gather: return indexed_read(ins[0], ins[1], rt, hint, 0, ins[1].ty.rank());
+      case OpFamily::TakeAlongAxis: return indexed_read(ins[0], ins[1], rt, hint, static_cast<size_t>(b.attrs.axis), 0);
     }
     fail("internal: unhandled operation `" + std::string(syntax::op_name(b.op)) + "`");
   }
@@ -1078,6 +1105,7 @@ class Emitter {
       a = widen(a, hint + "_lhs_f32");
       b = widen(b, hint + "_rhs_f32");
     }
+    broadcast_batch(a, b, rt, hint);
     std::string as = materialize(a), bs = materialize(b);
     size_t ra = a.ty.rank(), rb = b.ty.rank();
     int64_t M = a.ty.shape[ra - 2], K = a.ty.shape[ra - 1], N = b.ty.shape[rb - 1];
@@ -1178,6 +1206,186 @@ class Emitter {
       res = v;
     }
     return res;
+  }
+
+  // §4.10 batch broadcasting, brought back to the two tuned paths: a right
+  // operand whose batch dimensions are all 1 (and no more of them than the
+  // left has) is the shared weight [K, N] (collapsed, no copy); otherwise
+  // each operand whose batch dimensions differ from the result's is
+  // broadcast to them (a copy, O(batch·M·K), small next to the product's
+  // O(batch·M·N·K)) and the equal-batch batch_matmul runs.
+  void broadcast_batch(Val& a, Val& b, const Ty& rt, const std::string& hint) {
+    size_t ra = a.ty.rank(), rb = b.ty.rank(), r = rt.rank();
+    if (rb == 2) return;  // shared weight already
+    std::vector<int64_t> batch(rt.shape.begin(), rt.shape.end() - 2);
+    std::vector<int64_t> ba(a.ty.shape.begin(), a.ty.shape.end() - 2), bb(b.ty.shape.begin(), b.ty.shape.end() - 2);
+    if (ba == batch && bb == batch) return;  // equal batches
+    bool b_ones = std::all_of(bb.begin(), bb.end(), [](int64_t d) { return d == 1; });
+    if (b_ones && rb <= ra) {
+      Ty w{b.ty.dt, {b.ty.shape[rb - 2], b.ty.shape[rb - 1]}};
+      std::string g = "[[";
+      for (size_t i = 0; i + 1 < rb; ++i) g += (i ? ", " : "") + std::to_string(i);
+      g += "], [" + std::to_string(rb - 1) + "]]";
+      b = Val{collapse(materialize(b), b.ty, w, g, hint + "_rhs_2d"), w, std::nullopt};
+      return;
+    }
+    auto widen = [&](Val& v, const std::string& h) {
+      std::vector<int64_t> full = batch;
+      full.push_back(v.ty.shape[v.ty.rank() - 2]);
+      full.push_back(v.ty.shape[v.ty.rank() - 1]);
+      if (v.ty.shape == full) return;
+      materialize(v);
+      v = elementwise({v}, Ty{v.ty.dt, full}, [](Region&, const std::vector<std::string>& x) { return x[0]; }, h);
+    };
+    (void)r;
+    widen(a, hint + "_lhs_bcast");
+    widen(b, hint + "_rhs_bcast");
+  }
+
+  // ---- indexing (§4.24-4.25) and their run-time checks -------------------------
+  // docs/design/index-checks.md. The index read at run time is clamped to
+  // [0, bound) before it addresses anything, so no read leaves the tensor;
+  // a separate reduction over the indices finds the first (row-major)
+  // position holding an index outside [0, bound) (negative indices are not
+  // wrapped), and error_record() turns the sites' findings into the record.
+  struct IndexCheck {
+    int64_t site = 0;
+    std::string has, value, bound;       // i1, i64, i64 scalars
+    std::vector<std::string> coords;     // i64 scalars
+  };
+
+  std::string clamped_index(Region& r, const std::string& iv, DType idt, int64_t bound) {
+    std::string v = idt == DType::I32 ? r.op("arith.extsi " + iv + " : i32 to i64", "iv") : iv;
+    std::string lo = r.op("arith.maxsi " + v + ", " + r.cst("0 : i64") + " : i64", "ix");
+    std::string hi = r.op("arith.minsi " + lo + ", " + r.cst(std::to_string(bound - 1) + " : i64") + " : i64", "ix");
+    return r.op("arith.index_cast " + hi + " : i64 to index", "ix");
+  }
+
+  void index_check(const Val& idx, int64_t bound) {
+    const Ty& it = idx.ty;
+    size_t m = it.rank();
+    const std::string max = std::to_string(std::numeric_limits<int64_t>::max());
+    std::string init = fill(max + " : i64", Ty{DType::I64, {}}, "chk_init");
+    Region r{*this, ""};
+    std::string a = fresh("in"), o = fresh("acc");
+    std::string v = it.dt == DType::I32 ? r.op("arith.extsi " + a + " : i32 to i64", "iv") : a;
+    // Unsigned: a negative index compares as huge, so one test covers both ends.
+    std::string bad = r.op("arith.cmpi uge, " + v + ", " + r.cst(std::to_string(bound) + " : i64") + " : i64", "bad");
+    std::string flat = r.cst("0 : i64");
+    for (size_t d = 0; d < m; ++d) {
+      std::string i = r.op("linalg.index " + std::to_string(d) + " : index", "i");
+      std::string i64 = r.op("arith.index_cast " + i + " : index to i64", "i");
+      std::string sc = r.op("arith.muli " + flat + ", " + r.cst(std::to_string(it.shape[d]) + " : i64") + " : i64", "f");
+      flat = r.op("arith.addi " + sc + ", " + i64 + " : i64", "f");
+    }
+    std::string cand = r.op("arith.select " + bad + ", " + flat + ", " + r.cst(max + " : i64") + " : i64", "cand");
+    std::string res = r.op("arith.minsi " + o + ", " + cand + " : i64", "first");
+    std::string dims;
+    for (size_t i = 0; i < m; ++i) dims += (i ? ", d" : "d") + std::to_string(i);
+    std::set<size_t> all;
+    for (size_t i = 0; i < m; ++i) all.insert(i);
+    std::string g = fresh("chk");
+    line(g + " = linalg.generic {indexing_maps = [" + identity_map(m) + ", affine_map<(" + dims + ") -> ()>], iterator_types = " +
+         iterators(m, all) + "} ins(" + idx.ssa + " : " + tensor_ty(it) + ") outs(" + init + " : tensor<i64>) {\n    ^bb0(" + a + ": " +
+         storage_ty(it.dt) + ", " + o + ": i64):\n" + r.text + "      linalg.yield " + res + " : i64\n    } -> tensor<i64>");
+    IndexCheck c;
+    c.site = static_cast<int64_t>(checks_.size()) + 1;
+    std::string first = fresh("chk_first");
+    line(first + " = tensor.extract " + g + "[] : tensor<i64>");
+    std::string mx = fresh("c");
+    line(mx + " = arith.constant " + max + " : i64");
+    c.has = fresh("chk_has");
+    line(c.has + " = arith.cmpi ne, " + first + ", " + mx + " : i64");
+    std::string zero = fresh("c");
+    line(zero + " = arith.constant 0 : i64");
+    std::string pos = fresh("chk_pos");
+    line(pos + " = arith.select " + c.has + ", " + first + ", " + zero + " : i64");
+    // Row-major coordinates of the position, innermost last.
+    c.coords.assign(m, "");
+    std::string rest = pos;
+    std::vector<std::string> index_coords(m);
+    for (size_t d = m; d-- > 0;) {
+      std::string dn = fresh("c");
+      line(dn + " = arith.constant " + std::to_string(it.shape[d]) + " : i64");
+      c.coords[d] = fresh("chk_c");
+      line(c.coords[d] + " = arith.remsi " + rest + ", " + dn + " : i64");
+      std::string q = fresh("chk_q");
+      line(q + " = arith.divsi " + rest + ", " + dn + " : i64");
+      rest = q;
+      index_coords[d] = fresh("chk_i");
+      line(index_coords[d] + " = arith.index_cast " + c.coords[d] + " : i64 to index");
+    }
+    std::string at;
+    for (size_t d = 0; d < m; ++d) at += (d ? ", " : "") + index_coords[d];
+    std::string raw = fresh("chk_raw");
+    line(raw + " = tensor.extract " + idx.ssa + "[" + at + "] : " + tensor_ty(it));
+    if (it.dt == DType::I32) {
+      c.value = fresh("chk_value");
+      line(c.value + " = arith.extsi " + raw + " : i32 to i64");
+    } else {
+      c.value = raw;
+    }
+    c.bound = fresh("c");
+    line(c.bound + " = arith.constant " + std::to_string(bound) + " : i64");
+    checks_.push_back(std::move(c));
+  }
+
+  // {site, index, bound, coordinates..., 0...} of the first site (in program
+  // order) that found a bad index; all zero when none did.
+  std::string error_record(const Ty& record_ty) {
+    size_t n = static_cast<size_t>(record_ty.shape[0]);
+    std::string zero = fresh("c");
+    line(zero + " = arith.constant 0 : i64");
+    std::vector<std::string> cur(n, zero);
+    for (size_t k = checks_.size(); k-- > 0;) {
+      const IndexCheck& c = checks_[k];
+      std::string id = fresh("c");
+      line(id + " = arith.constant " + std::to_string(c.site) + " : i64");
+      std::vector<std::string> mine = {id, c.value, c.bound};
+      for (const auto& x : c.coords) mine.push_back(x);
+      for (size_t j = 0; j < n; ++j) {
+        std::string v = j < mine.size() ? mine[j] : zero;
+        std::string s = fresh("rec");
+        line(s + " = arith.select " + c.has + ", " + v + ", " + cur[j] + " : i64");
+        cur[j] = s;
+      }
+    }
+    std::string rec = fresh("error_rec");
+    std::string elems;
+    for (size_t j = 0; j < n; ++j) elems += (j ? ", " : "") + cur[j];
+    line(rec + " = tensor.from_elements " + elems + " : " + tensor_ty(record_ty));
+    return rec;
+  }
+
+  // Both index operations read out[p] = data[c], one generic over the
+  // result: c is the result's loop indices from `skip` on, with the clamped
+  // idx[p[0 .. rank(idx))] inserted at position `axis` of c.
+  //   gather:          axis 0, skip = rank(idx)  (table[idx[i...], j...])
+  //   take_along_axis: axis a, skip = 0          (x[i... with idx[i...] at a])
+  Val indexed_read(Val& data, Val& idx, const Ty& rt, const std::string& hint, size_t axis, size_t skip) {
+    std::string ds = materialize(data), is = materialize(idx);
+    if (axis >= data.ty.rank()) fail("internal: index operation axis");
+    int64_t bound = data.ty.shape[axis];
+    size_t m = idx.ty.rank(), n = rt.rank();
+    Region r{*this, ""};
+    std::string a = fresh("in"), o = fresh("out");
+    std::vector<std::string> at;
+    for (size_t d = skip; d < n; ++d) at.push_back(r.op("linalg.index " + std::to_string(d) + " : index", "j"));
+    at.insert(at.begin() + static_cast<std::ptrdiff_t>(axis), clamped_index(r, a, idx.ty.dt, bound));
+    std::string list;
+    for (size_t i = 0; i < at.size(); ++i) list += (i ? ", " : "") + at[i];
+    std::string v = r.op("tensor.extract " + ds + "[" + list + "] : " + tensor_ty(data.ty), "g");
+    std::string dims, idx_res;
+    for (size_t i = 0; i < n; ++i) dims += (i ? ", d" : "d") + std::to_string(i);
+    for (size_t i = 0; i < m; ++i) idx_res += (i ? ", d" : "d") + std::to_string(i);
+    std::string e = empty(rt);
+    std::string g = fresh(hint);
+    line(g + " = linalg.generic {indexing_maps = [affine_map<(" + dims + ") -> (" + idx_res + ")>, " + identity_map(n) +
+         "], iterator_types = " + iterators(n) + "} ins(" + is + " : " + tensor_ty(idx.ty) + ") outs(" + e + " : " + tensor_ty(rt) +
+         ") {\n    ^bb0(" + a + ": " + storage_ty(idx.ty.dt) + ", " + o + ": " + storage_ty(rt.dt) + "):\n" + r.text + "      linalg.yield " + v +
+         " : " + storage_ty(rt.dt) + "\n    } -> " + tensor_ty(rt));
+    index_check(idx, bound);
+    return {g, rt, std::nullopt};
   }
 
   // reduce_{sum,max,min,mean} of x over `axes_attr`; rt is the result type
@@ -1335,6 +1543,7 @@ class Emitter {
   std::string body_;
   std::vector<std::pair<size_t, std::string>> pending_bool_inputs_;
   std::vector<bool> dying_;  // per operand of the op being emitted
+  std::vector<IndexCheck> checks_;  // the index checks emitted so far, in site order
 };
 
 std::string Region::op(const std::string& rhs, const std::string& hint) {
@@ -1362,6 +1571,43 @@ int64_t ConcreteTensor::byte_size() const {
   return num_elements() * w;
 }
 
+namespace {
+void collect_sites(const ir::Module& m, const ir::Function& f, std::vector<IndexSite>& out, int depth) {
+  if (depth > 64) return;  // the emitter reports "calls nested too deeply"
+  for (const ir::Binding& b : f.body) {
+    if (b.op == OpKind::Call) {
+      if (const ir::Function* c = m.find(b.attrs.callee)) collect_sites(m, *c, out, depth + 1);
+      continue;
+    }
+    if (!syntax::op_reads_indices(b.op) || b.operands.size() != 2) continue;
+    IndexSite s;
+    s.op = std::string(syntax::op_name(b.op));
+    if (m.source) {
+      auto lc = m.source->line_col(b.span.begin);
+      s.location = m.source->name() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+    } else {
+      s.location = "<unknown>";
+    }
+    const ir::Value& idx = f.values[b.operands[1]];
+    s.rank = idx.type.rank();
+    s.operand = !idx.name.empty() && idx.name[0] != '%' ? idx.name : "";
+    out.push_back(std::move(s));
+  }
+}
+}  // namespace
+
+std::vector<IndexSite> index_sites(const ir::Module& m, const std::string& entry) {
+  std::vector<IndexSite> out;
+  if (const ir::Function* f = m.find(entry)) collect_sites(m, *f, out, 0);
+  return out;
+}
+
+std::vector<std::string> undetermined_dims(const ir::Function& f) {
+  std::vector<types::Shape> shapes;
+  for (ir::ValueId p : f.params) shapes.push_back(f.values[p].type.shape);
+  return types::plan_shape_inference(f.dims, shapes, f.where).undetermined;
+}
+
 std::string default_func_name(const std::string& entry) { return "shapeml_" + sanitize(entry); }
 
 bool specialize_signature(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
@@ -1380,6 +1626,8 @@ bool specialize_signature(const ir::Module& m, const std::string& entry, const s
   };
   for (ir::ValueId p : f->params) out.params.push_back(conv(f->values[p].type));
   for (const auto& t : f->result_types) out.results.push_back(conv(t));
+  std::vector<IndexSite> sites = index_sites(m, entry);
+  for (const IndexSite& s : sites) out.error_record = std::max(out.error_record, 3 + s.rank);
   return true;
 }
 

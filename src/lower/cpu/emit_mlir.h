@@ -51,6 +51,9 @@ struct ConcreteTensor {
 struct ConcreteSignature {
   std::vector<ConcreteTensor> params;   // buffers[0 .. n_in-1]
   std::vector<ConcreteTensor> results;  // buffers[n_in ..]
+  /// int64_t words of the error record, the buffer after the results, for
+  /// an entry with index checks (docs/design/index-checks.md); 0: none.
+  size_t error_record = 0;
 };
 
 /// Checks `bindings` against the entry's dims and `where` constraints and
@@ -69,6 +72,23 @@ bool specialize_signature(const ir::Module& m, const std::string& entry, const s
 /// Returns "" and sets *error on failure; never throws.
 std::string emit_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                       const EmitOptions& opts = {}, std::string* error = nullptr);
+
+/// One operation that reads run-time indices (gather, take_along_axis) in
+/// an entry, calls inlined, in the order the emitted code evaluates them:
+/// site k (1-based) of the manifest's `(index-checks ...)` and of the error
+/// record (docs/design/index-checks.md). Empty: the entry has no error record.
+struct IndexSite {
+  std::string op;        // "gather"
+  std::string location;  // "model.sml:12:15" (the module's source name)
+  size_t rank = 0;       // rank of the index tensor
+  std::string operand;   // the index operand's name when it is a named value, else ""
+};
+std::vector<IndexSite> index_sites(const ir::Module& m, const std::string& entry);
+
+/// The shape variables of `f` that its parameter shapes do not determine
+/// (spec §5.2). Non-empty only for a function that is called with `:dims`
+/// (spec §4.18); such a function is no entry point.
+std::vector<std::string> undetermined_dims(const ir::Function& f);
 
 /// `shapeml_` + the entry name with every character outside [A-Za-z0-9_]
 /// replaced by `_`.

@@ -97,6 +97,26 @@ class Planner {
     plan_.launches.push_back(std::move(l));
   }
 
+  // An i64 [1] workspace slot that stays live to the end of the plan: an
+  // index launch's bounds-check record, read after the last launch.
+  int record_slot() {
+    GpuSlot s;
+    s.kind = GpuSlot::Kind::Temp;
+    s.dtype = abi::GpuDType::I64;
+    s.shape = {1};
+    plan_.slots.push_back(std::move(s));
+    def_.push_back(static_cast<int64_t>(plan_.launches.size()));
+    last_.push_back(INT64_MAX);
+    return static_cast<int>(plan_.slots.size() - 1);
+  }
+
+  // " at FILE:LINE:COL" of a span, when the module knows its source.
+  std::string source_location(const syntax::Span& sp) const {
+    if (!m_.source) return "";
+    syntax::LineCol lc = m_.source->line_col(sp.begin);
+    return " at " + m_.source->name() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+  }
+
   std::vector<int> emit_function(const ir::Function& f, const std::map<std::string, int64_t>& env, const std::vector<int>& args, int depth) {
     if (depth > 64) throw PlanError("calls nested too deeply");
     std::vector<int> vals(f.values.size(), -1);
@@ -123,8 +143,14 @@ class Planner {
         }
         std::vector<const std::vector<int64_t>*> ptrs;
         for (const auto& a : arg_sizes) ptrs.push_back(&a);
-        types::ConcreteSolve solved =
-            types::solve_shape_variables(types::plan_shape_inference(callee->dims, param_shapes, callee->where), ptrs);
+        // `:dims` given at the call, evaluated in the caller; the rest inferred.
+        std::map<std::string, int64_t> given;
+        for (const auto& [v, p] : b.attrs.call_dims) {
+          auto x = p.eval(env);
+          if (!x) throw PlanError("explicit shape argument " + v + " = " + p.str() + " of the call to `" + callee->name + "` cannot be evaluated");
+          given[v] = *x;
+        }
+        types::ConcreteSolve solved = types::solve_call_shape_variables(callee->dims, param_shapes, callee->where, ptrs, given);
         if (solved.failure) throw PlanError("internal: the arguments of the call to `" + callee->name + "` do not bind its shape variables");
         std::vector<int> rs = emit_function(*callee, solved.binding, ins, depth + 1);
         for (size_t i = 0; i < rs.size() && i < b.results.size(); ++i) vals[b.results[i]] = rs[i];
@@ -181,11 +207,6 @@ class Planner {
       l.inputs = ins;
       l.outputs = {out};
       std::string name(syntax::op_name(b.op));
-      // Members of the unary, binary and reduce families that the kernels do
-      // not know yet (reduce_min would otherwise be taken for `mean`).
-      if (b.op == OpKind::Sin || b.op == OpKind::Cos || b.op == OpKind::Not || b.op == OpKind::And || b.op == OpKind::Or ||
-          b.op == OpKind::ReduceMin)
-        throw PlanError("operation `" + name + "` is not supported by the GPU back end yet");
       switch (fam) {
         case OpFamily::Unary: l.kernel = "unary"; l.op = name; break;
         case OpFamily::Binary: l.kernel = "binary"; l.op = name; break;
@@ -205,10 +226,17 @@ class Planner {
           const auto& w = plan_.slots[ins[1]].shape;
           int64_t rows = 1;
           for (size_t i = 0; i + 1 < a.size(); ++i) rows *= a[i];
+          const auto& o = plan_.slots[out].shape;
+          int64_t batches = 1;
+          for (size_t i = 0; i + 2 < o.size(); ++i) batches *= o[i];
+          bool broadcast = a.size() != o.size() || !std::equal(a.begin(), a.end() - 2, o.begin()) ||
+                           (w.size() > 2 && (w.size() != o.size() || !std::equal(w.begin(), w.end() - 2, o.begin())));
           l.why = w.size() == 2 && a.size() > 2
                       ? "shared weight: one GEMM of [" + std::to_string(rows) + " x " + std::to_string(a.back()) + "] x [" +
                             std::to_string(w[0]) + " x " + std::to_string(w[1]) + "] (the batch folds into M; no copies)"
-                      : (a.size() > 2 ? "strided batched GEMM over " + std::to_string(rows / a[a.size() - 2]) + " batches" : "one GEMM");
+                  : o.size() > 2 ? "strided batched GEMM over " + std::to_string(batches) + " batches" +
+                                       (broadcast ? " (batch dims broadcast: stride 0, no copies)" : "")
+                                 : "one GEMM";
           abi::GpuDType mdt = plan_.slots[ins[0]].dtype;
           if (mdt == abi::GpuDType::F32 && opts_.allow_tf32) l.op = "tf32";
           l.why += mdt == abi::GpuDType::F64 ? ", fp64 compute" : l.op == "tf32" ? ", TF32 tensor cores (allowed by --gpu-tf32)" : ", fp32 compute (no TF32)";
@@ -233,20 +261,44 @@ class Planner {
         }
         case OpFamily::Reduce:
           l.kernel = "reduce";
-          l.op = b.op == OpKind::ReduceSum ? "sum" : b.op == OpKind::ReduceMax ? "max" : "mean";
+          l.op = b.op == OpKind::ReduceSum ? "sum" : b.op == OpKind::ReduceMax ? "max" : b.op == OpKind::ReduceMin ? "min" : "mean";
           l.ints = b.attrs.axes;
           std::sort(l.ints.begin(), l.ints.end());
           l.flag = b.attrs.keepdims;
           break;
-        // Operations of the language that have no GPU kernel yet: a clean
-        // refusal instead of a launch that no kernel implements.
         case OpFamily::Softmax:
-        case OpFamily::RepeatInterleave:
-        case OpFamily::DimValue:
-          throw PlanError("operation `" + name + "` is not supported by the GPU back end yet");
+          l.kernel = "softmax";
+          l.op = name;  // softmax | log_softmax
+          l.ints = {b.attrs.axis};
+          break;
+        case OpFamily::RepeatInterleave: {
+          auto r = b.attrs.size.eval(env);
+          if (!r || *r < 1) throw PlanError(what + ": the repeats " + b.attrs.size.str() + " do not evaluate to a positive number");
+          l.kernel = "repeat";
+          l.ints = {b.attrs.axis, *r};
+          break;
+        }
+        case OpFamily::DimValue: {
+          // A shape variable's value is known when the plan is made: a fill.
+          auto v = b.attrs.size.eval(env);
+          if (!v) throw PlanError(what + ": " + b.attrs.size.str() + " cannot be evaluated (overflow)");
+          l.kernel = "fill";
+          l.scalar = static_cast<double>(*v);
+          l.why = "dim_value " + b.attrs.size.str() + " = " + std::to_string(*v);
+          break;
+        }
         case OpFamily::CopyToDevice:
           l.kernel = "copy";
           l.why = plan_.slots[root(ins[0])].kind == GpuSlot::Kind::HostInput ? "host to device (copy_to_device)" : "device to device";
+          break;
+        case OpFamily::Gather:
+        case OpFamily::TakeAlongAxis:
+          // Indices are checked on the device; the second output is the
+          // bounds-check record the executor reads after the plan.
+          l.kernel = fam == OpFamily::Gather ? "gather" : "take_along";
+          if (fam == OpFamily::TakeAlongAxis) l.ints = {b.attrs.axis};
+          l.outputs.push_back(record_slot());
+          l.why = "`" + name + "`" + source_location(b.span) + ": indices checked on the device, reported after the plan";
           break;
         default: throw PlanError("internal: " + what + " has no GPU lowering");
       }

@@ -1,6 +1,6 @@
 ; E0301: two dimensions that must be equal are not provably equal: a value
 ; checked against a type (return, ascription, call argument), matmul
-; contraction and batch dimensions, concat's other dimensions. The diagnostic
+; contraction dimensions (batch: E0302), concat's other dimensions. The diagnostic
 ; gives a counterexample from Z3.
 ; RUN: %expect-exit 1 %shapemlc check %s 2>&1 | FileCheck %s -DFILE=%s
 ; RUN: %expect-exit 1 %shapemlc check --format=json %s 2>&1 | %diags | FileCheck %s --check-prefix=JSON
@@ -40,10 +40,11 @@
 ; CHECK-NEXT: = help: the left operand's last dimension must equal the right operand's second to last; state it with `(where (= K K2))` if it always holds
 ; JSON-NEXT: E0301 [[@LINE+1]]:22
     (let p (matmul a w))
-; CHECK: error[E0301]: `matmul` batch dimension 0 differs: B vs K
-; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:22
+; Batch dimensions broadcast (spec §4.10): B and K are neither equal nor 1.
+; CHECK: error[E0302]: batch dimensions of `matmul`: dimensions B and K cannot be broadcast together
+; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12
 ; CHECK: = counterexample: B={{[0-9]+}}, N={{[0-9]+}}, K={{[0-9]+}}, K2={{[0-9]+}}
-; JSON-NEXT: E0301 [[@LINE+1]]:22
+; JSON-NEXT: E0302 [[@LINE+1]]:12
     (let q (matmul a (transpose c)))
 ; CHECK: error[E0301]: operands of `concat` differ in dimension 2 (not the concatenated axis)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12

@@ -4,7 +4,7 @@
 ; RUN: %expect-exit 1 %shapemlc check --format=json %s 2>&1 | %diags | FileCheck %s --check-prefix=JSON
 (module m
   ; N comes from `n`; then (* N M) is linear in M, but a caller that passes
-  ; K for it has no exact symbolic M = K / N.
+  ; K for `n` and (+ K 1) for `x` has no exact symbolic M = (+ K 1) / K.
   (func flat (dims N M)
     (params (n (tensor f32 (N) host)) (x (tensor f32 ((* N M)) host)))
     (returns (tensor f32 ((* N M)) host))
@@ -15,13 +15,13 @@
     (returns (tensor f32 (N) host))
     (return x))
   (func f (dims K)
-    (params (x (tensor f32 (K) host)))
+    (params (x (tensor f32 (K) host)) (y (tensor f32 ((+ K 1)) host)))
     (returns (tensor f32 (K) host))
-; CHECK: error[E0306]: cannot infer shape variable `M` of `flat` from dimension 0 of argument 2, K, against (* M N)
+; CHECK: error[E0306]: cannot infer shape variable `M` of `flat` from dimension 0 of argument 2, (+ K 1), against (* M N)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+3]]:12
 ; CHECK: = note: solving for `M` needs a division that is not exact for every value of the caller's shape variables
 ; JSON: E0306 [[@LINE+1]]:12
-    (let a (call flat x x))
+    (let a (call flat x y))
 ; K = 1 is the only value that breaks N >= 2.
 ; CHECK: error[E0306]: the call may violate `at_least_two`'s constraint (>= N 2)
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+5]]:12

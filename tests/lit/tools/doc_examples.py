@@ -46,6 +46,40 @@ def blocks(text):
     return out
 
 
+def check_pair(a, code, bs, k, f, example, errors):
+    """The wrong example bs[k] (output in bs[k + 1]) and the fixed bs[f]."""
+    if k + 1 >= len(bs) or bs[k + 1][1] != "text":
+        errors.append("%s: the wrong example needs a text block with the output" % code)
+        return
+    shown = bs[k + 1][2].split("\n")
+    cmd = shown[0]
+    if not cmd.startswith("$ shapemlc check "):
+        errors.append("%s: the output block must start with `$ shapemlc check ...`" % code)
+        return
+    if bs[k][1] == "sml":
+        open(example, "w", encoding="utf-8").write(bs[k][2])
+    elif bs[k][1] == "sh":
+        subprocess.run(bs[k][2], shell=True, cwd=a.workdir, check=True)
+    else:
+        errors.append("%s: the wrong example must be an sml or sh block" % code)
+        return
+    args = cmd.split()[3:]
+    r = subprocess.run([a.shapemlc, "check"] + args, cwd=a.workdir, capture_output=True, text=True, errors="replace")
+    if r.returncode != 1:
+        errors.append("%s: wrong example exits with %d, expected 1\n%s" % (code, r.returncode, r.stderr))
+    else:
+        want = [l for l in shown if l.startswith("error[")]
+        got = [l for l in r.stderr.split("\n") if l.startswith("error[")]
+        if not want or not want[0].startswith("error[%s]" % code):
+            errors.append("%s: the shown output does not start with error[%s]" % (code, code))
+        if want != got:
+            errors.append("%s: output differs from the doc\n  doc: %s\n  got: %s" % (code, want, got))
+    open(example, "w", encoding="utf-8").write(bs[f][2])
+    r = subprocess.run([a.shapemlc, "check", "example.sml"], cwd=a.workdir, capture_output=True, text=True, errors="replace")
+    if r.returncode != 0 or r.stderr:
+        errors.append("%s: fixed example does not check (exit %d)\n%s" % (code, r.returncode, r.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapemlc", required=True)
@@ -82,42 +116,15 @@ def main():
             elif any(b[0] in ("Wrong:", "Fixed:") for b in bs):
                 errors.append("%s: an internal error has no Wrong/Fixed programs" % code)
             continue
-        wrong = [k for k, b in enumerate(bs) if b[0] == "Wrong:"]
-        fixed = [k for k, b in enumerate(bs) if b[0] == "Fixed:"]
-        if len(wrong) != 1 or len(fixed) != 1:
-            errors.append("%s: needs exactly one 'Wrong:' and one 'Fixed:' block" % code)
+        # One "Wrong:"/"Fixed:" pair, and optionally more labelled
+        # "Wrong (what):"/"Fixed (what):" for other causes of the same code.
+        wrong = [k for k, b in enumerate(bs) if re.match(r"^Wrong( \(.+\))?:$", b[0])]
+        fixed = [k for k, b in enumerate(bs) if re.match(r"^Fixed( \(.+\))?:$", b[0])]
+        if len(wrong) != len(fixed) or not wrong or [bs[k][0] for k in wrong].count("Wrong:") != 1:
+            errors.append("%s: needs exactly one 'Wrong:' and one 'Fixed:' block (plus labelled pairs)" % code)
             continue
-        k = wrong[0]
-        if k + 1 >= len(bs) or bs[k + 1][1] != "text":
-            errors.append("%s: the wrong example needs a text block with the output" % code)
-            continue
-        shown = bs[k + 1][2].split("\n")
-        cmd = shown[0]
-        if not cmd.startswith("$ shapemlc check "):
-            errors.append("%s: the output block must start with `$ shapemlc check ...`" % code)
-            continue
-        if bs[k][1] == "sml":
-            open(example, "w", encoding="utf-8").write(bs[k][2])
-        elif bs[k][1] == "sh":
-            subprocess.run(bs[k][2], shell=True, cwd=a.workdir, check=True)
-        else:
-            errors.append("%s: the wrong example must be an sml or sh block" % code)
-            continue
-        args = cmd.split()[3:]
-        r = subprocess.run([a.shapemlc, "check"] + args, cwd=a.workdir, capture_output=True, text=True, errors="replace")
-        if r.returncode != 1:
-            errors.append("%s: wrong example exits with %d, expected 1\n%s" % (code, r.returncode, r.stderr))
-        else:
-            want = [l for l in shown if l.startswith("error[")]
-            got = [l for l in r.stderr.split("\n") if l.startswith("error[")]
-            if not want or not want[0].startswith("error[%s]" % code):
-                errors.append("%s: the shown output does not start with error[%s]" % (code, code))
-            if want != got:
-                errors.append("%s: output differs from the doc\n  doc: %s\n  got: %s" % (code, want, got))
-        open(example, "w", encoding="utf-8").write(bs[fixed[0]][2])
-        r = subprocess.run([a.shapemlc, "check", "example.sml"], cwd=a.workdir, capture_output=True, text=True, errors="replace")
-        if r.returncode != 0 or r.stderr:
-            errors.append("%s: fixed example does not check (exit %d)\n%s" % (code, r.returncode, r.stderr))
+        for k, f in zip(wrong, fixed):
+            check_pair(a, code, bs, k, f, example, errors)
     for e in errors:
         print("error: " + e)
     print("%d sections checked, %d problem(s)" % (len(sections), len(errors)))
