@@ -31,4 +31,7 @@ strip --strip-debug "$carry"/lib/* "$carry"/bin/*
 "$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64
 "$build/shapemlc" --emit=gpu-plan examples/mlp_gpu.sml --bind B=4,S=128,D=256,F=1024 > "$carry/modules/mlp_gpu.plan.txt"
 /usr/bin/python3 tests/gpu/golden_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/modules"
+# The transformer block (fp32 and --gpu-tf32 modules, and the CPU back end's
+# results of the small sizes for the CPU/GPU agreement check).
+/usr/bin/python3 bench/transformer_gpu.py build --shapemlc "$build/shapemlc" --runtime "$build/libshapeml.so" --out "$carry/transformer"
 du -sh "$carry"
