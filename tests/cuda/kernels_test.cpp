@@ -1090,5 +1090,52 @@ TEST(Kernels, MatmulBroadcastsBatchDimensionsAndTf32) {
     }
 }
 
+// Swaps the last two dims of a dense tensor (host side, for stored layouts).
+Tensor swap_last(const Tensor& t) {
+  size_t r = t.shape.size();
+  int64_t R = t.shape[r - 2], C = t.shape[r - 1], batch = numel(t.shape) / (R * C);
+  Tensor o{t.dt, t.shape, std::vector<double>(t.v.size())};
+  std::swap(o.shape[r - 2], o.shape[r - 1]);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < C; ++j) o.v[static_cast<size_t>(b * R * C + j * R + i)] = t.v[static_cast<size_t>(b * R * C + i * C + j)];
+  return o;
+}
+
+TEST(Kernels, MatmulTransposedOperandsAndFusedResidual) {
+  REQUIRE_GPU();
+  // ints = {transA, transB}: the operand is stored with its last two dims
+  // swapped; flag + a third input of the output's shape: out = A B + C.
+  const std::vector<std::pair<Shape, Shape>> cases = {{{7, 33}, {33, 5}}, {{2, 7, 33}, {2, 33, 5}}, {{2, 4, 16, 8}, {2, 4, 8, 16}},
+                                                      {{3, 7, 33}, {33, 5}}, {{7, 33}, {3, 33, 5}}};
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64})
+    for (const auto& [sa, sb] : cases)
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb)
+          for (bool acc : {false, true}) {
+            Tensor a = random(dt, sa, -1, 1), w = random(dt, sb, -1, 1);
+            Shape so;
+            std::vector<double> want = matmul_bcast_ref(a, w, so);
+            Tensor c = random(dt, so, -1, 1);
+            if (acc)
+              for (size_t i = 0; i < want.size(); ++i) want[i] += c.v[i];
+            Tensor as = ta ? swap_last(a) : a, ws = tb ? swap_last(w) : w;
+            PlanBuilder b;
+            int32_t pa = b.input(0, dt, as.shape), pb = b.input(1, dt, ws.shape);
+            std::vector<int32_t> ins = {pa, pb};
+            std::vector<Tensor> vals = {as, ws};
+            if (acc) ins.push_back(b.input(2, dt, so)), vals.push_back(c);
+            int32_t out = b.output(0, dt, so);
+            b.launch("matmul", "", ins, {out}, {ta, tb}, 0, acc);
+            auto r = run(b.p, vals, {{dt, so}});
+            ASSERT_EQ(r.size(), 1u);
+            double se = 0, sr = 0;
+            for (size_t i = 0; i < want.size(); ++i) se += (r[0].v[i] - want[i]) * (r[0].v[i] - want[i]), sr += want[i] * want[i];
+            EXPECT_LT(std::sqrt(se / std::max(sr, 1e-300)), dt == GpuDType::F64 ? 1e-13 : 1e-5)
+                << "matmul " << abi::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D transA " << ta << " transB " << tb
+                << " residual " << acc;
+          }
+}
+
 }  // namespace
 }  // namespace shapeml::cuda::test

@@ -168,12 +168,12 @@ def reference(name, xs, torch):
     F = torch.nn.functional
     d = [torch.from_numpy(x).cuda() for x in xs]
     f = [t.double() if t.is_floating_point() else t for t in d]
-    op = name.split("_", 1)[1] if name[:2] in ("u_", "b_", "c_") else name
+    op = name.split("_", 1)[1] if name[:2] in ("u_", "b_", "c_", "l_") else name
     if name.startswith("u_"):
         x = f[0]
         fn = {"neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
               "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "gelu": lambda t: F.gelu(t),
-              "silu": F.silu, "exp_f64": torch.exp}[op]
+              "silu": F.silu, "exp_f64": torch.exp, "sin": torch.sin, "cos": torch.cos}[op]
         return fn(x)
     if name == "b_add_col" or name == "b_scalar" or name == "b_div_i32":
         if name == "b_add_col":

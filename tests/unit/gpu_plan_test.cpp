@@ -2,6 +2,9 @@
 // Expected values are derived by hand from the programs, not from shapeml.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
+
 #include "abi/gpu_plan.h"
 #include "driver/frontend.h"
 #include "lower/gpu/plan_gpu.h"
@@ -157,4 +160,147 @@ TEST(GpuPlan, WorkspaceNeverOverlapsLiveTemporaries) {
       EXPECT_FALSE(live_together && bytes_overlap) << "slots " << i << " and " << j;
     }
   EXPECT_LT(p->workspace_bytes, 4 * 1024 * 4);  // fewer than 4 buffers of 4000 bytes
+}
+
+namespace {
+
+// Temporaries alive at the same launch never share bytes (a view counts as a
+// read of what it aliases; a bounds-check record lives to the end).
+void expect_no_live_overlap(const GpuPlan& p) {
+  auto root = [&](int s) {
+    while (p.slots[s].kind == GpuSlot::Kind::View) s = p.slots[s].alias;
+    return s;
+  };
+  const int64_t n = static_cast<int64_t>(p.launches.size());
+  std::vector<int64_t> def(p.slots.size(), -1), last(p.slots.size(), -1);
+  for (int64_t k = 0; k < n; ++k) {
+    const auto& l = p.launches[static_cast<size_t>(k)];
+    for (int s : l.outputs)
+      if (def[s] < 0) def[s] = k;
+    for (int s : l.inputs) last[root(s)] = k;
+    if (l.kernel == "gather" || l.kernel == "take_along") last[l.outputs[1]] = n;
+  }
+  for (size_t i = 0; i < p.slots.size(); ++i)
+    for (size_t j = i + 1; j < p.slots.size(); ++j) {
+      const auto &a = p.slots[i], &b = p.slots[j];
+      if (a.kind != GpuSlot::Kind::Temp || b.kind != GpuSlot::Kind::Temp) continue;
+      int64_t la = std::max(last[i], def[i]), lb = std::max(last[j], def[j]);
+      bool live_together = !(la < def[j] || lb < def[i]);
+      bool bytes_overlap = a.offset < b.offset + b.bytes() && b.offset < a.offset + a.bytes();
+      EXPECT_FALSE(live_together && bytes_overlap) << "slots " << i << " and " << j;
+    }
+}
+
+std::string on_gpu(std::string src) {
+  for (size_t at = 0; (at = src.find(" host)", at)) != std::string::npos;) src.replace(at, 6, " (cuda 0))");
+  return src;
+}
+
+}  // namespace
+
+TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
+  // (matmul q (transpose k)): cuBLASLt reads k transposed, no transpose
+  // launch; (add h (matmul a w)) with h of the product's shape: C = h,
+  // beta = 1; the reshaped result is written straight into the output.
+  auto r = checked(on_gpu(
+      "(module m (func f (dims M K N) (params (q (tensor f32 (2 M K) host)) (k (tensor f32 (2 N K) host)) (h (tensor f32 (2 M N) host))"
+      "  (w (tensor f32 (N N) host)))"
+      " (returns (tensor f32 ((* 2 M) N) host))"
+      " (let s (matmul q (transpose k))) (let y (add h (matmul s w))) (return (reshape y ((* 2 M) N)))))"));
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 3}, {"K", 4}, {"N", 5}}, err);
+  ASSERT_TRUE(p) << err;
+  ASSERT_EQ(p->launches.size(), 2u) << p->to_text();
+  const auto& qk = p->launches[0];
+  EXPECT_EQ(qk.kernel, "matmul");
+  EXPECT_EQ(qk.ints, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(p->slots[qk.inputs[1]].kind, GpuSlot::Kind::Input);  // k itself
+  EXPECT_EQ(p->slots[qk.inputs[1]].index, 1);
+  const auto& res = p->launches[1];
+  ASSERT_EQ(res.inputs.size(), 3u);
+  EXPECT_TRUE(res.flag);
+  EXPECT_EQ(p->slots[res.inputs[2]].index, 2);  // h
+  EXPECT_EQ(p->slots[res.outputs[0]].kind, GpuSlot::Kind::Output);  // the view's root is the output buffer
+  EXPECT_EQ(p->validate(), "");
+  // Not folded: a transpose read twice, an integer matmul, an addend that broadcasts.
+  auto r2 = checked(on_gpu(
+      "(module m (func f (dims M K) (params (a (tensor f32 (M K) host)) (b (tensor i32 (M K) host)) (c (tensor f32 (M 1) host)))"
+      " (returns (tensor f32 (M M) host) (tensor f32 (K M) host) (tensor i32 (M M) host))"
+      " (let t (transpose a)) (return (add c (matmul a t)) t (matmul b (transpose b)))))"));
+  auto p2 = shapeml::lower::gpu::plan_function(*r2.module, "f", {{"M", 3}, {"K", 4}}, err);
+  ASSERT_TRUE(p2) << err;
+  int transposes = 0;
+  for (const auto& l : p2->launches) {
+    transposes += l.kernel == "transpose";
+    if (l.kernel == "matmul") {
+      EXPECT_TRUE(l.ints.empty() || l.ints == (std::vector<int64_t>{0, 0})) << p2->to_text();
+      EXPECT_EQ(l.inputs.size(), 2u);
+    }
+  }
+  EXPECT_EQ(transposes, 2);
+}
+
+TEST(GpuPlan, TheTransformerBlockPlansWithTheNewOperations) {
+  FILE* f = std::fopen(SHAPEML_SOURCE_DIR "/examples/transformer_block.sml", "rb");
+  ASSERT_NE(f, nullptr);
+  std::string src;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) src.append(buf, n);
+  std::fclose(f);
+  auto r = checked(on_gpu(src));
+  std::string err;
+  for (const char* entry : {"block", "block_gqa"}) {
+    std::map<std::string, int64_t> b = {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}};
+    if (std::string(entry) == "block_gqa") b.insert({{"Hkv", 2}, {"G", 2}});
+    auto p = shapeml::lower::gpu::plan_function(*r.module, entry, b, err);
+    ASSERT_TRUE(p) << entry << ": " << err;
+    int softmax = 0, repeat = 0, matmul = 0, copy = 0, residual = 0;
+    bool dh_fill = false;
+    for (const auto& l : p->launches) {
+      softmax += l.kernel == "softmax";
+      repeat += l.kernel == "repeat";
+      matmul += l.kernel == "matmul";
+      copy += l.kernel == "copy";
+      residual += l.kernel == "matmul" && l.flag;
+      dh_fill |= l.kernel == "fill" && l.scalar == 8;  // dim_value Dh
+    }
+    EXPECT_EQ(softmax, 1) << entry;
+    EXPECT_EQ(repeat, std::string(entry) == "block_gqa" ? 2 : 0) << entry;
+    EXPECT_EQ(matmul, 9) << entry;  // q k v, scores, context, wo, gate up down
+    EXPECT_EQ(residual, 2) << entry;
+    EXPECT_EQ(copy, 0) << entry;
+    EXPECT_TRUE(dh_fill) << entry;
+    EXPECT_TRUE(p->graph) << entry;
+    EXPECT_EQ(p->validate(), "");
+    expect_no_live_overlap(*p);
+  }
+}
+
+TEST(GpuPlan, IndexOperationsGetABoundsCheckRecordAndNoGraph) {
+  auto r = checked(on_gpu(
+      "(module m (func f (dims V D B T) (params (e (tensor f32 (V D) host)) (ids (tensor i64 (B T) host))"
+      "  (logits (tensor f32 (B T V) host)))"
+      " (returns (tensor f32 (B T D) host) (tensor f32 (B T) host))"
+      " (return (gather e ids) (take_along_axis (log_softmax logits) ids))))"));
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"V", 10}, {"D", 4}, {"B", 2}, {"T", 3}}, err);
+  ASSERT_TRUE(p) << err;
+  int checks = 0;
+  for (const auto& l : p->launches) {
+    if (l.kernel != "gather" && l.kernel != "take_along") continue;
+    ++checks;
+    ASSERT_EQ(l.outputs.size(), 2u);
+    const GpuSlot& rec = p->slots[l.outputs[1]];
+    EXPECT_EQ(rec.kind, GpuSlot::Kind::Temp);
+    EXPECT_EQ(rec.numel(), 1);
+    EXPECT_NE(l.why.find("t.sml:1:"), std::string::npos) << l.why;  // the source location
+  }
+  EXPECT_EQ(checks, 2);
+  EXPECT_FALSE(p->graph);
+  EXPECT_NE(p->graph_why.find("checks its indices"), std::string::npos) << p->graph_why;
+  EXPECT_EQ(p->validate(), "");
+  expect_no_live_overlap(*p);
+  auto round = GpuPlan::parse(p->to_text(), err);
+  ASSERT_TRUE(round) << err;
+  EXPECT_EQ(round->to_text(), p->to_text());
 }

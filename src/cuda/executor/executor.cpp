@@ -122,6 +122,8 @@ struct Step {
   int32_t lt = -1;                   // index into plan->lt
   bool bias = false;                 // matmul: in[2] is a bias [N] added to every row (cuBLASLt epilogue)
   bool tf32 = false;                 // matmul: f32 inputs through TF32 tensor cores
+  bool trans_a = false, trans_b = false;  // matmul: A stored as [..., K, M], B as [..., N, K]
+  bool accumulate = false;           // matmul: in[2] is C of the output's shape: out = A B + C
   bool reuse_lt = false;             // matmul: one more piece of the previous step's GEMM (same descriptors)
 };
 
@@ -659,15 +661,28 @@ struct Builder {
     if (a.dtype != b.dtype || a.dtype != out.dtype || !is_numeric(a.dtype)) return error(w, "matmul needs one numeric dtype");
     if (!l.op.empty() && l.op != "tf32") return error(w, "unknown matmul op `" + l.op + "`");
     st.tf32 = l.op == "tf32" && a.dtype == GpuDType::F32;
-    if (l.inputs.size() == 3) {  // fused bias: C = A B + bias (broadcast over rows)
-      const GpuSlot& c = slot(l.inputs[2]);
-      if (!is_float(a.dtype) || a.dtype == GpuDType::BF16 || c.dtype != a.dtype || c.shape != Shape{b.shape[rb - 1]})
-        return error(w, "a fused bias must be an f32 or f64 vector of the output's last dimension");
-      st.bias = true;
-    }
+    if (!l.ints.empty() && (l.ints.size() != 2 || (l.ints[0] != 0 && l.ints[0] != 1) || (l.ints[1] != 0 && l.ints[1] != 1)))
+      return error(w, "matmul ints must be {transA, transB}, each 0 or 1");
+    st.trans_a = !l.ints.empty() && l.ints[0] == 1;
+    st.trans_b = !l.ints.empty() && l.ints[1] == 1;
+    if ((st.trans_a || st.trans_b) && !is_float(a.dtype)) return error(w, "transposed operands need a floating dtype (cuBLASLt)");
     if (ra < 2 || rb < 2) return error(w, "matmul needs operands of rank >= 2");
-    int64_t M = a.shape[ra - 2], K = a.shape[ra - 1], N = b.shape[rb - 1];
-    if (b.shape[rb - 2] != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+    // Logical sizes: A [..., M, K] x B [..., K, N], whatever the storage.
+    int64_t M = a.shape[ra - (st.trans_a ? 1 : 2)], K = a.shape[ra - (st.trans_a ? 2 : 1)];
+    int64_t Kb = b.shape[rb - (st.trans_b ? 1 : 2)], N = b.shape[rb - (st.trans_b ? 2 : 1)];
+    if (Kb != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+    if (l.inputs.size() == 3) {
+      const GpuSlot& c = slot(l.inputs[2]);
+      if (!is_float(a.dtype) || a.dtype == GpuDType::BF16 || c.dtype != a.dtype)
+        return error(w, "a fused addend must be f32 or f64 like the product");
+      if (l.flag) {  // residual: out = A B + C, C of the output's shape
+        if (c.shape != out.shape) return error(w, "a fused residual must have the output's shape " + shape_str(out.shape));
+        st.accumulate = true;
+      } else {  // bias: a vector of the last dimension, added to every row
+        if (c.shape != Shape{N}) return error(w, "a fused bias must be a vector of the output's last dimension");
+        st.bias = true;
+      }
+    }
     Shape ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
     Shape batch_shape(std::max(ba.size(), bb.size()), 1);
     for (size_t i = 0; i < batch_shape.size(); ++i) {
@@ -691,7 +706,7 @@ struct Builder {
       return true;
     }
     st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
-    if (numel(bb) == 1 && ba == batch_shape) {  // shared weight: A is one [batch*M, K] matrix
+    if (numel(bb) == 1 && ba == batch_shape && !st.trans_a) {  // shared weight: A is one [batch*M, K] matrix (rows of A^T are not)
       st.batch = 1, st.rows = M * batch, st.stride_a = 0, st.stride_b = 0;
       p.steps.push_back(st);
       return true;
@@ -718,6 +733,7 @@ struct Builder {
       s2.in[0].extra = oa * M * K * es;
       s2.in[1].extra = ob * K * N * es;
       s2.out.extra = piece * st.batch * M * N * es;
+      if (st.accumulate) s2.in[2].extra = s2.out.extra;
       s2.reuse_lt = piece > 0;
       p.steps.push_back(s2);
     }
@@ -761,10 +777,21 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
     if ((s = cublasLtMatmulDescSetAttribute(m.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt)) != CUBLAS_STATUS_SUCCESS)
       return fail("cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)", s);
   }
-  if ((s = cublasLtMatrixLayoutCreate(&m.la, t, static_cast<uint64_t>(N), static_cast<uint64_t>(K), N)) != CUBLAS_STATUS_SUCCESS)
-    return fail("cublasLtMatrixLayoutCreate", s);
-  if ((s = cublasLtMatrixLayoutCreate(&m.lb, t, static_cast<uint64_t>(K), static_cast<uint64_t>(M), K)) != CUBLAS_STATUS_SUCCESS)
-    return fail("cublasLtMatrixLayoutCreate", s);
+  // A transposed operand: our B stored as [N, K] row-major is column-major
+  // [K, N] (ld K), read with op T; our A stored as [K, M] is column-major
+  // [M, K] (ld M), read with op T.
+  if (st.trans_b || st.trans_a) {
+    cublasOperation_t ta = st.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = st.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if ((s = cublasLtMatmulDescSetAttribute(m.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasLtMatmulDescSetAttribute(m.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) != CUBLAS_STATUS_SUCCESS)
+      return fail("cublasLtMatmulDescSetAttribute(TRANSA/TRANSB)", s);
+  }
+  if (st.trans_b) s = cublasLtMatrixLayoutCreate(&m.la, t, static_cast<uint64_t>(K), static_cast<uint64_t>(N), K);
+  else s = cublasLtMatrixLayoutCreate(&m.la, t, static_cast<uint64_t>(N), static_cast<uint64_t>(K), N);
+  if (s != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatrixLayoutCreate", s);
+  if (st.trans_a) s = cublasLtMatrixLayoutCreate(&m.lb, t, static_cast<uint64_t>(M), static_cast<uint64_t>(K), M);
+  else s = cublasLtMatrixLayoutCreate(&m.lb, t, static_cast<uint64_t>(K), static_cast<uint64_t>(M), K);
+  if (s != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatrixLayoutCreate", s);
   if ((s = cublasLtMatrixLayoutCreate(&m.lc, t, static_cast<uint64_t>(N), static_cast<uint64_t>(M), N)) != CUBLAS_STATUS_SUCCESS)
     return fail("cublasLtMatrixLayoutCreate", s);
   if (st.batch > 1) {
@@ -781,8 +808,8 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
   // Two algorithm choices: base pointers 16-byte aligned (alignment then
   // limited by leading dimensions and batch strides), or only element-aligned.
   for (int variant = 0; variant < 2; ++variant) {
-    uint32_t al_a = variant == 0 ? static_cast<uint32_t>(pow2_align({N * es, st.stride_b * es})) : static_cast<uint32_t>(es);
-    uint32_t al_b = variant == 0 ? static_cast<uint32_t>(pow2_align({K * es, st.stride_a * es})) : static_cast<uint32_t>(es);
+    uint32_t al_a = variant == 0 ? static_cast<uint32_t>(pow2_align({(st.trans_b ? K : N) * es, st.stride_b * es})) : static_cast<uint32_t>(es);
+    uint32_t al_b = variant == 0 ? static_cast<uint32_t>(pow2_align({(st.trans_a ? M : K) * es, st.stride_a * es})) : static_cast<uint32_t>(es);
     uint32_t al_c = variant == 0 ? static_cast<uint32_t>(pow2_align({N * es, M * N * es})) : static_cast<uint32_t>(es);
     cublasLtMatmulPreference_t pref = nullptr;
     if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulPreferenceCreate", s);
@@ -1021,14 +1048,17 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
           const void* a = ptr(st.in[0]);
           const void* b = ptr(st.in[1]);
           void* c = ptr(st.out);
-          bool al = m.has_aligned && aligned16(a) && aligned16(b) && aligned16(c);
+          // A fused residual is cuBLASLt's C (beta = 1); D is the output.
+          const void* c_in = st.accumulate ? static_cast<const void*>(ptr(st.in[2])) : c;
+          bool al = m.has_aligned && aligned16(a) && aligned16(b) && aligned16(c) && aligned16(c_in);
           if (!al && !m.has_any)
             return write_err(err, err_size, kInvalidArgument,
                              "plan_execute: " + p.name + ": operands not 16-byte aligned and cuBLASLt offered no algorithm for that");
           const float one_f = 1.0f, zero_f = 0.0f;
           const double one_d = 1.0, zero_d = 0.0;
           const void* alpha = m.f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
-          const void* beta = m.f64 ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
+          const void* beta = m.f64 ? static_cast<const void*>(st.accumulate ? &one_d : &zero_d)
+                                   : static_cast<const void*>(st.accumulate ? &one_f : &zero_f);
           size_t wsz = al ? m.ws_aligned : m.ws_any;
           // Lt's A is our B and its B our A (see prepare_lt).
           std::unique_lock<std::mutex> bias_lock;
@@ -1041,7 +1071,7 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
             if (bs != CUBLAS_STATUS_SUCCESS)
               return write_err(err, err_size, cublas_code(bs), "plan_execute: " + p.name + ": setting the bias pointer failed: " + cublas_text(bs));
           }
-          cublasStatus_t s = cublasLtMatmul(plan->lt_handle, m.desc, alpha, b, m.la, a, m.lb, beta, c, m.lc, c, m.lc,
+          cublasStatus_t s = cublasLtMatmul(plan->lt_handle, m.desc, alpha, b, m.la, a, m.lb, beta, c_in, m.lc, c, m.lc,
                                             al ? &m.algo_aligned : &m.algo_any, wsz ? ws + plan->lt_offset : nullptr, wsz, stream);
           if (s != CUBLAS_STATUS_SUCCESS)
             return write_err(err, err_size, cublas_code(s), "plan_execute: " + p.name + ": cublasLtMatmul failed: " + cublas_text(s));

@@ -20,14 +20,16 @@ namespace {
 template <class A> __device__ __forceinline__ A neg_inf() { return -static_cast<A>(INFINITY); }
 
 // Reduces `v` over the block (blockDim.x a multiple of 32, at most 1024);
-// every thread gets the result. `sh` has 32 slots.
-template <class A, class F> __device__ __forceinline__ A block_reduce(A v, A* sh, F f) {
+// every thread gets the result. `sh` has 32 slots; `identity` is f's neutral
+// element (lanes past the number of warps contribute it: a copy of a warp's
+// partial result would be counted twice in a sum).
+template <class A, class F> __device__ __forceinline__ A block_reduce(A v, A* sh, F f, A identity) {
   for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (warps == 1) return v;
   if (lane == 0) sh[warp] = v;
   __syncthreads();
-  v = sh[lane < warps ? lane : 0];
+  v = lane < warps ? sh[lane] : identity;
   for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   __syncthreads();  // sh is reused by the next reduction
   return v;
@@ -44,10 +46,10 @@ template <class T> __global__ void softmax_rows(const T* in, T* out, int64_t row
     T* q = out + r * n;
     A m = neg_inf<A>();
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = nan_max(m, static_cast<A>(to_compute(p[j])));
-    m = block_reduce(m, sh, mx);
+    m = block_reduce(m, sh, mx, neg_inf<A>());
     double sum = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += k_exp(static_cast<A>(to_compute(p[j])) - m);
-    sum = block_reduce(sum, shd, add);
+    sum = block_reduce(sum, shd, add, 0.0);
     const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
       A d = static_cast<A>(to_compute(p[j])) - m;

@@ -44,6 +44,7 @@ class Planner {
     for (ir::ValueId r : f.results) top_results_.insert(r);
     std::vector<int> results = emit_function(f, env, args, 0);
     bind_outputs(f, env, results);
+    fold_transposes_into_matmuls();
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
     layout_workspace();
@@ -171,7 +172,7 @@ class Planner {
         vals[b.results[0]] = static_cast<int>(plan_.slots.size() - 1);
         continue;
       }
-      if (b.op == OpKind::Add && fuse_bias(b, ins, uses, vals)) continue;
+      if (b.op == OpKind::Add && fuse_into_matmul(b, ins, uses, vals)) continue;
       bool result_on_host = !on_device(rt);
       if (fam == OpFamily::CopyToHost) {
         // Only a returned value may come back to the host: the plan runs
@@ -309,31 +310,103 @@ class Planner {
     return rs;
   }
 
-  // `(add (matmul a w) bias)` with bias a vector of the last dimension, the
-  // matmul's value used only here, in f32 or f64: the add becomes the
-  // matmul's cuBLASLt bias epilogue (one launch fewer, one pass over the
-  // output fewer), and the add's value is the matmul's slot.
-  bool fuse_bias(const ir::Binding& b, const std::vector<int>& ins, const std::vector<int>& uses, std::vector<int>& vals) {
+  // `(add (matmul a w) c)`, the matmul's value used only here, in f32 or
+  // f64, becomes the matmul's cuBLASLt epilogue (one launch fewer, one pass
+  // over the output fewer), and the add's value is the matmul's slot:
+  //   c a vector of the last dimension: the BIAS epilogue;
+  //   c of the output's shape (a residual connection): C = c, beta = 1
+  //   (launch flag 1).
+  bool fuse_into_matmul(const ir::Binding& b, const std::vector<int>& ins, const std::vector<int>& uses, std::vector<int>& vals) {
     if (plan_.launches.empty() || ins.size() != 2) return false;
     GpuLaunch& mm = plan_.launches.back();
     if (mm.kernel != "matmul" || mm.inputs.size() != 2) return false;
     for (int side = 0; side < 2; ++side) {
-      int prod = ins[side], bias = ins[1 - side];
-      if (prod != mm.outputs[0] || prod == bias) continue;
+      int prod = ins[side], c = ins[1 - side];
+      if (prod != mm.outputs[0] || prod == c) continue;
       ir::ValueId pv = b.operands[side];
-      if (uses[pv] != 1) continue;
+      // The product has no other reader: one use here, and no other value of
+      // this function (e.g. a call's second result) names its slot.
+      if (uses[pv] != 1 || std::count(vals.begin(), vals.end(), prod) != 1) continue;
       const GpuSlot& out = plan_.slots[prod];
-      const GpuSlot& bs = plan_.slots[root(bias)];
+      const GpuSlot& cs = plan_.slots[root(c)];
       if (out.dtype != abi::GpuDType::F32 && out.dtype != abi::GpuDType::F64) continue;
-      if (bs.kind == GpuSlot::Kind::HostInput || bs.kind == GpuSlot::Kind::HostOutput) continue;
-      if (plan_.slots[bias].dtype != out.dtype || plan_.slots[bias].shape != std::vector<int64_t>{out.shape.back()}) continue;
-      mm.inputs.push_back(bias);
-      use(bias);
-      mm.why += "; the bias add fused into the epilogue";
+      if (cs.kind == GpuSlot::Kind::HostInput || cs.kind == GpuSlot::Kind::HostOutput) continue;
+      if (plan_.slots[c].dtype != out.dtype) continue;
+      if (plan_.slots[c].shape == std::vector<int64_t>{out.shape.back()}) {
+        mm.why += "; the bias add fused into the epilogue";
+      } else if (plan_.slots[c].shape == out.shape) {
+        mm.flag = true;
+        mm.why += "; the residual add fused into the GEMM (C = the addend, beta = 1)";
+      } else {
+        continue;
+      }
+      mm.inputs.push_back(c);
+      use(c);
       vals[b.results[0]] = prod;
       return true;
     }
     return false;
+  }
+
+  // A matmul operand made by a transpose of the last two dims that nothing
+  // else reads is read transposed by cuBLASLt instead (ints = {transA,
+  // transB}): one launch and one pass over that operand fewer.
+  void fold_transposes_into_matmuls() {
+    std::vector<int> readers(plan_.slots.size(), 0);
+    for (const GpuLaunch& l : plan_.launches)
+      for (int32_t s : l.inputs) ++readers[root(s)];
+    std::vector<bool> dead(plan_.launches.size(), false);
+    std::vector<int> producer(plan_.slots.size(), -1);
+    for (size_t i = 0; i < plan_.launches.size(); ++i)
+      for (int32_t s : plan_.launches[i].outputs) producer[s] = static_cast<int>(i);
+    for (GpuLaunch& mm : plan_.launches) {
+      if (mm.kernel != "matmul") continue;
+      std::vector<int64_t> trans = {0, 0};
+      for (int side = 0; side < 2; ++side) {
+        int32_t s = mm.inputs[side];
+        int p = producer[s];
+        if (p < 0 || plan_.slots[s].kind != GpuSlot::Kind::Temp || readers[s] != 1) continue;
+        const GpuLaunch& t = plan_.launches[p];
+        size_t r = t.ints.size();
+        bool swap_last = t.kernel == "transpose" && r >= 2 && t.ints[r - 1] == static_cast<int64_t>(r - 2) &&
+                         t.ints[r - 2] == static_cast<int64_t>(r - 1);
+        for (size_t i = 0; swap_last && i + 2 < r; ++i) swap_last = t.ints[i] == static_cast<int64_t>(i);
+        abi::GpuDType dt = plan_.slots[s].dtype;  // cuBLASLt's dtypes; integer matmuls are our own kernel
+        if (!swap_last || (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64 && dt != abi::GpuDType::BF16)) continue;
+        mm.inputs[side] = t.inputs[0];
+        trans[side] = 1;
+        dead[p] = true;
+      }
+      if (trans[0] || trans[1]) {
+        mm.ints = trans;
+        mm.why += std::string("; ") + (trans[0] ? "A" : "") + (trans[0] && trans[1] ? " and " : "") + (trans[1] ? "B" : "") +
+                  " read transposed (the transpose launch folded into the GEMM)";
+      }
+    }
+    if (std::find(dead.begin(), dead.end(), true) == dead.end()) return;
+    std::vector<GpuLaunch> kept;
+    for (size_t i = 0; i < plan_.launches.size(); ++i)
+      if (!dead[i]) kept.push_back(std::move(plan_.launches[i]));
+    plan_.launches = std::move(kept);
+    recompute_lifetimes();
+  }
+
+  // def_/last_ (launch indices) from the launch list as it is now, after a
+  // pass removed launches: a temp lives from its first write to its last
+  // read (through views); a bounds-check record lives to the end.
+  void recompute_lifetimes() {
+    const int64_t n = static_cast<int64_t>(plan_.launches.size());
+    std::vector<int64_t> def(plan_.slots.size(), n), last(plan_.slots.size(), -1);
+    for (int64_t i = 0; i < n; ++i) {
+      const GpuLaunch& l = plan_.launches[static_cast<size_t>(i)];
+      for (int32_t s : l.outputs) def[root(s)] = std::min(def[root(s)], i);
+      for (int32_t s : l.inputs) last[root(s)] = std::max(last[root(s)], i);
+      if (l.kernel == "gather" || l.kernel == "take_along") last[l.outputs[1]] = INT64_MAX;
+    }
+    for (size_t s = 0; s < plan_.slots.size(); ++s) {
+      def_[s] = def[s] == n ? 0 : def[s];
+      last_[s] = std::max(last[s], def_[s]);
+    }
   }
 
   // Results go straight into the output buffers where they are temporaries
@@ -354,6 +427,19 @@ class Planner {
         sl.index = static_cast<int32_t>(i);
         taken.insert(s);
         continue;
+      }
+      // A reshape of a temporary (the same bytes in another shape): the
+      // temporary itself becomes the output buffer, no copy.
+      if (sl.kind == GpuSlot::Kind::View) {
+        int r = root(s);
+        GpuSlot& rs = plan_.slots[r];
+        if (rs.kind == GpuSlot::Kind::Temp && !taken.count(r) && rs.bytes() == sl.bytes() && rs.dtype == sl.dtype) {
+          rs.kind = GpuSlot::Kind::Output;
+          rs.index = static_cast<int32_t>(i);
+          rs.offset = 0;
+          taken.insert(r);
+          continue;
+        }
       }
       const types::TensorType& t = f.result_types[i];
       int out = new_slot(on_device(t) ? GpuSlot::Kind::Output : GpuSlot::Kind::HostOutput, static_cast<int32_t>(i), t, env);
