@@ -914,7 +914,8 @@ std::vector<double> softmax_ref(const Tensor& x, size_t axis, bool log) {
 TEST(Kernels, SoftmaxEveryAxisDtypeAndMaskedRows) {
   REQUIRE_GPU();
   for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16})
-    for (const Shape& shape : {Shape{3, 5, 7}, Shape{64, 1000}, Shape{2, 33}, Shape{5}})
+    // rows of 7..1000 take the warp-per-row kernel, 3000 the block-per-row one
+    for (const Shape& shape : {Shape{3, 5, 7}, Shape{64, 1000}, Shape{2, 33}, Shape{5}, Shape{3, 3000}})
       for (size_t axis = 0; axis < shape.size(); ++axis)
         for (const char* op : {"softmax", "log_softmax"}) {
           Tensor x = random(dt, shape, -20, 20);
@@ -1135,6 +1136,30 @@ TEST(Kernels, MatmulTransposedOperandsAndFusedResidual) {
                 << "matmul " << abi::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D transA " << ta << " transB " << tb
                 << " residual " << acc;
           }
+}
+
+TEST(Kernels, PermuteWithAContiguousInnerDimMovesWideElements) {
+  REQUIRE_GPU();
+  // [B, S, H, Dh] -> [B, H, S, Dh] (attention's head split): the innermost
+  // dim is contiguous on both sides, so the copy moves 16-byte elements
+  // when the pointers allow it; a misaligned input falls back to narrower ones.
+  for (GpuDType dt : {GpuDType::F32, GpuDType::BF16, GpuDType::F64, GpuDType::Bool})
+    for (int64_t dh : {8, 6, 3})
+      for (int64_t misalign : {int64_t{0}, abi::gpu_dtype_size(dt)}) {
+        Shape in_shape = {2, 5, 3, dh}, out_shape = {2, 3, 5, dh};
+        Tensor x = random(dt, in_shape);
+        std::vector<double> want;
+        for (int64_t b = 0; b < 2; ++b)
+          for (int64_t h = 0; h < 3; ++h)
+            for (int64_t t = 0; t < 5; ++t)
+              for (int64_t d = 0; d < dh; ++d) want.push_back(x.v[static_cast<size_t>(((b * 5 + t) * 3 + h) * dh + d)]);
+        PlanBuilder b;
+        int32_t in = b.input(0, dt, in_shape), out = b.output(0, dt, out_shape);
+        b.launch("transpose", "", {in}, {out}, {0, 2, 1, 3});
+        auto r = run(b.p, {x}, {{dt, out_shape}}, RunOptions{misalign});
+        ASSERT_EQ(r.size(), 1u);
+        expect_near(r[0], want, 0, 0, std::string("permute ") + abi::gpu_dtype_name(dt) + " Dh " + std::to_string(dh) + (misalign ? " misaligned" : ""));
+      }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 //   general  out dense over g.shape, operands through strides (0 = broadcast)
 // All loops are grid-stride with 64-bit indices. No __restrict__: plans may
 // run these in place (out is one of the inputs, element for element).
+#include <cstdint>
+
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"
 
@@ -23,12 +25,15 @@ int blocks_for(int64_t n, int max_blocks) {
 template <class T, int N> struct alignas(16) Vec { T v[N]; };
 
 // Element offsets of linear index i of the iteration space for operand k.
-template <int NOPS> __device__ __forceinline__ void offsets(const Geom& g, int64_t i, int64_t (&off)[NOPS]) {
+// I is the index type of the divisions: uint32_t when the space has fewer
+// than 2^32 elements (a 32-bit division is several times cheaper than a
+// 64-bit one, and these kernels are bound by that index math).
+template <int NOPS, class I> __device__ __forceinline__ void offsets(const Geom& g, I i, int64_t (&off)[NOPS]) {
 #pragma unroll
   for (int k = 0; k < NOPS; ++k) off[k] = 0;
   for (int d = g.rank - 1; d >= 0; --d) {
-    int64_t n = g.shape[d];
-    int64_t q = i / n, r = i - q * n;
+    I n = static_cast<I>(g.shape[d]);
+    I q = i / n, r = i - q * n;
     i = q;
 #pragma unroll
     for (int k = 0; k < NOPS; ++k) off[k] += r * g.stride[k][d];
@@ -85,11 +90,11 @@ template <class T, class O, class F> __global__ void ew2_vec(const T* a, const T
   for (int64_t i = nvec * N + tid; i < n; i += step) out[i] = f(a[i], b[i]);
 }
 
-template <class T, class O, class F> __global__ void ew2_general(const T* a, const T* b, O* out,
+template <class T, class O, class F, class I> __global__ void ew2_general(const T* a, const T* b, O* out,
                                                                 const __grid_constant__ Geom g, int64_t n, F f) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t off[2];
-    offsets<2>(g, i, off);
+    offsets<2>(g, static_cast<I>(i), off);
     out[i] = f(a[off[0]], b[off[1]]);
   }
 }
@@ -104,7 +109,8 @@ cudaError_t launch2(const void* a, const void* b, void* out, const Geom* g, int6
   O* po = static_cast<O*>(out);
   int blocks = blocks_for(n, max_blocks);
   if (g) {
-    ew2_general<T, O, F><<<blocks, kThreads, 0, s>>>(pa, pb, po, *g, n, f);
+    if (n <= int64_t{UINT32_MAX}) ew2_general<T, O, F, uint32_t><<<blocks, kThreads, 0, s>>>(pa, pb, po, *g, n, f);
+    else ew2_general<T, O, F, uint64_t><<<blocks, kThreads, 0, s>>>(pa, pb, po, *g, n, f);
   } else if (aligned16(a) && aligned16(b) && aligned16(out)) {
     constexpr int N = 16 / sizeof(T);
     ew2_vec<T, O, F><<<blocks_for((n + N - 1) / N, max_blocks), kThreads, 0, s>>>(pa, pb, po, n, f);
@@ -134,11 +140,11 @@ cudaError_t dispatch2(DT dt, int32_t op, const void* a, const void* b, void* out
 }
 
 // ---- select: raw element bits.
-template <class T> __global__ void select_general(const uint8_t* c, const T* a, const T* b,
+template <class T, class I> __global__ void select_general(const uint8_t* c, const T* a, const T* b,
                                                   T* out, const __grid_constant__ Geom g, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t off[3];
-    offsets<3>(g, i, off);
+    offsets<3>(g, static_cast<I>(i), off);
     out[i] = c[off[0]] ? a[off[1]] : b[off[2]];
   }
 }
@@ -205,7 +211,10 @@ cudaError_t select(int64_t esize, const void* c, const void* a, const void* b, v
   switch (esize) {
 #define SHAPEML_CASE(S, T)                                                                                                       \
   case S:                                                                                                                        \
-    select_general<T><<<blocks, kThreads, 0, s>>>(pc, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), g, n); \
+    if (n <= int64_t{UINT32_MAX})                                                                                                \
+      select_general<T, uint32_t><<<blocks, kThreads, 0, s>>>(pc, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), g, n); \
+    else                                                                                                                         \
+      select_general<T, uint64_t><<<blocks, kThreads, 0, s>>>(pc, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), g, n); \
     break;
     SHAPEML_CASE(1, uint8_t)
     SHAPEML_CASE(2, uint16_t)

@@ -1,6 +1,10 @@
 // Softmax and log-softmax along one axis (kernels.h). The executor views the
-// input as a dense [outer, n, inner] tensor; two launch shapes:
-//   rows     inner == 1 (the last axis, attention's case): one block per row,
+// input as a dense [outer, n, inner] tensor; three launch shapes:
+//   warp     inner == 1 and n <= 1024 (attention's rows): one warp per row,
+//            the row held in registers (n/32 values a lane): one read and
+//            one write of global memory, warp-shuffle reductions, no
+//            shared memory or block barriers
+//   rows     inner == 1, longer rows: one block per row,
 //            three passes over the row (max, sum of exponentials, write),
 //            block reductions through warp shuffles
 //   columns  inner > 1: one thread per (outer, inner) pair, coalesced across
@@ -58,6 +62,36 @@ template <class T> __global__ void softmax_rows(const T* in, T* out, int64_t row
   }
 }
 
+template <class T, int kPer> __global__ void softmax_warp(const T* in, T* out, int64_t rows, int n, bool log) {
+  using A = typename Compute<T>::type;
+  const int lane = threadIdx.x % 32;
+  const int64_t first = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32, step = int64_t(gridDim.x) * blockDim.x / 32;
+  for (int64_t r = first; r < rows; r += step) {
+    const T* p = in + r * n;
+    T* q = out + r * n;
+    A v[kPer];
+    A m = neg_inf<A>();
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int j = lane + 32 * k;
+      v[k] = j < n ? static_cast<A>(to_compute(p[j])) : neg_inf<A>();
+      m = nan_max(m, v[k]);
+    }
+    for (int o = 16; o > 0; o >>= 1) m = nan_max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    double sum = 0;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k)
+      if (lane + 32 * k < n) sum += k_exp(v[k] - m);
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int j = lane + 32 * k;
+      if (j < n) q[j] = from_compute<T>(log ? (v[k] - m) - lsum : k_exp(v[k] - m) * inv);
+    }
+  }
+}
+
 template <class T> __global__ void softmax_columns(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool log) {
   using A = typename Compute<T>::type;
   const int64_t total = outer * inner;
@@ -81,7 +115,18 @@ template <class T> cudaError_t launch(bool log, const void* in, void* out, int64
                                       cudaStream_t s) {
   const T* pi = static_cast<const T*>(in);
   T* po = static_cast<T*>(out);
-  if (inner == 1) {
+  if (inner == 1 && n <= 1024) {
+    const int warps_per_block = 4;
+    int64_t b = (outer + warps_per_block - 1) / warps_per_block;
+    if (b > max_blocks) b = max_blocks;
+    const int ni = static_cast<int>(n), blocks = static_cast<int>(b), threads = 32 * warps_per_block;
+    if (n <= 32) softmax_warp<T, 1><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
+    else if (n <= 64) softmax_warp<T, 2><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
+    else if (n <= 128) softmax_warp<T, 4><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
+    else if (n <= 256) softmax_warp<T, 8><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
+    else if (n <= 512) softmax_warp<T, 16><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
+    else softmax_warp<T, 32><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
+  } else if (inner == 1) {
     // Enough threads to cover short rows in one sweep, at most 256.
     int threads = n >= 256 ? 256 : static_cast<int>((n + 31) / 32 * 32);
     int64_t b = outer < max_blocks ? outer : max_blocks;
