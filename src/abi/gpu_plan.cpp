@@ -1,4 +1,5 @@
 #include "abi/gpu_plan.h"
+#include "abi/gpu_fused.h"
 #include "abi/numbers.h"
 
 #include <charconv>
@@ -284,11 +285,23 @@ std::string GpuPlan::validate() const {
       want_in = 0;
     else if (l.kernel == "concat")
       fixed = false;
+    else if (l.kernel == "fused")
+      fixed = false;  // 0 to fused::kMaxInputs inputs; the program is checked below
     else
       return at + "unknown kernel";
     if (fixed && l.inputs.size() != want_in) return at + "expects " + std::to_string(want_in) + " input(s)";
-    if (!fixed && l.inputs.empty()) return at + "expects at least one input";
+    if (!fixed && l.inputs.empty() && l.kernel != "fused") return at + "expects at least one input";
     if (l.outputs.size() != want_out) return at + "expects " + std::to_string(want_out) + " output(s)";
+    if (l.kernel == "fused") {
+      if (l.inputs.size() > static_cast<size_t>(fused::kMaxInputs)) return at + "more than " + std::to_string(fused::kMaxInputs) + " inputs";
+      std::vector<fused::Node> nodes;
+      std::string e = fused::decode(l.ints, nodes);
+      std::vector<GpuDType> in_dt;
+      for (int32_t s : l.inputs) in_dt.push_back(slots[static_cast<size_t>(s)].dtype);
+      const GpuSlot& o = slots[static_cast<size_t>(l.outputs[0])];
+      if (e.empty()) e = fused::check(nodes, in_dt, o.dtype, o.shape.size());
+      if (!e.empty()) return at + e;
+    }
     if (want_out == 2) {
       const GpuSlot& rec = slots[static_cast<size_t>(l.outputs[1])];
       if (rec.kind != GpuSlot::Kind::Temp || rec.dtype != GpuDType::I64 || rec.numel() != 1)

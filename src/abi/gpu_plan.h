@@ -47,6 +47,10 @@
 // after the plan as OUT_OF_RANGE (it synchronizes the stream at the end of
 // such a plan to do so; docs/design/index-checks.md).
 //   concat    n in, 1 out; ints = {axis}
+//   fused     0 to 8 in (each broadcast to out), 1 out; ints = an expression
+//             program over the inputs, immediates and iota indices
+//             (abi/gpu_fused.h): a group of elementwise launches merged by
+//             the compiler (docs/design/gpu-fusion.md)
 //   slice     1 in, 1 out; ints = {axis, start} (size from out's shape)
 //   broadcast 1 in, 1 out (broadcast_to)
 //   copy      1 in, 1 out of the same bytes (device to device, host to

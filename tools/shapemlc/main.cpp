@@ -147,13 +147,14 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on";
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
   shapeml::lower::gpu::PlanOptions gpu() const {
     shapeml::lower::gpu::PlanOptions o;
     o.allow_tf32 = gpu_tf32;
+    o.fuse = gpu_fuse == "on";
     return o;
   }
 };
@@ -490,6 +491,8 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   app->add_option("--target", a.target, "native or x86-64")->check(CLI::IsMember({"native", "x86-64"}));
   app->add_flag("--gpu-tf32", a.gpu_tf32, "device f32 matmuls may use TF32 tensor cores (~1e-3 relative error)");
   app->add_option("--gpu-graph", a.gpu_graph, "device entries: replay plans as CUDA graphs by default where safe (on, the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   add_timeout(app, a.timeout);
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "abi/gpu_fused.h"
 #include "abi/gpu_plan.h"
 #include "cuda/executor/device_guard.h"
 #include "cuda/executor/kernels.h"
@@ -31,6 +32,17 @@ using shapeml::abi::GpuPlan;
 using shapeml::abi::GpuSlot;
 using shapeml::cuda::DeviceGuard;
 namespace kern = shapeml::cuda::kern;
+
+// The plan's fused encoding and the kernel's POD number kinds alike.
+constexpr bool same_kind(int a, int b) { return a == b; }
+static_assert(same_kind(shapeml::abi::fused::kLoad, kern::FK_LOAD) && same_kind(shapeml::abi::fused::kConst, kern::FK_CONST) &&
+              same_kind(shapeml::abi::fused::kIota, kern::FK_IOTA) && same_kind(shapeml::abi::fused::kUnary, kern::FK_UNARY) &&
+              same_kind(shapeml::abi::fused::kBinary, kern::FK_BINARY) && same_kind(shapeml::abi::fused::kCompare, kern::FK_COMPARE) &&
+              same_kind(shapeml::abi::fused::kSelect, kern::FK_SELECT) && same_kind(shapeml::abi::fused::kCast, kern::FK_CAST));
+static_assert(shapeml::abi::fused::kMaxNodes == kern::kFusedMaxNodes && shapeml::abi::fused::kMaxInputs == kern::kFusedMaxInputs &&
+              shapeml::abi::fused::kMaxInputs + shapeml::abi::fused::kMaxIotaAxes <= kern::kFusedMaxOperands);
+static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern::U_COS == 12 && kern::B_POW == 6 && kern::C_GE == 5,
+              "abi/gpu_fused.h numbers ops as kernels.h does");
 
 // include/shapeml.h status numbering (plugin_api.h).
 constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8,
@@ -100,7 +112,7 @@ struct Operand {
 struct Step {
   enum class Kind {
     Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Gather, TakeAlong,
-    MatmulLt, MatmulInt, Memcpy, MemsetZero
+    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused
   } kind = Kind::Noop;
   int32_t op = 0;
   kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
@@ -125,6 +137,15 @@ struct Step {
   bool trans_a = false, trans_b = false;  // matmul: A stored as [..., K, M], B as [..., N, K]
   bool accumulate = false;           // matmul: in[2] is C of the output's shape: out = A B + C
   bool reuse_lt = false;             // matmul: one more piece of the previous step's GEMM (same descriptors)
+  int32_t fused = -1;                // index into plan->fused
+};
+
+// A fused launch, prepared: the decoded program, the coalesced geometry
+// (inputs, then one pseudo-operand per iota axis) and the input slots.
+struct FusedPrep {
+  kern::FusedProgram prog;
+  kern::FusedGeom geom;
+  std::vector<int32_t> inputs;
 };
 
 // A bounds check to read back after the plan: where the record is, and what
@@ -172,6 +193,7 @@ struct shapeml_cuda_plan {
   std::vector<Prepared> launches;
   std::vector<LtMatmul> lt;
   std::vector<IndexCheck> checks;
+  std::vector<FusedPrep> fused;
   cublasLtHandle_t lt_handle = nullptr;
   shapeml::cuda::PlanGraphFacts graph;  // for graph replay (graph.h)
 
@@ -228,11 +250,14 @@ bool broadcast_strides(const Shape& in, const Shape& out, Shape& st) {
 
 // An iteration space over `shape` with per-operand strides, simplified:
 // size-1 dims dropped, neighbours merged where every operand is contiguous
-// across them. Fails (false) above kern::kMaxRank dims.
-bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom& g) {
+// across them. Fails (false) above kern::kMaxRank dims. (A fused launch's
+// iota pseudo-operand, stride 1 on its axis and 0 elsewhere, is contiguous
+// across no neighbour of the axis, so the axis survives as a dim of its own
+// and the pseudo-operand's offset stays the index along it.)
+bool coalesce_dims(const Shape& shape, const std::vector<Shape>& strides, std::vector<int64_t>& sh, std::vector<std::vector<int64_t>>& st) {
   const size_t nops = strides.size();
-  std::vector<int64_t> sh;
-  std::vector<std::vector<int64_t>> st(nops);
+  sh.clear();
+  st.assign(nops, {});
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     bool merge = !sh.empty();
@@ -249,7 +274,14 @@ bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom&
     sh.push_back(1);
     for (auto& v : st) v.push_back(0);
   }
-  if (sh.size() > static_cast<size_t>(kern::kMaxRank)) return false;
+  return sh.size() <= static_cast<size_t>(kern::kMaxRank);
+}
+
+bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom& g) {
+  const size_t nops = strides.size();
+  std::vector<int64_t> sh;
+  std::vector<std::vector<int64_t>> st;
+  if (!coalesce_dims(shape, strides, sh, st)) return false;
   g = kern::Geom{};
   g.rank = static_cast<int32_t>(sh.size());
   for (size_t d = 0; d < sh.size(); ++d) {
@@ -316,6 +348,7 @@ struct Builder {
   const GpuPlan& plan;
   Failure fail;
   std::vector<IndexCheck> checks;
+  std::vector<FusedPrep> fused;
 
   bool error(const std::string& where, const std::string& msg, int32_t code = kInvalidArgument) {
     fail = {code, where + ": " + msg};
@@ -331,6 +364,75 @@ struct Builder {
   bool check_device_slot(const std::string& where, int32_t s) {
     GpuSlot::Kind k = slot(s).kind;
     if (k == GpuSlot::Kind::HostInput || k == GpuSlot::Kind::HostOutput) return error(where, "slot " + std::to_string(s) + " is a host slot");
+    return true;
+  }
+
+  // A fused launch: its program decoded and checked again here (parse
+  // validated it; the executor trusts no plan text), node by node into the
+  // kernel's POD, with the immediates converted as a fill converts its
+  // scalar and iota axes turned into pseudo-operands.
+  bool prepare_fused(const GpuLaunch& l, const GpuSlot& out, Step& st, const std::string& w) {
+    namespace F = shapeml::abi::fused;
+    std::vector<F::Node> nodes;
+    std::string e = F::decode(l.ints, nodes);
+    std::vector<GpuDType> in_dt;
+    for (int32_t s : l.inputs) in_dt.push_back(slot(s).dtype);
+    if (e.empty()) e = F::check(nodes, in_dt, out.dtype, out.shape.size());
+    if (!e.empty()) return error(w, e);
+    if (l.inputs.size() > static_cast<size_t>(kern::kFusedMaxInputs)) return error(w, "too many inputs");
+    std::vector<Shape> strides;
+    for (int32_t s : l.inputs) {
+      Shape sa;
+      if (!broadcast_strides(slot(s).shape, out.shape, sa))
+        return error(w, "input " + shape_str(slot(s).shape) + " does not broadcast to " + shape_str(out.shape));
+      strides.push_back(sa);
+    }
+    std::vector<int64_t> axes;  // iota axes, in order of first use
+    FusedPrep f;
+    f.inputs = l.inputs;
+    f.prog.n = static_cast<int32_t>(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const F::Node& n = nodes[k];
+      kern::FusedNode& d = f.prog.node[k];
+      d.kind = static_cast<int8_t>(n.kind);  // F::Kind and kern::FusedKind agree (static_asserts below)
+      d.op = static_cast<int8_t>(n.op < 0 ? 0 : n.op);
+      d.dt = static_cast<int8_t>(n.dtype);
+      d.sdt = d.dt;
+      auto node_ref = [](int64_t i) { return static_cast<int16_t>(i < 0 ? 0 : i); };
+      switch (n.kind) {
+        case F::kLoad: d.a = static_cast<int16_t>(n.a); break;
+        case F::kConst: f.prog.imm[k] = scalar_bits(F::bits_double(n.a), n.dtype); break;
+        case F::kIota: {
+          size_t at = static_cast<size_t>(std::find(axes.begin(), axes.end(), n.a) - axes.begin());
+          if (at == axes.size()) {
+            axes.push_back(n.a);
+            Shape e1(out.shape.size(), 0);
+            e1[static_cast<size_t>(n.a)] = 1;
+            strides.push_back(e1);
+          }
+          d.a = static_cast<int16_t>(l.inputs.size() + at);
+          break;
+        }
+        default:
+          d.a = node_ref(n.a), d.b = node_ref(n.b), d.c = node_ref(n.c);
+          if (n.kind == F::kCompare || n.kind == F::kCast) d.sdt = static_cast<int8_t>(nodes[static_cast<size_t>(n.a)].dtype);
+          break;
+      }
+    }
+    if (strides.size() > static_cast<size_t>(kern::kFusedMaxOperands)) return error(w, "too many operands");
+    std::vector<int64_t> sh;
+    std::vector<std::vector<int64_t>> cst;
+    if (!coalesce_dims(out.shape, strides, sh, cst))
+      return error(w, "more than " + std::to_string(kern::kMaxRank) + " dimensions after coalescing " + shape_str(out.shape), kUnimplemented);
+    f.geom.rank = static_cast<int32_t>(sh.size());
+    f.geom.nops = static_cast<int32_t>(strides.size());
+    for (size_t d = 0; d < sh.size(); ++d) {
+      f.geom.shape[d] = sh[d];
+      for (size_t k = 0; k < strides.size(); ++k) f.geom.stride[k][d] = cst[k][d];
+    }
+    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Fused;
+    st.fused = static_cast<int32_t>(fused.size());
+    fused.push_back(std::move(f));
     return true;
   }
 
@@ -420,6 +522,8 @@ struct Builder {
       st.inner = 1;
       for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) st.inner *= out.shape[d];
       if (st.n == 0) st.kind = Step::Kind::Noop;
+    } else if (l.kernel == "fused") {
+      if (!prepare_fused(l, out, st, w)) return false;
     } else if (l.kernel == "transpose") {
       const GpuSlot& a = slot(l.inputs[0]);
       size_t r = a.shape.size();
@@ -874,7 +978,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
                 : s.kind == GpuSlot::Kind::Output ? static_cast<size_t>(gp.num_inputs + s.index) : SIZE_MAX;
     if (at != SIZE_MAX) plan->graph.buffer_bytes[at] = std::max(plan->graph.buffer_bytes[at], s.bytes());
   }
-  Builder b{gp, {}, {}};
+  Builder b{gp, {}, {}, {}};
   for (size_t i = 0; i < gp.launches.size(); ++i) {
     const GpuLaunch& l = gp.launches[i];
     Prepared p;
@@ -883,6 +987,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     plan->launches.push_back(std::move(p));
   }
   plan->checks = std::move(b.checks);
+  plan->fused = std::move(b.fused);
 
   // The device: present, and one this build has code for (sm_90 and newer).
   int count = 0;
@@ -1028,6 +1133,13 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
         case Step::Kind::Cast: e = kern::cast(st.dt, st.dt_to, ptr(st.in[0]), ptr(st.out), st.n, mb, stream); break;
         case Step::Kind::Fill: e = kern::fill(st.esize, st.bits, ptr(st.out), st.n, mb, stream); break;
         case Step::Kind::Iota: e = kern::iota(st.dt, ptr(st.out), st.n, st.dim, st.inner, mb, stream); break;
+        case Step::Kind::Fused: {
+          const FusedPrep& f = plan->fused[static_cast<size_t>(st.fused)];
+          const void* ins[kern::kFusedMaxInputs] = {};
+          for (size_t k = 0; k < f.inputs.size(); ++k) ins[k] = ptr(Operand{f.inputs[k], 0});
+          e = kern::fused(f.prog, f.geom, ins, ptr(st.out), st.n, mb, stream);
+          break;
+        }
         case Step::Kind::Strided: e = kern::strided_copy(st.esize, ptr(st.in[0]), ptr(st.out), st.geom, st.n, mb, stream); break;
         case Step::Kind::Tiled: e = kern::transpose_tiled(st.esize, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, stream); break;
         case Step::Kind::Reduce: e = kern::reduce(st.dt, st.op, ptr(st.in[0]), ptr(st.out), st.rgeom, mb, stream); break;

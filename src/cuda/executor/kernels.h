@@ -97,4 +97,39 @@ cudaError_t gather(DT idx_dt, int64_t esize, const void* table, const void* idx,
 cudaError_t take_along(DT idx_dt, int64_t esize, const void* x, const void* idx, void* out, int64_t outer, int64_t V, int64_t inner,
                        unsigned long long* first_bad, int max_blocks, cudaStream_t s);
 
+// ---- fused elementwise groups (fused.cu; abi/gpu_fused.h is the plan's
+// encoding, which the executor decodes and checks into these PODs).
+constexpr int kFusedMaxNodes = 32;     // abi::fused::kMaxNodes
+constexpr int kFusedMaxInputs = 8;     // abi::fused::kMaxInputs
+constexpr int kFusedMaxOperands = 16;  // inputs, then one pseudo-operand per iota axis
+
+enum FusedKind : int8_t { FK_LOAD, FK_CONST, FK_IOTA, FK_UNARY, FK_BINARY, FK_COMPARE, FK_SELECT, FK_CAST };
+
+// One node: `dt` is its dtype (DT), `sdt` its operand's (compare, cast).
+// load: a = operand (input) index; iota: a = operand index of the axis's
+// pseudo-operand (its stride is 1 along the axis, 0 elsewhere, so its
+// "offset" is the index along the axis); const: imm[] of the program; the
+// rest: a, b, c = earlier nodes. Unary op 13 is `not`, binary 7/8 `and`/`or`.
+struct FusedNode {
+  int8_t kind = 0, op = 0, dt = 0, sdt = 0;
+  int16_t a = 0, b = 0, c = 0, pad = 0;
+};
+
+struct FusedProgram {
+  int32_t n = 0;
+  FusedNode node[kFusedMaxNodes];
+  uint64_t imm[kFusedMaxNodes] = {};  // const nodes: the value's bits in its dtype (low bytes)
+};
+
+// The output's iteration space (coalesced) and each operand's strides in it.
+struct FusedGeom {
+  int32_t rank = 0, nops = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[kFusedMaxOperands][kMaxRank] = {};
+};
+
+// out (dense, n elements) = the program's last node at every element;
+// in[k] is the base of input k. One launch; 32-bit index math when n < 2^31.
+cudaError_t fused(const FusedProgram& p, const FusedGeom& g, const void* const* in, void* out, int64_t n, int max_blocks, cudaStream_t s);
+
 }  // namespace shapeml::cuda::kern

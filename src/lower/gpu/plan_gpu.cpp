@@ -1,4 +1,5 @@
 #include "lower/gpu/plan_gpu.h"
+#include "lower/gpu/fuse_elementwise.h"
 
 #include <algorithm>
 #include <set>
@@ -517,6 +518,7 @@ std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string
   }
   try {
     abi::GpuPlan p = Planner(m, options).run(*f, bindings);
+    if (options.fuse) p = fuse_elementwise(p);
     decide_graph(p, options);
     return p;
   } catch (const PlanError& e) {

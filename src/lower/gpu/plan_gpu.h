@@ -37,6 +37,10 @@ struct PlanOptions {
   /// accumulation: ~1e-3 relative error instead of ~1e-6; PyTorch's
   /// `allow_tf32`). Off by default: results then match fp32 references.
   bool allow_tf32 = false;
+  /// Merge groups of elementwise launches into single `fused` launches
+  /// (lower/gpu/fuse_elementwise.h; bit-identical results, fewer launches).
+  /// Off only to compare against the unfused plan (`shapemlc --gpu-fuse off`).
+  bool fuse = true;
 };
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
