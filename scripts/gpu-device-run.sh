@@ -3,7 +3,8 @@
 # scripts/gpu-stage.sh staged (no build there), in one go, writing one log and
 # the JSON results into OUT:
 #   - the plan executor's kernel tests (every kernel, dtype, broadcasting
-#     corner, matmul layout; against float64 loops) and its CPU-side tests
+#     corner, matmul layout; against float64 loops; fused elementwise plans
+#     against unfused ones, bit for bit) and its CPU-side tests
 #   - the device memory and device tensor tests
 #   - every operation end to end (source -> plan -> AOT module -> runtime +
 #     plugin) against PyTorch on the same GPU (tests/gpu/golden_gpu.py)
@@ -43,6 +44,7 @@ step() {  # name, timeout seconds, command...
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'
 } >>"$log" 2>&1
 step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
+export SHAPEML_TEST_FUSION_PLANS="$carry/modules"  # fused vs unfused transformer block (fusion_test.cpp)
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
 step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1

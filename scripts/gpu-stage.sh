@@ -30,6 +30,13 @@ cp "$build/tests/cuda/shapeml_cuda_kernel_tests" "$build/tests/cuda/shapeml_cuda
 strip --strip-debug "$carry"/lib/* "$carry"/bin/*
 "$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64
 "$build/shapemlc" --emit=gpu-plan examples/mlp_gpu.sml --bind B=4,S=128,D=256,F=1024 > "$carry/modules/mlp_gpu.plan.txt"
+# The transformer block's plan fused and unfused, for the kernel tests'
+# bit-identity check of elementwise fusion (tests/cuda/fusion_test.cpp).
+sed 's/\bhost\b/(cuda 0)/g' examples/transformer_block.sml > "$carry/modules/transformer_block_gpu.sml"
+for f in on off; do
+  "$build/shapemlc" --emit=gpu-plan --gpu-fuse $f "$carry/modules/transformer_block_gpu.sml" --entry block \
+    --bind B=4,S=128,D=256,H=4,Dh=64,F=704 > "$carry/modules/block.$([[ $f == on ]] && echo fused || echo unfused).plan.txt"
+done
 /usr/bin/python3 tests/gpu/golden_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/modules"
 # The transformer block (fp32 and --gpu-tf32 modules, and the CPU back end's
 # results of the small sizes for the CPU/GPU agreement check).
