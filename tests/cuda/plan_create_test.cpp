@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "abi/gpu_fused.h"
 #include "cuda/executor/executor.h"
 #include "test_util.h"
 
@@ -95,6 +96,44 @@ TEST(PlanCreate, ValidPlanWithoutGpuIsUnavailable) {
     EXPECT_EQ(plan, nullptr);
     EXPECT_FALSE(msg.empty());
   }
+}
+
+// A fused launch (abi/gpu_fused.h) is checked like the launches it stands
+// for: its program at parse, its inputs' broadcasting at prepare.
+TEST(PlanCreate, FusedLaunchesAreCheckedLikeTheirOps) {
+  namespace F = shapeml::abi::fused;
+  auto plan_of = [](std::vector<int64_t> in_shape, std::vector<F::Node> nodes) {
+    PlanBuilder b;
+    int32_t x = b.input(0, GpuDType::F32, std::move(in_shape));
+    int32_t o = b.output(0, GpuDType::F32, {4, 6});
+    b.launch("fused", "", {x}, {o}, F::encode(nodes));
+    return b.p;
+  };
+  F::Node ld{F::kLoad, -1, GpuDType::F32, 0, -1, -1};
+  F::Node io{F::kIota, -1, GpuDType::F32, 1, -1, -1};
+  F::Node c{F::kConst, -1, GpuDType::F32, F::double_bits(0.5), -1, -1};
+  F::Node mul{F::kBinary, 2, GpuDType::F32, 0, 1, -1};
+  F::Node add{F::kBinary, 0, GpuDType::F32, 3, 2, -1};
+  shapeml_cuda_plan* plan = nullptr;
+  std::string msg;
+  int32_t rc = create(plan_of({6}, {ld, io, c, mul, add}).to_text(), msg, &plan);  // x[j] * j + 0.5
+  if (have_gpu()) {
+    EXPECT_EQ(rc, 0) << msg;
+    plan_destroy(plan);
+    plan = nullptr;
+  } else {
+    EXPECT_EQ(rc, kUnavailable) << msg;
+  }
+  EXPECT_EQ(create(plan_of({5}, {ld, io, c, mul, add}).to_text(), msg, &plan), kInvalidArgument);  // [5] onto [4 6]
+  EXPECT_NE(msg.find("launch 0 (fused)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("broadcast"), std::string::npos) << msg;
+  F::Node bad_io{F::kIota, -1, GpuDType::F32, 2, -1, -1};  // axis 2 of a rank-2 output
+  EXPECT_EQ(create(plan_of({6}, {ld, bad_io, c, mul, add}).to_text(), msg, &plan), kInvalidArgument);
+  EXPECT_NE(msg.find("iota axis"), std::string::npos) << msg;
+  F::Node ld64{F::kLoad, -1, GpuDType::F64, 0, -1, -1};  // the input is f32
+  EXPECT_EQ(create(plan_of({6}, {ld64}).to_text(), msg, &plan), kInvalidArgument);
+  EXPECT_NE(msg.find("load dtype"), std::string::npos) << msg;
+  EXPECT_EQ(plan, nullptr);
 }
 
 }  // namespace
