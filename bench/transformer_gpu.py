@@ -5,7 +5,7 @@ PyTorch eager (manual attention and SDPA), torch.compile and JAX jit, all
 measured in this one run.
 
   # here (compiler available): the GPU source, the AOT modules (fp32,
-  # --gpu-tf32, and fp32 with --gpu-fuse off) and the CPU results of the
+  # --gpu-tf32, and fp32 with --gpu-fuse on) and the CPU results of the
   # small size
   /usr/bin/python3 bench/transformer_gpu.py build --shapemlc build/default/shapemlc \
       --runtime build/default/libshapeml.so --out DIR
@@ -82,9 +82,9 @@ def cmd_build(a):
     with open(src_path, "w") as f:
         f.write(gpu_source())
     binds = [binding("block", SIZES["small"]), binding("block", SIZES["large"]), binding("block_gqa", GQA)]
-    # fp32_unfused: elementwise fusion off (docs/design/gpu-fusion.md), to
-    # compare its bits and its speed with the fused fp32 plans.
-    for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_unfused", ["--gpu-fuse", "off"])):
+    # fp32_fused: elementwise fusion on (docs/design/gpu-fusion.md; off by
+    # default), to compare its bits and its speed with the default plans.
+    for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_fused", ["--gpu-fuse", "on"])):
         cmd = [a.shapemlc, "build", src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"), "--target", "x86-64"] + extra
         for b in binds:
             cmd += ["--bind", b]
@@ -96,7 +96,7 @@ def cmd_build(a):
     (y_small,) = mod.call("block", *make_inputs(SIZES["small"]))
     (y_gqa,) = mod.call("block_gqa", *make_inputs(GQA))
     np.savez(os.path.join(a.out, "cpu_small.npz"), block=y_small, block_gqa=y_gqa)
-    print(f"built {a.out}: transformer_fp32.so, transformer_tf32.so, transformer_fp32_unfused.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
+    print(f"built {a.out}: transformer_fp32.so, transformer_tf32.so, transformer_fp32_fused.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
     return 0
 
 
@@ -146,9 +146,9 @@ def cmd_run(a):
     lib = shapeml.Library(a.runtime)
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
-    unfused_so = os.path.join(a.dir, "transformer_fp32_unfused.so")
-    if os.path.exists(unfused_so):  # staged before fusion existed: no comparison
-        mods["fp32_unfused"] = lib.load(unfused_so)
+    fused_so = os.path.join(a.dir, "transformer_fp32_fused.so")
+    if os.path.exists(fused_so):  # staged before fusion existed: no comparison
+        mods["fp32_fused"] = lib.load(fused_so)
     cpu = np.load(os.path.join(a.dir, "cpu_small.npz"))
     res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "checks": [], "ms": {}, "ratios": {}}
     ok = True
@@ -164,7 +164,7 @@ def cmd_run(a):
         kw = {} if graph is None or not a.has_graph else {"graph": 1 if graph else 2}
         mods[mode].call_into(entry, ins, [out], **kw)
 
-    a.has_unfused = "fp32_unfused" in mods
+    a.has_fused = "fp32_fused" in mods
     cases = [("block", "small", SIZES["small"]), ("block", "large", SIZES["large"]), ("block_gqa", "small", GQA)]
     for entry, size, s in cases:
         H, Hkv = s["H"], s.get("Hkv", s["H"])
@@ -183,10 +183,10 @@ def cmd_run(a):
             gate, bar = (2 * et + 1e-6, 1e-3) if mode == "fp32" else (2 * et + 1e-4, 1e-2)
             check(f"{entry} {size} {mode} vs PyTorch fp64", e <= gate and mr <= bar and np.isfinite(y).all(),
                   rel_err=e, torch_rel_err=et, gate=gate, max_rel=mr, max_rel_bar=bar)
-            if mode == "fp32" and "fp32_unfused" in mods:
-                # Elementwise fusion is bit-identical: the unfused plan's output.
+            if mode == "fp32" and "fp32_fused" in mods:
+                # Elementwise fusion is bit-identical: the fused plan's output equals the default (unfused) one's.
                 out_u = dev.upload(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32))
-                run_shapeml("fp32_unfused", entry, ins, out_u, graph=False)
+                run_shapeml("fp32_fused", entry, ins, out_u, graph=False)
                 dev.sync()
                 yu = dev.download(out_u)
                 dev.free(out_u)
@@ -243,10 +243,10 @@ def bench_size(a, res, size, s, t32, ins, out, run_shapeml, dev):
         ms["shapeml_direct"] = timed(lambda: run_shapeml(mode, "block", ins, out, graph=False), dev.sync, iters)
         if a.has_graph:
             ms["shapeml_graph"] = timed(lambda: run_shapeml(mode, "block", ins, out, graph=True), dev.sync, iters)
-        if mode == "fp32" and a.has_unfused:
-            ms["shapeml_unfused_direct"] = timed(lambda: run_shapeml("fp32_unfused", "block", ins, out, graph=False), dev.sync, iters)
+        if mode == "fp32" and a.has_fused:
+            ms["shapeml_fused_direct"] = timed(lambda: run_shapeml("fp32_fused", "block", ins, out, graph=False), dev.sync, iters)
             if a.has_graph:
-                ms["shapeml_unfused_graph"] = timed(lambda: run_shapeml("fp32_unfused", "block", ins, out, graph=True), dev.sync, iters)
+                ms["shapeml_fused_graph"] = timed(lambda: run_shapeml("fp32_fused", "block", ins, out, graph=True), dev.sync, iters)
         sync = torch.cuda.synchronize
         with torch.no_grad():
             ms["torch_eager"] = timed(lambda: torch_block(t32, H, H), sync, iters)
@@ -310,7 +310,7 @@ def bench_jax(a, res):
 def print_table(res):
     print("\nshapeml / anchor (below 1: shapeml faster)")
     for key, ms in res["ms"].items():
-        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_unfused_direct", "shapeml_unfused_graph"):
+        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_fused_direct", "shapeml_fused_graph"):
             if ours not in ms:
                 continue
             r = {k: ms[ours] / v for k, v in ms.items() if not k.startswith("shapeml")}

@@ -59,6 +59,8 @@ Options:
   --target native|x86-64 code generation target (default native)
   --gpu-tf32             build, --emit=gpu-plan: device f32 matmuls may use TF32
                          tensor cores (~1e-3 relative error; default full fp32)
+  --gpu-graph on|off     device entries: replay plans as CUDA graphs (default on)
+  --gpu-fuse on|off      device entries: fuse elementwise launches (default off)
   -o FILE                build: the shared object to write
   --input P=FILE.npy     run: parameter P from a NumPy file
   --random P=SEED        run: parameter P filled with deterministic uniform
@@ -147,7 +149,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on";
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -492,7 +494,7 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   app->add_flag("--gpu-tf32", a.gpu_tf32, "device f32 matmuls may use TF32 tensor cores (~1e-3 relative error)");
   app->add_option("--gpu-graph", a.gpu_graph, "device entries: replay plans as CUDA graphs by default where safe (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
-  app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, the default, or off)")
+  app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, or off: the default)")
       ->check(CLI::IsMember({"on", "off"}));
   add_timeout(app, a.timeout);
 }

@@ -39,8 +39,11 @@ struct PlanOptions {
   bool allow_tf32 = false;
   /// Merge groups of elementwise launches into single `fused` launches
   /// (lower/gpu/fuse_elementwise.h; bit-identical results, fewer launches).
-  /// Off only to compare against the unfused plan (`shapemlc --gpu-fuse off`).
-  bool fuse = true;
+  /// Off by default: the fused kernel interprets its program per element and
+  /// measured slower than the unfused launches on the H200 (the large
+  /// transformer block 5.85 vs 5.12 ms, the small one no faster under graph
+  /// replay; docs/design/gpu-fusion.md). `shapemlc --gpu-fuse on` opts in.
+  bool fuse = false;
 };
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
