@@ -31,6 +31,9 @@
 //   iota      0 in, 1 out; ints = {axis}
 //   matmul    2 in (A [..., M, K], B [..., K, N]; batch dims broadcast as
 //             NumPy's), 1 out; op "tf32" allows TF32 tensor cores for f32;
+//             ints = {transA, transB} (an operand stored with its last two
+//             dims swapped), `scalar` = alpha (0 meaning 1), `flag` 1: the
+//             third input is C of the output's shape (out = alpha A B + C);
 //             or 3 in, the third a bias [N] added to every row (f32/f64,
 //             fused into the cuBLASLt epilogue: `(add (matmul a w) b)`)
 //   transpose 1 in, 1 out; ints = the permutation (out dim i = in dim perm[i])

@@ -1119,7 +1119,7 @@ TEST(Kernels, MatmulTransposedOperandsAndFusedResidual) {
             std::vector<double> want = matmul_bcast_ref(a, w, so);
             Tensor c = random(dt, so, -1, 1);
             if (acc)
-              for (size_t i = 0; i < want.size(); ++i) want[i] += c.v[i];
+              for (size_t i = 0; i < want.size(); ++i) want[i] = 0.5 * want[i] + c.v[i];
             Tensor as = ta ? swap_last(a) : a, ws = tb ? swap_last(w) : w;
             PlanBuilder b;
             int32_t pa = b.input(0, dt, as.shape), pb = b.input(1, dt, ws.shape);
@@ -1127,7 +1127,8 @@ TEST(Kernels, MatmulTransposedOperandsAndFusedResidual) {
             std::vector<Tensor> vals = {as, ws};
             if (acc) ins.push_back(b.input(2, dt, so)), vals.push_back(c);
             int32_t out = b.output(0, dt, so);
-            b.launch("matmul", "", ins, {out}, {ta, tb}, 0, acc);
+            // alpha 0.5 on the residual cases (`scalar`; 0 means 1)
+            b.launch("matmul", "", ins, {out}, {ta, tb}, acc ? 0.5 : 0, acc);
             auto r = run(b.p, vals, {{dt, so}});
             ASSERT_EQ(r.size(), 1u);
             double se = 0, sr = 0;

@@ -2,6 +2,7 @@
 // Expected values are derived by hand from the programs, not from shapeml.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -259,21 +260,22 @@ TEST(GpuPlan, TheTransformerBlockPlansWithTheNewOperations) {
     auto p = shapeml::lower::gpu::plan_function(*r.module, entry, b, err, unfused);
     ASSERT_TRUE(p) << entry << ": " << err;
     int softmax = 0, repeat = 0, matmul = 0, copy = 0, residual = 0;
-    bool dh_fill = false;
+    bool scaled = false;
     for (const auto& l : p->launches) {
       softmax += l.kernel == "softmax";
       repeat += l.kernel == "repeat";
       matmul += l.kernel == "matmul";
       copy += l.kernel == "copy";
       residual += l.kernel == "matmul" && l.flag;
-      dh_fill |= l.kernel == "fill" && l.scalar == 8;  // dim_value Dh
+      // rsqrt(dim_value Dh), folded to a constant, is the scores GEMM's alpha
+      scaled |= l.kernel == "matmul" && l.scalar == static_cast<double>(1.0f / std::sqrt(8.0f));
     }
     EXPECT_EQ(softmax, 1) << entry;
     EXPECT_EQ(repeat, std::string(entry) == "block_gqa" ? 2 : 0) << entry;
     EXPECT_EQ(matmul, 9) << entry;  // q k v, scores, context, wo, gate up down
     EXPECT_EQ(residual, 2) << entry;
     EXPECT_EQ(copy, 0) << entry;
-    EXPECT_TRUE(dh_fill) << entry;
+    EXPECT_TRUE(scaled) << entry;
     EXPECT_TRUE(p->graph) << entry;
     EXPECT_EQ(p->validate(), "");
     expect_no_live_overlap(*p);
@@ -307,4 +309,33 @@ TEST(GpuPlan, IndexOperationsGetABoundsCheckRecordAndNoGraph) {
   auto round = GpuPlan::parse(p->to_text(), err);
   ASSERT_TRUE(round) << err;
   EXPECT_EQ(round->to_text(), p->to_text());
+}
+
+TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
+  // (mul (matmul a b) (rsqrt (dim_value K f32))): the constant is computed at
+  // plan time (1/sqrt(16) = 0.25) and becomes the GEMM's alpha; no launch is
+  // left for the fill, the rsqrt or the mul. Not when the product is read
+  // elsewhere, or the scale is a tensor.
+  auto r = checked(on_gpu(
+      "(module m (func f (dims M K N) (params (a (tensor f32 (M K) host)) (b (tensor f32 (K N) host)) (t (tensor f32 (N) host)))"
+      " (returns (tensor f32 (M N) host) (tensor f32 (M N) host) (tensor f32 (M N) host))"
+      " (let p (matmul a b)) (let q (matmul a b))"
+      " (return (mul p (rsqrt (dim_value K f32 host))) (mul q t) (add (mul (matmul a b) 2.0) (matmul a b)))))"));
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 3}, {"K", 16}, {"N", 5}}, err);
+  ASSERT_TRUE(p) << err;
+  int fills = 0, muls = 0, scaled = 0;
+  for (const auto& l : p->launches) {
+    fills += l.kernel == "fill";
+    muls += l.kernel == "binary" && l.op == "mul";
+    if (l.kernel == "matmul" && l.scalar != 0) {
+      ++scaled;
+      EXPECT_TRUE(l.scalar == 0.25 || l.scalar == 2.0) << l.scalar;
+    }
+  }
+  EXPECT_EQ(scaled, 2) << p->to_text();  // p by 0.25, the third result's first product by 2
+  EXPECT_EQ(muls, 1) << p->to_text();    // q * t stays a launch
+  EXPECT_EQ(fills, 0) << p->to_text();
+  EXPECT_EQ(p->validate(), "");
+  expect_no_live_overlap(*p);
 }

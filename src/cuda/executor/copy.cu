@@ -21,7 +21,7 @@ template <class T, class I> __global__ void strided_copy_kernel(const T* __restr
     int64_t oo = 0, oi = 0;
     for (int d = g.rank - 1; d >= 0; --d) {
       I dim = static_cast<I>(g.shape[d]);
-      I q = rem / dim, r = rem - q * dim;
+      I q = d > 0 ? rem / dim : I(0), r = d > 0 ? rem - q * dim : rem;  // the outermost index is what is left
       rem = q;
       oo += static_cast<int64_t>(r) * g.stride[0][d];
       oi += static_cast<int64_t>(r) * g.stride[1][d];

@@ -32,8 +32,9 @@ template <int NOPS, class I> __device__ __forceinline__ void offsets(const Geom&
 #pragma unroll
   for (int k = 0; k < NOPS; ++k) off[k] = 0;
   for (int d = g.rank - 1; d >= 0; --d) {
+    // the outermost index is what is left: no division
     I n = static_cast<I>(g.shape[d]);
-    I q = i / n, r = i - q * n;
+    I q = d > 0 ? i / n : I(0), r = d > 0 ? i - q * n : i;
     i = q;
 #pragma unroll
     for (int k = 0; k < NOPS; ++k) off[k] += r * g.stride[k][d];

@@ -136,6 +136,7 @@ struct Step {
   bool tf32 = false;                 // matmul: f32 inputs through TF32 tensor cores
   bool trans_a = false, trans_b = false;  // matmul: A stored as [..., K, M], B as [..., N, K]
   bool accumulate = false;           // matmul: in[2] is C of the output's shape: out = A B + C
+  double alpha = 1;                  // matmul: out = alpha A B (+ bias or C); the launch's scalar, 0 meaning 1
   bool reuse_lt = false;             // matmul: one more piece of the previous step's GEMM (same descriptors)
   int32_t fused = -1;                // index into plan->fused
 };
@@ -769,6 +770,8 @@ struct Builder {
       return error(w, "matmul ints must be {transA, transB}, each 0 or 1");
     st.trans_a = !l.ints.empty() && l.ints[0] == 1;
     st.trans_b = !l.ints.empty() && l.ints[1] == 1;
+    st.alpha = l.scalar != 0 ? l.scalar : 1;
+    if (st.alpha != 1 && (!is_float(a.dtype) || a.dtype == GpuDType::BF16)) return error(w, "a matmul scale (alpha) needs f32 or f64");
     if ((st.trans_a || st.trans_b) && !is_float(a.dtype)) return error(w, "transposed operands need a floating dtype (cuBLASLt)");
     if (ra < 2 || rb < 2) return error(w, "matmul needs operands of rank >= 2");
     // Logical sizes: A [..., M, K] x B [..., K, N], whatever the storage.
@@ -1166,9 +1169,9 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
           if (!al && !m.has_any)
             return write_err(err, err_size, kInvalidArgument,
                              "plan_execute: " + p.name + ": operands not 16-byte aligned and cuBLASLt offered no algorithm for that");
-          const float one_f = 1.0f, zero_f = 0.0f;
-          const double one_d = 1.0, zero_d = 0.0;
-          const void* alpha = m.f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
+          const float one_f = 1.0f, zero_f = 0.0f, alpha_f = static_cast<float>(st.alpha);
+          const double one_d = 1.0, zero_d = 0.0, alpha_d = st.alpha;
+          const void* alpha = m.f64 ? static_cast<const void*>(&alpha_d) : static_cast<const void*>(&alpha_f);
           const void* beta = m.f64 ? static_cast<const void*>(st.accumulate ? &one_d : &zero_d)
                                    : static_cast<const void*>(st.accumulate ? &one_f : &zero_f);
           size_t wsz = al ? m.ws_aligned : m.ws_any;

@@ -2,6 +2,8 @@
 #include "lower/gpu/fuse_elementwise.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 
@@ -45,6 +47,9 @@ class Planner {
     for (ir::ValueId r : f.results) top_results_.insert(r);
     std::vector<int> results = emit_function(f, env, args, 0);
     bind_outputs(f, env, results);
+    size_t before = plan_.launches.size();
+    remove_dead_launches();
+    if (plan_.launches.size() != before) recompute_lifetimes();
     fold_transposes_into_matmuls();
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
@@ -203,6 +208,7 @@ class Planner {
         if ((k == GpuSlot::Kind::HostInput || k == GpuSlot::Kind::HostOutput) && fam != OpFamily::CopyToDevice)
           throw PlanError(what + " reads a host tensor inside a device entry; copy it with `copy_to_device` first");
       }
+      if (b.op == OpKind::Mul && scale_matmul(b, ins, uses, vals)) continue;
       int out = new_slot(GpuSlot::Kind::Temp, 0, rt, env);
       vals[b.results[0]] = out;
       GpuLaunch l;
@@ -210,8 +216,20 @@ class Planner {
       l.outputs = {out};
       std::string name(syntax::op_name(b.op));
       switch (fam) {
-        case OpFamily::Unary: l.kernel = "unary"; l.op = name; break;
-        case OpFamily::Binary: l.kernel = "binary"; l.op = name; break;
+        case OpFamily::Unary:
+        case OpFamily::Binary:
+          if (auto c = fold_constant(b.op, ins, plan_.slots[out].dtype)) {
+            // Every operand is a known constant (e.g. rsqrt of dim_value Dh):
+            // the value is computed here, exactly as the kernel would.
+            l.kernel = "fill";
+            l.inputs.clear();
+            l.scalar = *c;
+            l.why = name + " of constants, folded";
+            break;
+          }
+          l.kernel = fam == OpFamily::Unary ? "unary" : "binary";
+          l.op = name;
+          break;
         case OpFamily::Compare: l.kernel = "compare"; l.op = name; break;
         case OpFamily::Select: l.kernel = "select"; break;
         case OpFamily::Cast: l.kernel = "cast"; break;
@@ -304,6 +322,8 @@ class Planner {
           break;
         default: throw PlanError("internal: " + what + " has no GPU lowering");
       }
+      if (l.kernel == "fill" && (plan_.slots[out].dtype == abi::GpuDType::F32 || plan_.slots[out].dtype == abi::GpuDType::F64))
+        constant_[out] = plan_.slots[out].dtype == abi::GpuDType::F32 ? static_cast<double>(static_cast<float>(l.scalar)) : l.scalar;
       launch(std::move(l));
     }
     std::vector<int> rs;
@@ -346,6 +366,103 @@ class Planner {
       vals[b.results[0]] = prod;
       return true;
     }
+    return false;
+  }
+
+  // The value of a slot filled with a known f32/f64 constant (fill, const,
+  // dim_value, or an exact op of such), rounded to its dtype.
+  std::optional<double> constant(int s) const {
+    auto it = constant_.find(s);
+    if (it == constant_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // An op whose operands are all known constants, when its result is exact
+  // on both sides (IEEE: negation, square root, +, -, *, /; rsqrt is 1/sqrt
+  // as the kernels compute it), in the dtype: the same bits as the kernel.
+  std::optional<double> fold_constant(OpKind op, const std::vector<int>& ins, abi::GpuDType dt) const {
+    if (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64) return std::nullopt;
+    std::vector<double> v;
+    for (int s : ins) {
+      auto c = constant(s);
+      if (!c || plan_.slots[s].dtype != dt) return std::nullopt;
+      v.push_back(*c);
+    }
+    auto calc = [&](auto x) -> std::optional<double> {
+      using T = decltype(x);
+      T a = static_cast<T>(v[0]), b = v.size() > 1 ? static_cast<T>(v[1]) : T(0);
+      switch (op) {
+        case OpKind::Neg: return static_cast<double>(-a);
+        case OpKind::Sqrt: return static_cast<double>(std::sqrt(a));
+        case OpKind::Rsqrt: return static_cast<double>(T(1) / std::sqrt(a));
+        case OpKind::Add: return static_cast<double>(a + b);
+        case OpKind::Sub: return static_cast<double>(a - b);
+        case OpKind::Mul: return static_cast<double>(a * b);
+        case OpKind::Div: return static_cast<double>(a / b);
+        default: return std::nullopt;
+      }
+    };
+    return dt == abi::GpuDType::F32 ? calc(0.0f) : calc(0.0);
+  }
+
+  // `(mul (matmul a b) c)` with c a known scalar constant (attention's
+  // 1/sqrt(Dh)), the product used only here and not yet read: cuBLASLt's
+  // alpha (launch scalar), one launch and one pass over the scores fewer.
+  bool scale_matmul(const ir::Binding& b, const std::vector<int>& ins, const std::vector<int>& uses, std::vector<int>& vals) {
+    if (ins.size() != 2) return false;
+    for (int side = 0; side < 2; ++side) {
+      int prod = ins[side];
+      auto c = constant(ins[1 - side]);
+      if (!c || plan_.slots[ins[1 - side]].numel() != 1 || plan_.slots[ins[1 - side]].shape.size() > plan_.slots[prod].shape.size()) continue;
+      if (uses[b.operands[side]] != 1 || std::count(vals.begin(), vals.end(), prod) != 1) continue;
+      for (size_t i = plan_.launches.size(); i-- > 0;) {
+        GpuLaunch& mm = plan_.launches[i];
+        bool writes = std::find(mm.outputs.begin(), mm.outputs.end(), prod) != mm.outputs.end();
+        bool reads = std::find(mm.inputs.begin(), mm.inputs.end(), prod) != mm.inputs.end();
+        if (reads) break;  // read since it was made: too late
+        if (!writes) continue;
+        if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || plan_.slots[prod].dtype != plan_.slots[ins[1 - side]].dtype)
+          break;
+        abi::GpuDType dt = plan_.slots[prod].dtype;
+        if (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64) break;
+        mm.scalar = *c;
+        mm.why += "; scaled by " + abi_format(*c) + " (alpha)";
+        vals[b.results[0]] = prod;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::string abi_format(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+  }
+
+  // Launches whose outputs nothing reads (temporaries only): a constant fill
+  // that folding or alpha scaling made unused.
+  void remove_dead_launches() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<int> readers(plan_.slots.size(), 0);
+      for (const GpuLaunch& l : plan_.launches)
+        for (int32_t s : l.inputs) ++readers[root(s)];
+      for (size_t i = plan_.launches.size(); i-- > 0;) {
+        const GpuLaunch& l = plan_.launches[i];
+        if (l.kernel == "gather" || l.kernel == "take_along") continue;  // their record is read after the plan
+        bool dead = true;
+        for (int32_t s : l.outputs) dead &= plan_.slots[s].kind == GpuSlot::Kind::Temp && readers[s] == 0 && !has_view(s);
+        if (!dead) continue;
+        plan_.launches.erase(plan_.launches.begin() + static_cast<std::ptrdiff_t>(i));
+        changed = true;
+      }
+    }
+  }
+
+  bool has_view(int s) const {
+    for (const GpuSlot& v : plan_.slots)
+      if (v.kind == GpuSlot::Kind::View && v.alias == s) return true;
     return false;
   }
 
@@ -481,6 +598,7 @@ class Planner {
 
   const ir::Module& m_;
   PlanOptions opts_;
+  std::map<int, double> constant_;  // slot -> its known constant value (constant())
   GpuPlan plan_;
   int device_ = -1;
   std::vector<int64_t> def_, last_;  // per slot: launch index defining it, last launch reading it
