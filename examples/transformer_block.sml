@@ -46,6 +46,22 @@
     (returns (tensor f32 (N D) host))
     (return (matmul (mul (silu (matmul x w_gate)) (matmul x w_up)) w_down)))
 
+  ; After attention: the output projection and the first residual, then
+  ; RMSNorm, SwiGLU and the second residual.
+  (func finish
+    (dims N D F)
+    (params
+      (x (tensor f32 (N D) host))
+      (ctx (tensor f32 (N D) host))
+      (wo (tensor f32 (D D) host))
+      (g2 (tensor f32 (D) host))
+      (w_gate (tensor f32 (D F) host))
+      (w_up (tensor f32 (D F) host))
+      (w_down (tensor f32 (F D) host)))
+    (returns (tensor f32 (N D) host))
+    (let h (add x (matmul ctx wo)))
+    (return (add h (call swiglu (call rmsnorm h g2) w_gate w_up w_down))))
+
   (func block
     (dims B S D H Dh F)
     (where (= D (* H Dh)))
@@ -68,9 +84,7 @@
     (let v (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wv (D (* H Dh))))))
     (let ctx (call attend q k v))
     (let merged (reshape (permute ctx (0 2 1 3)) ((* B S) D)))
-    (let h (add x2 (matmul merged (reshape wo (D D)))))
-    (let out (add h (call swiglu (call rmsnorm h g2) w_gate w_up w_down)))
-    (return (reshape out (B S D))))
+    (return (reshape (call finish x2 merged (reshape wo (D D)) g2 w_gate w_up w_down) (B S D))))
 
   ; Grouped-query attention: Hkv key/value heads, each shared by G = H/Hkv
   ; query heads.
@@ -96,6 +110,4 @@
     (let v (call split_heads :dims ((B B) (H Hkv)) (matmul n1 (reshape wv (D (* Hkv Dh))))))
     (let ctx (call attend q (repeat_interleave k :repeats G :axis 1) (repeat_interleave v :repeats G :axis 1)))
     (let merged (reshape (permute ctx (0 2 1 3)) ((* B S) D)))
-    (let h (add x2 (matmul merged (reshape wo (D D)))))
-    (let out (add h (call swiglu (call rmsnorm h g2) w_gate w_up w_down)))
-    (return (reshape out (B S D)))))
+    (return (reshape (call finish x2 merged (reshape wo (D D)) g2 w_gate w_up w_down) (B S D)))))

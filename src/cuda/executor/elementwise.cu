@@ -8,19 +8,12 @@
 // run these in place (out is one of the inputs, element for element).
 #include <cstdint>
 
+#include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"
 
 namespace shapeml::cuda::kern {
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n, int max_blocks) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  return static_cast<int>(b < max_blocks ? b : max_blocks);
-}
 
 template <class T, int N> struct alignas(16) Vec { T v[N]; };
 

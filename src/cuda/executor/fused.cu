@@ -12,19 +12,12 @@
 // Bool registers hold the raw byte, as bool tensors in memory do: not = x^1,
 // and/or = bitwise, select tests the byte, a same-dtype cast copies: the
 // unfused kernels' semantics, even for bytes other than 0/1.
+#include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"
 
 namespace shapeml::cuda::kern {
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n, int max_blocks) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  return static_cast<int>(b < max_blocks ? b : max_blocks);
-}
 
 // Everything the kernel reads, passed by value as one __grid_constant__
 // parameter (about 1.8 KB, under the 4 KB classic parameter limit).

@@ -4,19 +4,12 @@
 // through; its outputs become zero bytes and the lowest flat position of a
 // bad index is recorded with atomicMin, for the executor to report after the
 // plan has run. Negative indices are out of range (no wrapping).
+#include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"
 
 namespace shapeml::cuda::kern {
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n, int max_blocks) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  return static_cast<int>(b < max_blocks ? b : max_blocks);
-}
 
 // Elements are moved as raw bits of their size E (1, 2, 4 or 8 bytes).
 template <class I, class E> __global__ void gather_kernel(const E* table, const I* idx, E* out, int64_t n_idx, int64_t V, int64_t row,
