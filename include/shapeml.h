@@ -911,12 +911,14 @@ SHAPEML_API shapeml_status* shapeml_entry_specialize(shapeml_entry* entry, const
  *  (shapeml_call_options.graph; docs/design/cuda-graphs.md). */
 typedef enum shapeml_graph_mode {
   /** As the plan says: replay when it was compiled with graphs on (the
-   *  default wherever the plan can be captured: device tensors only). If
+   *  default wherever the plan can be captured: device tensors only, no
+   *  index checks, which synchronize to report a bad index). If
    *  capturing fails, the call runs the launches directly instead, and so do
    *  later calls of that binding on that stream. */
   SHAPEML_GRAPH_DEFAULT = 0,
   /** Replay even if the plan was compiled with graphs off; FAILED_PRECONDITION
-   *  for a plan that cannot be captured (host parameters or results), and a
+   *  for a plan that cannot be captured (host parameters or results, or
+   *  gather/take_along_axis index checks), and a
    *  failed capture is returned as an error (naming the CUDA call). */
   SHAPEML_GRAPH_ON = 1,
   /** Enqueue the launches one by one (no graph). */
