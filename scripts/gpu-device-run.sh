@@ -8,6 +8,8 @@
 #   - the device memory and device tensor tests
 #   - every operation end to end (source -> plan -> AOT module -> runtime +
 #     plugin) against PyTorch on the same GPU (tests/gpu/golden_gpu.py)
+#   - generated well-shaped programs: GPU results equal the CPU back end's
+#     (tests/gpu/generated_gpu.py)
 #   - Milestone 3: the transformer block (and its GQA variant) against
 #     PyTorch (fp32 and TF32), the CPU back end, and its speed against PyTorch
 #     eager/SDPA, torch.compile and JAX jit (bench/transformer_gpu.py)
@@ -54,6 +56,8 @@ step graph_capi_tests_copy_in 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/module
   "$carry/bin/shapeml_gpu_graph_tests" --gtest_brief=1
 step golden_gpu 300 python3 tests/gpu/golden_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/golden_gpu.so" --json "$out/golden_gpu.json"
+step generated_gpu 180 python3 tests/gpu/generated_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/generated" \
+  --json "$out/generated_gpu.json"
 step transformer_gpu 420 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
   --json "$out/transformer_gpu.json" ${TRANSFORMER_FLAGS:-}
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \

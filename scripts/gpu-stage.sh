@@ -40,5 +40,7 @@ done
 /usr/bin/python3 tests/gpu/golden_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/modules"
 # The transformer block (fp32 and --gpu-tf32 modules, and the CPU back end's
 # results of the small sizes for the CPU/GPU agreement check).
+# Generated programs: CPU results here, the GPU versions built ahead of time.
+/usr/bin/python3 tests/gpu/generated_gpu.py build --shapemlc "$build/shapemlc" --sdk "$build/libshapeml.so" --out "$carry/generated" --count 40
 /usr/bin/python3 bench/transformer_gpu.py build --shapemlc "$build/shapemlc" --runtime "$build/libshapeml.so" --out "$carry/transformer"
 du -sh "$carry"
