@@ -1042,6 +1042,16 @@ def main():
                            "(return (reduce_mean (neg (take_along_axis logits targets :axis 2))))", dims="B T V"))
     case("take_along_axis NLL mean f64, i32 targets", nll_mean, [randn((3, 4, 10), "f64"), randint(0, 10, (3, 4), "i32")],
          lambda x, t: F.nll_loss(x.reshape(-1, 10), t.reshape(-1).long()))
+    # The loss of StoryLM-0 (issue 13) as a composition: the per-token NLL
+    # and its mean, against F.cross_entropy (log_softmax inside), with
+    # logits wide enough that a naive softmax would overflow in f32.
+    ce = module(func([("logits", T("f32", "B T V")), ("targets", T("i64", "B T"))], [T("f32", "B T"), T("f32", "")],
+                     "(let nll (neg (take_along_axis (log_softmax logits :axis -1) targets))) (return nll (reduce_mean nll))",
+                     dims="B T V"))
+    case("NLL = neg(take_along_axis(log_softmax)) [2,8,64], mean = cross_entropy", ce,
+         [randn((2, 8, 64), "f32", 30), randint(0, 64, (2, 8), "i64")],
+         lambda x, t: (F.cross_entropy(x.reshape(-1, 64), t.reshape(-1), reduction="none").reshape(2, 8),
+                       F.cross_entropy(x.reshape(-1, 64), t.reshape(-1))))
     src = module(func([("x", T("f32", "A B C")), ("i", T("i32", "B C"))], T("f32", "B C"),
                       "(return (take_along_axis x i :axis 0))", dims="A B C"))
     case("take_along_axis :axis 0 [4,3,5]", src, [randn((4, 3, 5)), randint(0, 4, (3, 5), "i32")],

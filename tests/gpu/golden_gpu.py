@@ -91,6 +91,9 @@ def cases():
     c.append(("gather_oob", [("t", "f32", (50, M), "any"), ("i", "i64", (3, N), "idx50bad")], [("f32", (3, N, M))], "(return (gather t i))"))
     c.append(("take_along", [("x", "f32", (3, N, M), "any"), ("i", "i64", (3, N), "idx%d" % M)], [("f32", (3, N))],
               "(return (take_along_axis x i :axis -1))"))
+    # StoryLM-0's loss (issue 13): the per-token NLL as a composition.
+    c.append(("nll", [("x", "f32", (3, N, M), "any"), ("i", "i64", (3, N), "idx%d" % M)], [("f32", (3, N))],
+              "(return (neg (take_along_axis (log_softmax x :axis -1) i)))"))
     c.append(("matmul_bcast_left", [("x", "f32", (N, M), "any"), ("w", "f32", (3, M, 7), "any")], [("f32", (3, N, 7))], "(return (matmul x w))"))
     c.append(("matmul_bcast_4d", [("x", "f32", (2, 1, N, M), "any"), ("w", "f32", (3, M, 7), "any")], [("f32", (2, 3, N, 7))],
               "(return (matmul x w))"))
@@ -205,6 +208,8 @@ def reference(name, xs, torch):
         return F.embedding(d[1], f[0])
     if name == "take_along":
         return f[0].gather(-1, d[1].unsqueeze(-1)).squeeze(-1)
+    if name == "nll":
+        return F.cross_entropy(f[0].reshape(-1, M), d[1].reshape(-1), reduction="none").reshape(3, N)
     if name == "call_dims":
         return f[0].reshape(2, N, 3, 4).permute(0, 2, 1, 3)
     if name.startswith("c_"):
