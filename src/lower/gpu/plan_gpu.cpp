@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <stdexcept>
 
+#include "abi/numbers.h"
 #include "types/shape_inference.h"
 
 namespace shapeml::lower::gpu {
@@ -426,18 +426,12 @@ class Planner {
         abi::GpuDType dt = plan_.slots[prod].dtype;
         if (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64) break;
         mm.scalar = *c;
-        mm.why += "; scaled by " + abi_format(*c) + " (alpha)";
+        mm.why += "; scaled by " + abi::format_double(*c, 9) + " (alpha)";
         vals[b.results[0]] = prod;
         return true;
       }
     }
     return false;
-  }
-
-  static std::string abi_format(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
   }
 
   // Launches whose outputs nothing reads (temporaries only): a constant fill
