@@ -48,7 +48,8 @@ class Elaborator final : public RuleEnv {
         poisoned_functions_.insert(f.name);
         continue;
       }
-      if (auto fn = function(f)) out.functions.push_back(std::move(*fn));
+      auto fn = f.grad_of.empty() ? function(f) : grad_signature(f);
+      if (fn) out.functions.push_back(std::move(*fn));
       else poisoned_functions_.insert(f.name);
     }
     // E0308 (§4.19) for the functions whose variables the parameters do not
@@ -180,6 +181,63 @@ class Elaborator final : public RuleEnv {
   }
 
   // ---- functions -----------------------------------------------------------
+  // §4.26: `(grad NAME OF [:wrt (P...)])` has OF's shape variables, `where`
+  // and parameters, and returns OF's result followed by one gradient per
+  // differentiated parameter (that parameter's type). The body is written by
+  // the reverse-mode pass; here only what the signature needs is checked.
+  std::optional<ir::Function> grad_signature(const syntax::FuncAst& f) {
+    const ir::Function* of = module_->find(f.grad_of);
+    if (!of) {
+      if (poisoned_functions_.count(f.grad_of)) return std::nullopt;
+      auto& d = res_.diags.report("E0105", f.grad_of_span, "unknown function `" + f.grad_of + "`");
+      d.notes.push_back("`grad` can differentiate only a function defined before it in the module");
+      return std::nullopt;
+    }
+    auto fail_grad = [&](Span at, const std::string& msg, std::vector<std::string> notes) -> std::optional<ir::Function> {
+      auto& d = res_.diags.report("E0601", at, msg);
+      d.notes = std::move(notes);
+      return std::nullopt;
+    };
+    if (of->result_types.size() != 1)
+      return fail_grad(f.grad_of_span, "`grad` differentiates a function with one result; `" + of->name + "` returns " +
+                                           std::to_string(of->result_types.size()),
+                       {"help: write a function that returns only the quantity to differentiate (e.g. the loss) and differentiate that"});
+    if (!types::is_floating(of->result_types[0].dtype))
+      return fail_grad(f.grad_of_span, "`grad` differentiates a floating result; `" + of->name + "` returns " + of->result_types[0].str(), {});
+    ir::Function fn;
+    fn.name = f.name;
+    fn.span = f.span;
+    fn.grad_of = of->name;
+    fn.dims = of->dims;
+    fn.where = of->where;
+    for (ir::ValueId p : of->params) {
+      fn.params.push_back(static_cast<ir::ValueId>(fn.values.size()));
+      fn.values.push_back(of->values[p]);
+    }
+    fn.result_types = of->result_types;
+    if (f.has_wrt) {
+      for (const auto& [name, sp] : f.wrt) {
+        size_t i = 0;
+        while (i < fn.params.size() && fn.values[fn.params[i]].name != name) ++i;
+        if (i == fn.params.size())
+          return fail_grad(sp, "`" + name + "` is not a parameter of `" + of->name + "`", {});
+        if (!types::is_floating(fn.values[fn.params[i]].type.dtype))
+          return fail_grad(sp, "parameter `" + name + "` of `" + of->name + "` is " + fn.values[fn.params[i]].type.str() + ", not floating",
+                           {"gradients exist only with respect to floating parameters"});
+        if (std::find(fn.wrt.begin(), fn.wrt.end(), i) != fn.wrt.end())
+          return fail_grad(sp, "`" + name + "` is listed twice in `:wrt`", {});
+        fn.wrt.push_back(i);
+      }
+    } else {
+      for (size_t i = 0; i < fn.params.size(); ++i)
+        if (types::is_floating(fn.values[fn.params[i]].type.dtype)) fn.wrt.push_back(i);
+      if (fn.wrt.empty())
+        return fail_grad(f.grad_of_span, "`" + of->name + "` has no floating parameter to differentiate with respect to", {});
+    }
+    for (size_t i : fn.wrt) fn.result_types.push_back(fn.values[fn.params[i]].type);
+    return fn;
+  }
+
   std::optional<ir::Function> function(const syntax::FuncAst& f) {
     ir::Function fn;
     fn.name = f.name;

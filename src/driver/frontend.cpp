@@ -5,6 +5,7 @@
 
 #include "syntax/parser.h"
 #include "syntax/sexpr.h"
+#include "transform/reverse_mode.h"
 
 namespace shapeml::driver {
 namespace {
@@ -58,6 +59,14 @@ check::CheckResult check_source(std::string name, std::string text, const check:
     check::elaborate(*r.ast, opts, std::move(lexical), r);
     r.stats.check_seconds = seconds_since(t0);
     if (stop_after == FrontendStage::Elaborate) return r;
+
+    // differentiate: the bodies of `(grad NAME OF)` (an IR pass; verify re-checks them)
+    if (r.module) {
+      auto tg = Clock::now();
+      transform::reverse_mode(*r.module, r.diags, opts.obligation_timeout_ms);
+      if (r.diags.error_count()) r.module.reset();
+      r.stats.differentiate_seconds = seconds_since(tg);
+    }
 
     auto t1 = Clock::now();
     verify(r, opts);

@@ -2,6 +2,7 @@
 //
 //   parse      source text -> S-expressions -> AST        (src/syntax)
 //   elaborate  AST -> typed IR, obligations discharged     (src/check, src/smt)
+//   differentiate  the bodies of `(grad NAME OF)`          (src/transform/reverse_mode)
 //   verify     the typed IR re-checked on its own          (src/check/verify)
 //
 // The back half (lower, artifact) is src/driver/pipeline.h. The C ABI and

@@ -57,6 +57,12 @@ struct Function {
   std::vector<Binding> body;
   std::vector<ValueId> results;
   std::vector<types::TensorType> result_types;
+  /// A derived function `(grad NAME OF)` (spec §4.26): the elaborator gives
+  /// it OF's signature with the gradients appended to the results and no
+  /// body; the reverse-mode pass (src/transform/reverse_mode.h) writes the
+  /// body. `wrt`: the indices of the parameters differentiated, in order.
+  std::string grad_of;
+  std::vector<size_t> wrt;
 };
 
 struct Module {

@@ -81,9 +81,17 @@ struct ParamAst {
   Span span;
 };
 
+/// A module item is a `func`, or a derived function `(grad NAME OF [:wrt
+/// (P...)])` (spec §4.26): then `grad_of` names the function it is the
+/// reverse-mode derivative of, `wrt` the parameters (empty: every floating
+/// one), and only name, spans and these are set.
 struct FuncAst {
   std::string name;
   Span span, name_span;
+  std::string grad_of;
+  Span grad_of_span;
+  std::vector<std::pair<std::string, Span>> wrt;
+  bool has_wrt = false;
   std::vector<std::pair<std::string, Span>> dims;
   std::vector<ConstraintAst> where;
   std::vector<ParamAst> params;

@@ -108,6 +108,16 @@ SExpr expr_sx(const ExprAst& x) {
 }
 
 SExpr func_sx(const FuncAst& f) {
+  if (!f.grad_of.empty()) {
+    std::vector<SExpr> g{sym("grad"), sym(f.name), sym(f.grad_of)};
+    if (f.has_wrt) {
+      std::vector<SExpr> w;
+      for (const auto& [n, sp] : f.wrt) w.push_back(sym(n));
+      g.push_back(kw("wrt"));
+      g.push_back(list(std::move(w)));
+    }
+    return list(std::move(g));
+  }
   std::vector<SExpr> items{sym("func"), sym(f.name)};
   if (!f.dims.empty()) {
     std::vector<SExpr> d{sym("dims")};

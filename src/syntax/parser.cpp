@@ -44,8 +44,9 @@ class Parser {
   static bool head_is(const SExpr& e, const char* h) { return e.is_list() && !e.items.empty() && e.items[0].is_symbol(h); }
 
   std::optional<FuncAst> func(const SExpr& e) {
+    if (head_is(e, "grad")) return grad(e);
     if (!head_is(e, "func")) {
-      err(e, "expected `(func NAME ...)` inside a module");
+      err(e, "expected `(func NAME ...)` or `(grad NAME OF)` inside a module");
       return std::nullopt;
     }
     FuncAst f;
@@ -112,6 +113,40 @@ class Parser {
     if (!seen_returns) { err(e, "function `" + f.name + "` has no `(returns TYPE...)`"); ok = false; }
     if (!seen_return) { err(e, "function `" + f.name + "` does not end with `(return ...)`"); ok = false; }
     if (!ok) return std::nullopt;
+    return f;
+  }
+
+  // `(grad NAME OF)` or `(grad NAME OF :wrt (P...))` (spec §4.26).
+  std::optional<FuncAst> grad(const SExpr& e) {
+    const char* form = "`grad` is `(grad NAME OF)` or `(grad NAME OF :wrt (PARAM...))`";
+    if (e.items.size() != 3 && e.items.size() != 5) {
+      err(e, form);
+      return std::nullopt;
+    }
+    if (!e.items[1].is_symbol() || !e.items[2].is_symbol()) {
+      err(e, std::string(form) + ": NAME and OF are function names");
+      return std::nullopt;
+    }
+    FuncAst f;
+    f.span = e.span;
+    f.name = e.items[1].text;
+    f.name_span = e.items[1].span;
+    f.grad_of = e.items[2].text;
+    f.grad_of_span = e.items[2].span;
+    if (e.items.size() == 5) {
+      if (e.items[3].kind != SExpr::Kind::Keyword || e.items[3].text != "wrt" || !e.items[4].is_list() || e.items[4].items.empty()) {
+        err(e.items[3], std::string(form) + ": `:wrt` lists at least one parameter name");
+        return std::nullopt;
+      }
+      f.has_wrt = true;
+      for (const SExpr& p : e.items[4].items) {
+        if (!p.is_symbol()) {
+          err(p, "`:wrt` lists parameter names");
+          return std::nullopt;
+        }
+        f.wrt.push_back({p.text, p.span});
+      }
+    }
     return f;
   }
 

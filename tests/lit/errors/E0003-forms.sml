@@ -37,7 +37,7 @@
 ; CHECK: error[E0003]: nothing may follow `(return ...)` in a function
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+1]]:109
   (func after_return (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return x) (let y x))
-; CHECK: error[E0003]: expected `(func NAME ...)` inside a module
+; CHECK: error[E0003]: expected `(func NAME ...)` or `(grad NAME OF)` inside a module
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+1]]:3
   (function g (params) (returns (tensor f32 () host)) (return (const 0 f32)))
 ; This one is fine and is still checked.

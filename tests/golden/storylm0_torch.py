@@ -1,0 +1,85 @@
+"""An independent PyTorch replica of StoryLM-0 (examples/storylm0.sml), from
+its description: embedding lookup, one pre-norm decoder block (RMSNorm,
+causal multi-head attention, SwiGLU, residuals), final RMSNorm, output
+projection; the summed NLL; SGD and torch.optim.AdamW. Used by
+tests/golden/test_storylm0.py and bench/storylm0_train.py."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+NAMES = ["emb", "g1", "wq", "wk", "wv", "wo", "g2", "w_gate", "w_up", "w_down", "g_final", "w_out"]
+EPS = 1e-5
+
+
+def rmsnorm(x, g):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * g
+
+
+def logits(tokens, w):
+    emb = w["emb"]
+    B, T = tokens.shape
+    D = emb.shape[1]
+    H, Dh = w["wq"].shape[1], w["wq"].shape[2]
+    x = emb[tokens].reshape(B * T, D)
+    n1 = rmsnorm(x, w["g1"])
+
+    def heads(m):
+        return (n1 @ m.reshape(D, H * Dh)).reshape(B, T, H, Dh).permute(0, 2, 1, 3)
+    q, k, v = heads(w["wq"]), heads(w["wk"]), heads(w["wv"])
+    s = q @ k.transpose(-1, -2) / math.sqrt(Dh)
+    s = s.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    ctx = (torch.softmax(s, -1) @ v).permute(0, 2, 1, 3).reshape(B * T, D)
+    h = x + ctx @ w["wo"].reshape(D, D)
+    n2 = rmsnorm(h, w["g2"])
+    h = h + (F.silu(n2 @ w["w_gate"]) * (n2 @ w["w_up"])) @ w["w_down"]
+    return (rmsnorm(h, w["g_final"]) @ w["w_out"]).reshape(B, T, -1)
+
+
+def nll_sum(tokens, targets, w):
+    z = logits(tokens, w)
+    return F.cross_entropy(z.reshape(-1, z.shape[-1]), targets.reshape(-1), reduction="sum")
+
+
+def params(weights, dtype):
+    return {k: torch.tensor(weights[k], dtype=dtype, requires_grad=True) for k in NAMES}
+
+
+def train_sgd(weights, tokens, targets, epochs, lr):
+    """Full-batch SGD on the mean loss, in float32: (losses, weights)."""
+    w = params(weights, torch.float32)
+    opt = torch.optim.SGD([w[k] for k in NAMES], lr=lr)
+    toks, tgts = torch.from_numpy(tokens), torch.from_numpy(targets)
+    losses = []
+    for _ in range(epochs):
+        opt.zero_grad()
+        loss = nll_sum(toks, tgts, w) / toks.numel()
+        loss.backward()
+        losses.append(loss.item())
+        opt.step()
+    return losses, {k: v.detach().numpy() for k, v in w.items()}
+
+
+def train_adamw(weights, tokens, targets, steps, hp):
+    """torch.optim.AdamW on the SUMMED loss (as the program's adamw_step)."""
+    w = params(weights, torch.float32)
+    opt = torch.optim.AdamW([w[k] for k in NAMES], lr=hp["lr"], betas=(hp["b1"], hp["b2"]), eps=hp["eps"], weight_decay=hp["wd"])
+    toks, tgts = torch.from_numpy(tokens), torch.from_numpy(targets)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = nll_sum(toks, tgts, w)
+        loss.backward()
+        losses.append(loss.item() / toks.numel())
+        opt.step()
+    return losses, {k: v.detach().numpy() for k, v in w.items()}
+
+
+def greedy(weights, prompt_tokens, new_tokens):
+    w = {k: torch.tensor(weights[k]) for k in NAMES}
+    toks = list(prompt_tokens)
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            z = logits(torch.tensor([toks]), w)
+            toks.append(int(torch.argmax(z[0, -1])))
+    return toks
