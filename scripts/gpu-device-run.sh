@@ -60,6 +60,7 @@ step generated_gpu 180 python3 tests/gpu/generated_gpu.py run --runtime "$carry/
   --json "$out/generated_gpu.json"
 step transformer_gpu 420 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
   --json "$out/transformer_gpu.json" ${TRANSFORMER_FLAGS:-}
+step storylm0_gpu 300 python3 tests/gpu/storylm0_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/storylm0"
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
 step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \

@@ -43,4 +43,6 @@ done
 # Generated programs: CPU results here, the GPU versions built ahead of time.
 /usr/bin/python3 tests/gpu/generated_gpu.py build --shapemlc "$build/shapemlc" --sdk "$build/libshapeml.so" --out "$carry/generated" --count 40
 /usr/bin/python3 bench/transformer_gpu.py build --shapemlc "$build/shapemlc" --runtime "$build/libshapeml.so" --out "$carry/transformer"
+# StoryLM-0 (issue 13): its GPU module and the CPU run's losses.
+/usr/bin/python3 tests/gpu/storylm0_gpu.py build "$build" --shapemlc "$build/shapemlc" --out "$carry/storylm0"
 du -sh "$carry"

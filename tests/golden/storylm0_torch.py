@@ -28,7 +28,7 @@ def logits(tokens, w):
         return (n1 @ m.reshape(D, H * Dh)).reshape(B, T, H, Dh).permute(0, 2, 1, 3)
     q, k, v = heads(w["wq"]), heads(w["wk"]), heads(w["wv"])
     s = q @ k.transpose(-1, -2) / math.sqrt(Dh)
-    s = s.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    s = s.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=s.device).tril(), float("-inf"))
     ctx = (torch.softmax(s, -1) @ v).permute(0, 2, 1, 3).reshape(B * T, D)
     h = x + ctx @ w["wo"].reshape(D, D)
     n2 = rmsnorm(h, w["g2"])
@@ -41,23 +41,28 @@ def nll_sum(tokens, targets, w):
     return F.cross_entropy(z.reshape(-1, z.shape[-1]), targets.reshape(-1), reduction="sum")
 
 
-def params(weights, dtype):
-    return {k: torch.tensor(weights[k], dtype=dtype, requires_grad=True) for k in NAMES}
+def params(weights, dtype, device="cpu"):
+    return {k: torch.tensor(weights[k], dtype=dtype, device=device, requires_grad=True) for k in NAMES}
 
 
-def train_sgd(weights, tokens, targets, epochs, lr):
-    """Full-batch SGD on the mean loss, in float32: (losses, weights)."""
-    w = params(weights, torch.float32)
+def train_sgd(weights, tokens, targets, epochs, lr, device="cpu", times=None):
+    """Full-batch SGD on the mean loss, in float32: (losses, weights).
+    `times`: a list that receives each step's seconds (synchronized)."""
+    import time
+    w = params(weights, torch.float32, device)
     opt = torch.optim.SGD([w[k] for k in NAMES], lr=lr)
-    toks, tgts = torch.from_numpy(tokens), torch.from_numpy(targets)
+    toks, tgts = torch.from_numpy(tokens).to(device), torch.from_numpy(targets).to(device)
     losses = []
     for _ in range(epochs):
+        t0 = time.perf_counter()
         opt.zero_grad()
         loss = nll_sum(toks, tgts, w) / toks.numel()
         loss.backward()
-        losses.append(loss.item())
         opt.step()
-    return losses, {k: v.detach().numpy() for k, v in w.items()}
+        losses.append(loss.item())  # synchronizes
+        if times is not None:
+            times.append(time.perf_counter() - t0)
+    return losses, {k: v.detach().cpu().numpy() for k, v in w.items()}
 
 
 def train_adamw(weights, tokens, targets, steps, hp):

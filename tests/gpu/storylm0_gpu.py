@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""StoryLM-0 trained on the GPU: examples/storylm0.sml with every `host`
+placed on `(cuda 0)`, built ahead of time here (the device machine has only
+the runtime), run on the H200 test machine:
+
+  gradients   nll_grad on the GPU against PyTorch autograd in float64 (CPU),
+              same float32 weights and tokens: relative error per gradient
+              <= 1e-4, loss <= 1e-5 (no TF32: the planner's default)
+  sgd curve   40 epochs of full-batch SGD with the weights kept on the
+              device (each step's outputs feed the next): |loss - CPU
+              shapeml's loss| <= 2e-3 and |loss - PyTorch's| <= 2e-3 at
+              every epoch
+  adamw       10 steps against the CPU run's losses (relative 1e-4)
+  rollout     greedy decoding at the static T_max = 36 on the GPU from the
+              GPU-trained weights equals the locked CPU fixture
+  speed       median time per SGD step: shapeml GPU vs PyTorch eager on the
+              GPU (same run), reported as a ratio, never asserted
+
+  build OUT   (here) the AOT module and the CPU reference (storylm0_cpu.npz)
+  run DIR     (device) everything above; prints `storylm0-gpu: N passed, M failed`
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "examples", "storylm0"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
+sys.path.insert(0, os.path.join(ROOT, "sdk-examples", "python"))
+
+BIND = "V=64,D=32,H=2,Dh=16,F=64"
+FIXTURE = os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0_rollout.txt")
+
+
+def gpu_source():
+    with open(os.path.join(ROOT, "examples", "storylm0.sml"), encoding="utf-8") as f:
+        return re.sub(r"\bhost\b", "(cuda 0)", f.read())
+
+
+def cmd_build(a):
+    import numpy as np
+    import storylm0 as S
+    os.makedirs(a.out, exist_ok=True)
+    src = os.path.join(a.out, "storylm0_gpu.sml")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(gpu_source())
+    binds = [f"nll_grad:B=3,T=16,{BIND}", f"sgd_step:B=3,T=16,{BIND}", f"adamw_step:B=3,T=16,{BIND}", f"logits:B=1,T=36,{BIND}"]
+    cmd = [a.shapemlc, "build", src, "-o", os.path.join(a.out, "storylm0_gpu.so"), "--target", "x86-64"]
+    for b in binds:
+        cmd += ["--bind", b]
+    subprocess.run(cmd, check=True)
+    # the CPU run this machine makes, for the GPU run to agree with
+    m = S.compile_program(S.library(a.build))
+    tokens, targets, _ = S.corpus_windows()
+    w0 = S.init_weights()
+    losses, _, _ = S.train_sgd(m, w0, tokens, targets)
+    a_losses, _, _, _ = S.train_adamw(m, w0, tokens, targets, 10)
+    np.savez(os.path.join(a.out, "storylm0_cpu.npz"), sgd_losses=np.array(losses), adamw_losses=np.array(a_losses))
+    print(f"storylm0 gpu module and CPU reference in {a.out}")
+    return 0
+
+
+def cmd_run(a):
+    import numpy as np
+    import torch
+    import shapeml
+    import storylm0 as S
+    import storylm0_torch as R
+    torch.set_num_threads(1)
+    passed = failed = 0
+
+    def check(name, ok, detail):
+        nonlocal passed, failed
+        print(f"{name:<36} {detail:<64} {'PASS' if ok else 'FAIL'}", flush=True)
+        passed, failed = passed + ok, failed + (not ok)
+
+    def rel(x, y):
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        return float(np.linalg.norm(x - y) / max(np.linalg.norm(y), 1e-30))
+
+    lib = shapeml.Library(a.runtime)
+    dev = shapeml.Device(lib)
+    mod = lib.load(os.path.join(a.dir, "storylm0_gpu.so"))
+    cpu = np.load(os.path.join(a.dir, "storylm0_cpu.npz"))
+    tokens, targets, _ = S.corpus_windows()
+    w0 = S.init_weights()
+
+    def call(entry, *arrays_or_tensors):
+        ins, owned = [], []
+        for x in arrays_or_tensors:
+            if isinstance(x, np.ndarray):
+                t = dev.upload(x)
+                owned.append(t)
+                ins.append(t)
+            else:
+                ins.append(x)
+        outs = mod.call_tensors(entry, *ins)
+        for t in owned:
+            dev.free(t)
+        return outs
+
+    # gradients
+    rng = np.random.default_rng(7)
+    w = {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(np.float32) for k, v in w0.items()}
+    outs = call("nll_grad", tokens, targets, *[w[k] for k in S.NAMES])
+    got = [dev.download(t) for t in outs]
+    for t in outs:
+        dev.free(t)
+    p = R.params(w, torch.float64)
+    loss = R.nll_sum(torch.from_numpy(tokens), torch.from_numpy(targets), p)
+    loss.backward()
+    e_loss = abs(float(got[0].reshape(())) - loss.item()) / abs(loss.item())
+    errs = {k: rel(g, p[k].grad.numpy()) for k, g in zip(S.NAMES, got[1:])}
+    worst = max(errs, key=errs.get)
+    check("gpu gradients B=3 T=16", e_loss <= 1e-5 and errs[worst] <= 1e-4, f"loss {e_loss:.1e}, worst grad {worst} {errs[worst]:.1e}")
+
+    # SGD with the weights resident on the device
+    n = tokens.size
+    lr = np.array(S.LR / n, np.float32)
+    tok_d, tgt_d, lr_d = dev.upload(tokens), dev.upload(targets), dev.upload(lr)
+    ws = [dev.upload(w0[k]) for k in S.NAMES]
+    losses, times = [], []
+    for _ in range(S.EPOCHS):
+        t0 = time.perf_counter()
+        outs = mod.call_tensors("sgd_step", tok_d, tgt_d, lr_d, *ws)
+        l = float(dev.download(outs[0]).reshape(()))  # synchronizes
+        times.append(time.perf_counter() - t0)
+        losses.append(l / n)
+        dev.free(outs[0])
+        for t in ws:
+            dev.free(t)
+        ws = outs[1:]
+    w_gpu = {k: dev.download(t) for k, t in zip(S.NAMES, ws)}
+    d_cpu = max(abs(x - y) for x, y in zip(losses, cpu["sgd_losses"]))
+    ttimes = []
+    ref_losses, _ = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, device="cuda", times=ttimes)
+    d_ref = max(abs(x - y) for x, y in zip(losses, ref_losses))
+    check("gpu sgd curve vs CPU shapeml", d_cpu <= 2e-3, f"max |diff| {d_cpu:.1e}, final {losses[-1]:.4f} vs {cpu['sgd_losses'][-1]:.4f}")
+    check("gpu sgd curve vs PyTorch (cuda)", d_ref <= 2e-3, f"max |diff| {d_ref:.1e}, final {ref_losses[-1]:.4f}")
+    ms, mt = float(np.median(times[1:])) * 1e3, float(np.median(ttimes[1:])) * 1e3
+    print(f"# time per SGD step on the GPU: shapeml {ms:.3f} ms, PyTorch eager {mt:.3f} ms, ratio {ms / mt:.2f}")
+
+    # AdamW against the CPU run
+    m = {k: np.zeros_like(v) for k, v in w0.items()}
+    v = {k: np.zeros_like(x) for k, x in w0.items()}
+    wa = dict(w0)
+    a_losses = []
+    for t in range(1, 11):
+        h = np.array([S.ADAMW["lr"], S.ADAMW["b1"], S.ADAMW["b2"], S.ADAMW["eps"], S.ADAMW["wd"], t], np.float32)
+        outs = call("adamw_step", tokens, targets, h, *[wa[k] for k in S.NAMES], *[m[k] for k in S.NAMES], *[v[k] for k in S.NAMES])
+        got = [dev.download(o) for o in outs]
+        for o in outs:
+            dev.free(o)
+        a_losses.append(float(got[0].reshape(())) / n)
+        k = len(S.NAMES)
+        wa, m, v = dict(zip(S.NAMES, got[1:1 + k])), dict(zip(S.NAMES, got[1 + k:1 + 2 * k])), dict(zip(S.NAMES, got[1 + 2 * k:]))
+    e = max(abs(x - y) / abs(y) for x, y in zip(a_losses, cpu["adamw_losses"]))
+    check("gpu adamw 10 steps vs CPU", e <= 1e-4, f"max relative loss difference {e:.1e}")
+
+    # greedy rollout on the GPU from the GPU-trained weights
+    toks = list(S.encode("once"))
+    for _ in range(32):
+        buf = np.zeros((1, S.T_MAX), np.int64)
+        buf[0, :len(toks)] = toks
+        outs = call("logits", buf, *[w_gpu[k] for k in S.NAMES])
+        z = dev.download(outs[0])
+        dev.free(outs[0])
+        toks.append(int(np.argmax(z[0, len(toks) - 1])))
+    with open(FIXTURE, encoding="utf-8") as f:
+        want = [int(t) for t in f.read().splitlines()[1].split()]
+    check("gpu rollout = CPU fixture", toks == want, repr(S.decode(toks)))
+    print(f"storylm0-gpu: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("build")
+    b.add_argument("--shapemlc", required=True)
+    b.add_argument("--out", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--runtime", required=True)
+    r.add_argument("--dir", required=True)
+    a = ap.parse_args()
+    if a.cmd == "build":
+        return cmd_build(a)
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            print("skipped: no GPU")
+            return 0
+    except ImportError:
+        pass
+    return cmd_run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
