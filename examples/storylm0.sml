@@ -38,8 +38,41 @@
     (returns (tensor f32 (B H T Dh) host))
     (return (permute (reshape x (B T H Dh)) (0 2 1 3))))
 
+  ; Queries, keys and values of the rows x [B*T, D], per head [B H T Dh].
+  (func qkv
+    (dims B T D H Dh)
+    (where (= D (* H Dh)))
+    (params
+      (n1 (tensor f32 ((* B T) D) host))
+      (wq (tensor f32 (D H Dh) host))
+      (wk (tensor f32 (D H Dh) host))
+      (wv (tensor f32 (D H Dh) host)))
+    (returns (tensor f32 (B H T Dh) host) (tensor f32 (B H T Dh) host) (tensor f32 (B H T Dh) host))
+    (return
+      (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wq (D (* H Dh)))))
+      (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wk (D (* H Dh)))))
+      (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wv (D (* H Dh)))))))
+
+  ; The block after attention: x + ctx Wo, then h + SwiGLU(norm(h)).
+  (func block_tail
+    (dims N D H Dh F)
+    (where (= D (* H Dh)))
+    (params
+      (x (tensor f32 (N D) host))
+      (ctx (tensor f32 (N D) host))
+      (wo (tensor f32 (H Dh D) host))
+      (g2 (tensor f32 (D) host))
+      (w_gate (tensor f32 (D F) host))
+      (w_up (tensor f32 (D F) host))
+      (w_down (tensor f32 (F D) host)))
+    (returns (tensor f32 (N D) host))
+    (let h (add x (matmul ctx (reshape wo (D D)))))
+    (let n2 (call rmsnorm h g2))
+    (return (add h (matmul (mul (silu (matmul n2 w_gate)) (matmul n2 w_up)) w_down))))
+
   ; The decoder block on [B*T, D] rows: x + attention(norm(x)), then
-  ; h + SwiGLU(norm(h)).
+  ; h + SwiGLU(norm(h)). Also returns the keys, transposed [B H Dh T], and
+  ; the values [B H T Dh]: generation's KV cache.
   (func block
     (dims B T D H Dh F)
     (where (= D (* H Dh)))
@@ -54,15 +87,10 @@
       (w_gate (tensor f32 (D F) host))
       (w_up (tensor f32 (D F) host))
       (w_down (tensor f32 (F D) host)))
-    (returns (tensor f32 ((* B T) D) host))
-    (let n1 (call rmsnorm x g1))
-    (let q (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wq (D (* H Dh))))))
-    (let k (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wk (D (* H Dh))))))
-    (let v (call split_heads :dims ((B B) (H H)) (matmul n1 (reshape wv (D (* H Dh))))))
+    (returns (tensor f32 ((* B T) D) host) (tensor f32 (B H Dh T) host) (tensor f32 (B H T Dh) host))
+    (let (q k v) (call qkv :dims ((B B) (T T)) (call rmsnorm x g1) wq wk wv))
     (let ctx (reshape (permute (call attend q k v) (0 2 1 3)) ((* B T) D)))
-    (let h (add x (matmul ctx (reshape wo (D D)))))
-    (let n2 (call rmsnorm h g2))
-    (return (add h (matmul (mul (silu (matmul n2 w_gate)) (matmul n2 w_up)) w_down))))
+    (return (call block_tail x ctx wo g2 w_gate w_up w_down) (transpose k) v))
 
   ; tokens [B T] -> logits [B T V]
   (func logits
@@ -84,8 +112,77 @@
       (w_out (tensor f32 (D V) host)))
     (returns (tensor f32 (B T V) host))
     (let x (reshape (gather emb tokens) ((* B T) D)))
-    (let h (call block :dims ((B B) (T T)) x g1 wq wk wv wo g2 w_gate w_up w_down))
+    (let (h kt v) (call block :dims ((B B) (T T)) x g1 wq wk wv wo g2 w_gate w_up w_down))
     (return (reshape (matmul (call rmsnorm h g_final) w_out) (B T V))))
+
+  ; Generation, part 1: the prompt [1 T] -> its logits [1 T V] and its KV
+  ; cache, keys transposed [1 H Dh T] and values [1 H T Dh]. The host takes
+  ; the last position's logits and pads the cache to T_max for `decode`.
+  (func prefill
+    (dims T V D H Dh F)
+    (where (= D (* H Dh)))
+    (params
+      (tokens (tensor i64 (1 T) host))
+      (emb (tensor f32 (V D) host))
+      (g1 (tensor f32 (D) host))
+      (wq (tensor f32 (D H Dh) host))
+      (wk (tensor f32 (D H Dh) host))
+      (wv (tensor f32 (D H Dh) host))
+      (wo (tensor f32 (H Dh D) host))
+      (g2 (tensor f32 (D) host))
+      (w_gate (tensor f32 (D F) host))
+      (w_up (tensor f32 (D F) host))
+      (w_down (tensor f32 (F D) host))
+      (g_final (tensor f32 (D) host))
+      (w_out (tensor f32 (D V) host)))
+    (returns (tensor f32 (1 T V) host) (tensor f32 (1 H Dh T) host) (tensor f32 (1 H T Dh) host))
+    (let x (reshape (gather emb tokens) (T D)))
+    (let (h kt v) (call block :dims ((B 1) (T T)) x g1 wq wk wv wo g2 w_gate w_up w_down))
+    (return (reshape (matmul (call rmsnorm h g_final) w_out) (1 T V)) kt v))
+
+  ; Generation, part 2: one token at a static cache length Tm. The cache
+  ; holds `live` positions (0 .. live-1); the rest is zero padding. The new
+  ; token attends to the live positions and to itself — its key and value
+  ; appended to the cache by `concat` — and the padding is masked out, so
+  ; every token runs the same specialization. Returns the logits [1 1 V]
+  ; and the cache with the new key and value at position `live` (a select:
+  ; a new value, not an in-place write). With Tm = live + 1 and a one-wide
+  ; pad this is the unpadded, growing cache (one specialization per length).
+  (func decode
+    (dims Tm V D H Dh F)
+    (where (= D (* H Dh)))
+    (params
+      (token (tensor i64 (1 1) host))
+      (live (tensor i64 () host))
+      (kt_cache (tensor f32 (1 H Dh Tm) host))
+      (v_cache (tensor f32 (1 H Tm Dh) host))
+      (emb (tensor f32 (V D) host))
+      (g1 (tensor f32 (D) host))
+      (wq (tensor f32 (D H Dh) host))
+      (wk (tensor f32 (D H Dh) host))
+      (wv (tensor f32 (D H Dh) host))
+      (wo (tensor f32 (H Dh D) host))
+      (g2 (tensor f32 (D) host))
+      (w_gate (tensor f32 (D F) host))
+      (w_up (tensor f32 (D F) host))
+      (w_down (tensor f32 (F D) host))
+      (g_final (tensor f32 (D) host))
+      (w_out (tensor f32 (D V) host)))
+    (returns (tensor f32 (1 1 V) host) (tensor f32 (1 H Dh Tm) host) (tensor f32 (1 H Tm Dh) host))
+    (let x (reshape (gather emb token) (1 D)))
+    (let (q k v) (call qkv :dims ((B 1) (T 1)) (call rmsnorm x g1) wq wk wv))
+    (let kt_all (concat kt_cache (transpose k) :axis 3))
+    (let v_all (concat v_cache v :axis 2))
+    (let pos (iota (tensor i64 ((+ Tm 1)) host) :axis 0))
+    (let visible (or (lt pos live) (eq pos (dim_value Tm i64 host))))
+    (let scores (mul (matmul q kt_all) (rsqrt (dim_value Dh f32 host))))
+    (let ctx (reshape (permute (matmul (softmax (select visible scores -inf) :axis -1) v_all) (0 2 1 3)) (1 D)))
+    (let h (call block_tail x ctx wo g2 w_gate w_up w_down))
+    (let at (eq (iota (tensor i64 (Tm) host) :axis 0) live))
+    (return
+      (reshape (matmul (call rmsnorm h g_final) w_out) (1 1 V))
+      (select at (transpose k) kt_cache)
+      (select (reshape at (Tm 1)) v v_cache)))
 
   ; The summed negative log-likelihood of the targets, shape (1 1):
   ; -sum log softmax(logits)[target]. Its gradients are those of the sum; the

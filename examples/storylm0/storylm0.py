@@ -195,3 +195,75 @@ def load_checkpoint(path):
         if extra:
             raise CheckpointError(f"{path}: unexpected arrays {extra}")
         return out
+
+
+# ---- generation (issue 14): argmax, seeded Gumbel-max, prefill -> decode ----
+
+class SplitMix64:
+    """The documented uniform generator of Gumbel-max sampling: SplitMix64
+    (Steele, Lea, Flood 2014; the seeding generator of xoshiro), state +=
+    0x9E3779B97F4A7C15 and the output mixed by two xor-shift-multiplies.
+    uniform() = (next >> 11) * 2^-53 in [0, 1), 53 random bits: the same
+    seed gives the same numbers on every machine and Python version."""
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed):
+        self.state = seed & self.MASK
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+        return z ^ (z >> 31)
+
+    def uniform(self, n):
+        return np.array([(self.next() >> 11) * (1.0 / (1 << 53)) for _ in range(n)], np.float64)
+
+
+def argmax(logits):
+    """The lowest index of the maximum (NumPy's argmax), as an int."""
+    return int(np.argmax(logits))
+
+
+def gumbel_max(logits, rng):
+    """A sample from softmax(logits): argmax(logits + G), G = -log(-log(U)),
+    U from `rng` (SplitMix64); in float64, U = 0 mapped to the smallest
+    positive double so the logarithms stay finite."""
+    u = np.maximum(rng.uniform(logits.shape[-1]), np.finfo(np.float64).tiny)
+    return argmax(logits.astype(np.float64) - np.log(-np.log(u)))
+
+
+def generate(module, weights, prompt, new_tokens=32, t_max=T_MAX, sample_seed=None, padded=True, timings=None):
+    """prefill -> decode with the KV cache. Greedy (sample_seed None) or
+    Gumbel-max with SplitMix64(sample_seed). padded=True: the cache padded
+    to t_max, every decode step the same specialization; padded=False: a
+    cache that grows by one position per token (a new specialization each
+    time, the slow way). `timings` receives (prefill seconds, [decode
+    seconds per token]). Returns the token ids, prompt included."""
+    ws = [weights[k] for k in NAMES]
+    toks = list(encode(prompt))
+    if len(toks) + new_tokens > t_max:
+        raise ValueError(f"prompt of {len(toks)} tokens + {new_tokens} new ones exceed T_max = {t_max}")
+    pick = argmax if sample_seed is None else (lambda z, r=SplitMix64(sample_seed): gumbel_max(z, r))
+    t0 = time.perf_counter()
+    z, kt, v = module.call("prefill", np.array([toks], np.int64), *ws)
+    t_prefill = time.perf_counter() - t0
+    toks.append(pick(z[0, -1]))
+    live = len(toks) - 1
+    if padded:
+        kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (t_max - live,), np.float32)], axis=3)
+        v = np.concatenate([v, np.zeros((1, v.shape[1], t_max - live, v.shape[3]), np.float32)], axis=2)
+    steps = []
+    while len(toks) < len(encode(prompt)) + new_tokens:
+        if not padded:  # one position of room for the new key and value
+            kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (1,), np.float32)], axis=3)
+            v = np.concatenate([v, np.zeros((1, v.shape[1], 1, v.shape[3]), np.float32)], axis=2)
+        t0 = time.perf_counter()
+        z, kt, v = module.call("decode", np.array([[toks[-1]]], np.int64), np.array(live, np.int64), kt, v, *ws)
+        steps.append(time.perf_counter() - t0)
+        live += 1
+        toks.append(pick(z[0, 0]))
+    if timings is not None:
+        timings.extend([t_prefill, steps])
+    return toks

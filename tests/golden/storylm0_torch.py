@@ -88,3 +88,47 @@ def greedy(weights, prompt_tokens, new_tokens):
             z = logits(torch.tensor([toks]), w)
             toks.append(int(torch.argmax(z[0, -1])))
     return toks
+
+
+def generate_kv(weights, prompt_tokens, new_tokens, pick, device="cpu", times=None):
+    """Decoding with PyTorch's own KV cache (torch.cat per token, no
+    padding): prefill the prompt, then one token at a time. `pick(logits
+    as float32 NumPy)` chooses the next token. `times` receives the seconds
+    of each decode step (synchronized)."""
+    import time
+    w = {k: torch.tensor(weights[k], device=device) for k in NAMES}
+    D = w["emb"].shape[1]
+    H, Dh = w["wq"].shape[1], w["wq"].shape[2]
+
+    def heads(n, m):  # [T, D] -> [1, H, T, Dh]
+        return (n @ m.reshape(D, H * Dh)).reshape(1, -1, H, Dh).permute(0, 2, 1, 3)
+
+    def tail(x, ctx):
+        h = x + ctx @ w["wo"].reshape(D, D)
+        n2 = rmsnorm(h, w["g2"])
+        h = h + (F.silu(n2 @ w["w_gate"]) * (n2 @ w["w_up"])) @ w["w_down"]
+        return rmsnorm(h, w["g_final"]) @ w["w_out"]
+
+    toks = list(prompt_tokens)
+    with torch.no_grad():
+        x = w["emb"][torch.tensor(toks, device=device)]
+        n1 = rmsnorm(x, w["g1"])
+        q, k, v = heads(n1, w["wq"]), heads(n1, w["wk"]), heads(n1, w["wv"])
+        T = len(toks)
+        s = (q @ k.transpose(-1, -2) / math.sqrt(Dh)).masked_fill(~torch.ones(T, T, dtype=torch.bool, device=device).tril(), float("-inf"))
+        ctx = (torch.softmax(s, -1) @ v).permute(0, 2, 1, 3).reshape(T, D)
+        z = tail(x, ctx)
+        toks.append(pick(z[-1].cpu().numpy()))
+        while len(toks) < len(prompt_tokens) + new_tokens:
+            t0 = time.perf_counter()
+            x = w["emb"][torch.tensor([toks[-1]], device=device)]
+            n1 = rmsnorm(x, w["g1"])
+            q = heads(n1, w["wq"])
+            k = torch.cat([k, heads(n1, w["wk"])], 2)
+            v = torch.cat([v, heads(n1, w["wv"])], 2)
+            ctx = (torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(Dh), -1) @ v).permute(0, 2, 1, 3).reshape(1, D)
+            z = tail(x, ctx)[0].cpu().numpy()  # synchronizes
+            if times is not None:
+                times.append(time.perf_counter() - t0)
+            toks.append(pick(z))
+    return toks

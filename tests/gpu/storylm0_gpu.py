@@ -13,6 +13,11 @@ the runtime), run on the H200 test machine:
   adamw       10 steps against the CPU run's losses (relative 1e-4)
   rollout     greedy decoding at the static T_max = 36 on the GPU from the
               GPU-trained weights equals the locked CPU fixture
+  generation  from the locked checkpoint: prefill -> 32 decode steps with the
+              KV cache resident on the GPU (padded to T_max = 36), greedy and
+              Gumbel-max (seeds 1, 2), equal tests/golden/fixtures/
+              storylm0_generate.txt exactly; decode tokens/s against a
+              PyTorch replica with its own KV cache on the GPU (ratio)
   speed       median time per SGD step: shapeml GPU vs PyTorch eager on the
               GPU (same run), reported as a ratio, never asserted
 
@@ -49,7 +54,8 @@ def cmd_build(a):
     src = os.path.join(a.out, "storylm0_gpu.sml")
     with open(src, "w", encoding="utf-8") as f:
         f.write(gpu_source())
-    binds = [f"nll_grad:B=3,T=16,{BIND}", f"sgd_step:B=3,T=16,{BIND}", f"adamw_step:B=3,T=16,{BIND}", f"logits:B=1,T=36,{BIND}"]
+    binds = [f"nll_grad:B=3,T=16,{BIND}", f"sgd_step:B=3,T=16,{BIND}", f"adamw_step:B=3,T=16,{BIND}", f"logits:B=1,T=36,{BIND}",
+             f"prefill:T=4,{BIND}", f"decode:Tm=36,{BIND}"]
     cmd = [a.shapemlc, "build", src, "-o", os.path.join(a.out, "storylm0_gpu.so"), "--target", "x86-64"]
     for b in binds:
         cmd += ["--bind", b]
@@ -174,6 +180,50 @@ def cmd_run(a):
     with open(FIXTURE, encoding="utf-8") as f:
         want = [int(t) for t in f.read().splitlines()[1].split()]
     check("gpu rollout = CPU fixture", toks == want, repr(S.decode(toks)))
+
+    # generation from the locked checkpoint, the KV cache on the device
+    wl = S.load_checkpoint(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v1.npz"))
+    wd = [dev.upload(wl[k]) for k in S.NAMES]
+    fx = {}
+    with open(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0_generate.txt"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                mode, *tk = line.split()
+                fx[None if mode == "greedy" else int(mode.split("=")[1])] = [int(t) for t in tk]
+    step_times = []
+    for seed, want in fx.items():
+        pick = S.argmax if seed is None else (lambda z, rr=S.SplitMix64(seed): S.gumbel_max(z, rr))
+        toks = list(S.encode("once"))
+        pt = dev.upload(np.array([toks], np.int64))
+        z, kt, vv = mod.call_tensors("prefill", pt, *wd)
+        dev.free(pt)
+        zh, kth, vh = dev.download(z), dev.download(kt), dev.download(vv)
+        for t in (z, kt, vv):
+            dev.free(t)
+        toks.append(pick(zh[0, -1]))
+        live = len(toks) - 1
+        kt = dev.upload(np.concatenate([kth, np.zeros(kth.shape[:3] + (S.T_MAX - live,), np.float32)], axis=3))
+        vv = dev.upload(np.concatenate([vh, np.zeros((1, vh.shape[1], S.T_MAX - live, vh.shape[3]), np.float32)], axis=2))
+        while len(toks) < 36:
+            t0 = time.perf_counter()
+            tk_d, lv_d = dev.upload(np.array([[toks[-1]]], np.int64)), dev.upload(np.array(live, np.int64))
+            z, kt2, vv2 = mod.call_tensors("decode", tk_d, lv_d, kt, vv, *wd)
+            zh = dev.download(z)
+            step_times.append(time.perf_counter() - t0)
+            for t in (tk_d, lv_d, z, kt, vv):
+                dev.free(t)
+            kt, vv = kt2, vv2
+            live += 1
+            toks.append(pick(zh[0, 0]))
+        dev.free(kt)
+        dev.free(vv)
+        check(f"gpu generation {'greedy' if seed is None else f'seed={seed}'} = fixture", toks == want, repr(S.decode(toks)))
+    ttimes = []
+    R.generate_kv(wl, S.encode("once"), 32, S.argmax, device="cuda", times=ttimes)
+    R.generate_kv(wl, S.encode("once"), 32, S.argmax, device="cuda", times=ttimes)
+    ms, mt = float(np.median(step_times)) * 1e3, float(np.median(ttimes)) * 1e3
+    print(f"# decode per token on the GPU: shapeml {ms:.3f} ms ({1e3 / ms:.0f} tokens/s), PyTorch eager KV cache {mt:.3f} ms "
+          f"({1e3 / mt:.0f} tokens/s), ratio {ms / mt:.2f}")
     print(f"storylm0-gpu: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
