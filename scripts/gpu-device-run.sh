@@ -65,6 +65,7 @@ step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapem
   --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
 step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/dlpack_torch.json"
+step cudnn_softmax 240 python3 bench/cudnn_softmax_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/cudnn" --json "$out/cudnn_softmax.json"
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
 step graph_bench 180 bash -c "set -o pipefail; \"$carry/bin/gpu_graph_bench\" \"$carry/modules/mlp_gpu.plan.txt\" | tee \"$out/graph_bench.json\""
 step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"

@@ -45,4 +45,6 @@ done
 /usr/bin/python3 bench/transformer_gpu.py build --shapemlc "$build/shapemlc" --runtime "$build/libshapeml.so" --out "$carry/transformer"
 # StoryLM-0 (issue 13): its GPU module and the CPU run's losses.
 /usr/bin/python3 tests/gpu/storylm0_gpu.py build "$build" --shapemlc "$build/shapemlc" --out "$carry/storylm0"
+# cuDNN's softmax against the plan's own kernels (docs/design/gpu-kernels.md).
+/usr/bin/python3 bench/cudnn_softmax_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/cudnn"
 du -sh "$carry"
