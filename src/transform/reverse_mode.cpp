@@ -29,7 +29,6 @@ const char* kDifferentiable =
 // Thrown by a rule that does not exist; reported as E0602 at the binding.
 struct NoRule {
   std::string why;
-  std::string help = {};
 };
 
 class ReverseSweep {
@@ -64,7 +63,7 @@ class ReverseSweep {
         try {
           accumulate(x, vjp(bd, i, adj_.at(y)));
         } catch (const NoRule& e) {
-          missing_ = MissingRule{bd.op, bd.span, i, e.why, e.help};
+          missing_ = MissingRule{bd.op, bd.span, i, e.why};
           return;
         }
       }
@@ -77,7 +76,7 @@ class ReverseSweep {
     OpKind op;
     syntax::Span span;
     size_t operand;
-    std::string why, help;
+    std::string why;
   };
   const std::optional<MissingRule>& missing() const { return missing_; }
 
@@ -304,30 +303,44 @@ class ReverseSweep {
     }
   }
 
-  // dx of `(slice x :axis a :start s :size n)`: g padded with zeros to x's
-  // extent along the axis. A pad whose size may be 0 for some shapes and
-  // not for others has no static type: not differentiable then.
+  // dx of `(slice x :axis a :start s :size n)` along an axis of extent d:
+  // g placed at [s, s + n), zeros elsewhere. When the widths of the zero
+  // pads before (s) and after (d - s - n) are each provably 0 or >= 1, it is
+  // concat(zeros(s), g, zeros(d - s - n)). Otherwise (a pad that may be
+  // empty for some shapes) a pad of fixed width d on both sides and a slice
+  // that selects the window: slice(concat(zeros(d), g, zeros(d)), start d -
+  // s, size d), whose obligations follow from the forward slice's.
   ValueId slice_vjp(const ir::Binding& bd, ValueId g) {
     const TensorType xt = type(bd.operands[0]);
     size_t ax = axis_of(bd.attrs.axis, xt.rank());
-    Poly before = bd.attrs.start, after = xt.shape[ax] - bd.attrs.start - bd.attrs.size;
-    std::vector<ValueId> parts;
-    auto pad = [&](const Poly& n) {
-      if (b_.proves({K::Eq, n, Poly::constant(0)})) return;
-      if (!b_.proves({K::Ge, n, Poly::constant(1)}))
-        throw NoRule{"the zero padding of the slice's cotangent, " + n.str() + " wide, may be empty for some shapes and not for others",
-                     "help: a `where` constraint that decides it makes the slice differentiable, e.g. `(where (>= " + n.str() + " 1))`"};
+    const Poly& d = xt.shape[ax];
+    Poly before = bd.attrs.start, after = d - bd.attrs.start - bd.attrs.size;
+    auto decided = [&](const Poly& n) -> std::optional<bool> {  // nonempty?
+      if (b_.proves({K::Eq, n, Poly::constant(0)})) return false;
+      if (b_.proves({K::Ge, n, Poly::constant(1)})) return true;
+      return std::nullopt;
+    };
+    auto zeros = [&](const Poly& n) {
       TensorType z = xt;
       z.shape[ax] = n;
-      parts.push_back(b_.fill(0.0, z, span_));
+      return b_.fill(0.0, z, span_);
     };
-    pad(before);
-    parts.push_back(g);
-    pad(after);
-    if (parts.size() == 1) return g;
     ir::Attrs c;
     c.axis = static_cast<int64_t>(ax);
-    return emit(OpKind::Concat, parts, c);
+    auto pre = decided(before), post = decided(after);
+    if (pre && post) {
+      std::vector<ValueId> parts;
+      if (*pre) parts.push_back(zeros(before));
+      parts.push_back(g);
+      if (*post) parts.push_back(zeros(after));
+      return parts.size() == 1 ? g : emit(OpKind::Concat, parts, c);
+    }
+    ValueId wide = emit(OpKind::Concat, {zeros(d), g, zeros(d)}, c);
+    ir::Attrs s;
+    s.axis = static_cast<int64_t>(ax);
+    s.start = d - bd.attrs.start;
+    s.size = d;
+    return emit(OpKind::Slice, {wide}, s);
   }
 
   // d table of `(gather table idx)`: table [V d...], idx I, result I ++ d.
@@ -385,7 +398,6 @@ void reverse_mode(ir::Module& m, syntax::DiagnosticSink& diags, unsigned obligat
                                  (miss->why.empty() ? "shapeml has no derivative rule for `" + std::string(syntax::op_name(miss->op)) + "`"
                                                     : "its operand " + std::to_string(miss->operand + 1) + " cannot be differentiated: " + miss->why));
       d.notes.push_back(std::string("operations with a derivative rule: ") + kDifferentiable);
-      if (!miss->help.empty()) d.notes.push_back(miss->help);
       d.notes.push_back("help: if this parameter needs no gradient, leave it out with `(grad " + g.name + " " + of->name + " :wrt (P...))`");
       return;
     }

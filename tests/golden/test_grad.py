@@ -213,9 +213,17 @@ def main():
                 "(return (tanh (concat a b :axis -1)))", lambda a, b: torch.tanh(torch.cat([a, b], -1)), "N D", ND)
     r.grad_case("slice", [P("a", "f64", "N 6")], ("f64", "N 3"), "(return (exp (slice a :axis 1 :start 2 :size 3)))",
                 lambda a: torch.exp(a[:, 2:5]), "N", {"N": (1, 4)})
-    # the zero padding after the slice, N - 1 rows, exists only because `where` says N >= 2
+    # the zero padding after the slice, N - 1 rows, may be empty: padded by N on both sides, sliced back
     r.grad_case("slice-prefix", [P("a", "f64", "N D")], ("f64", "1 D"), "(return (exp (slice a :axis 0 :start 0 :size 1)))",
+                lambda a: torch.exp(a[0:1]), "N D", {"N": (1, 5), "D": (1, 4)})
+    r.grad_case("slice-prefix-where", [P("a", "f64", "N D")], ("f64", "1 D"), "(return (exp (slice a :axis 0 :start 0 :size 1)))",
                 lambda a: torch.exp(a[0:1]), "N D", {"N": (2, 5), "D": (1, 4)}, where="(>= N 2)")
+    # a symbolic window: the pad after it, D - S - K, is 0 for some shapes
+    r.grad_case("slice-symbolic", [P("a", "f64", "N D"), P("s", "f64", "S"), P("k", "f64", "K")], ("f64", "N K"),
+                "(return (sin (slice a :axis -1 :start S :size K)))",
+                lambda a, s_, k_: torch.sin(a[:, s_.shape[0]:s_.shape[0] + k_.shape[0]]) + 0 * s_.sum() + 0 * k_.sum(),
+                "N D S K", {"N": (1, 3), "D": (2, 7), "S": (1, 3), "K": (1, 3)}, where="(<= (+ S K) D)",
+                draws=4, check=lambda e: e["S"] + e["K"] <= e["D"])
 
     # reductions
     r.grad_case("reduce_sum-keepdims", [x], ("f64", "N 1"), "(return (mul (reduce_sum x :axes (-1) :keepdims true) (reduce_sum x :axes (-1) :keepdims true)))",
