@@ -124,6 +124,7 @@ void set_sink(SinkFn fn, void* user, SinkFn* previous_fn, void** previous_user) 
   s.user = user;
 #if SHAPEML_INSTRUMENTATION
   detail::g_has_sink.store(fn != nullptr, std::memory_order_relaxed);
+  detail::g_scope_wanted.store(fn != nullptr, std::memory_order_relaxed);
 #endif
 }
 

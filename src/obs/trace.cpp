@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <unistd.h>
 #include <vector>
@@ -56,14 +57,22 @@ std::string json_string(std::string_view s) {
 
 namespace detail {
 std::atomic<uint32_t> g_flags{0};
+std::atomic<bool> g_scope_wanted{false};
 }
 
 namespace {
 
 struct Event {
-  std::string category, name, args;
+  const char* category;  // a literal
+  std::string name, args;
   uint64_t begin_ns, duration_ns;
   uint32_t thread;
+  uint32_t context;  // interned ThreadContext + 1; 0: none
+};
+
+// A module context as recorded: its args, rendered once.
+struct Context {
+  std::string module, args;  // args: "\"module\":...,\"module_name\":...,\"entry\":..."
 };
 
 // Bounded: a runaway trace drops events (counted) rather than eat memory.
@@ -73,6 +82,10 @@ struct Recorder {
   std::mutex mu;
   std::vector<Event> events;
   uint64_t dropped = 0;
+  // Contexts seen (a handful per module: one per entry); looked up once per
+  // scope, so a span only stores a number.
+  std::vector<Context> contexts;
+  std::map<std::string, uint32_t> context_index;
 };
 
 Recorder& recorder() {
@@ -80,13 +93,48 @@ Recorder& recorder() {
   return *r;
 }
 
-void context_args(std::string& args) {
-  const ThreadContext& c = thread_context();
-  if (c.module_id && args.find("\"module\":") == std::string::npos) {
-    json_kv(args, "module", *c.module_id);
-    if (c.module_name) json_kv(args, "module_name", *c.module_name);
+// The interned context of this thread (+1), or 0 when it has none. Called
+// with the recorder's lock held.
+uint32_t intern_context(Recorder& r) {
+  ThreadContext& c = thread_context();
+  if (!c.module_id && !c.entry) return 0;
+  if (c.interned) return c.interned;
+  // The same module and entry as this thread's last scope (a loop of calls):
+  // reuse its index without building the key (the strings are compared, not
+  // just their addresses, which a later module may reuse).
+  thread_local struct {
+    const std::string *id = nullptr, *name = nullptr, *entry = nullptr;
+    std::string id_copy, name_copy, entry_copy;
+    uint32_t index = 0;
+  } last;
+  if (last.index && last.id == c.module_id && last.name == c.module_name && last.entry == c.entry &&
+      (!c.module_id || *c.module_id == last.id_copy) && (!c.module_name || *c.module_name == last.name_copy) &&
+      (!c.entry || *c.entry == last.entry_copy)) {
+    c.interned = last.index;
+    return c.interned;
   }
-  if (c.entry && args.find("\"entry\":") == std::string::npos) json_kv(args, "entry", *c.entry);
+  std::string key = (c.module_id ? *c.module_id : "") + '\0' + (c.module_name ? *c.module_name : "") + '\0' + (c.entry ? *c.entry : "");
+  auto it = r.context_index.find(key);
+  if (it == r.context_index.end()) {
+    Context x;
+    if (c.module_id) {
+      x.module = *c.module_id;
+      json_kv(x.args, "module", *c.module_id);
+      if (c.module_name) json_kv(x.args, "module_name", *c.module_name);
+    }
+    if (c.entry) json_kv(x.args, "entry", *c.entry);
+    r.contexts.push_back(std::move(x));
+    it = r.context_index.emplace(std::move(key), static_cast<uint32_t>(r.contexts.size())).first;
+  }
+  c.interned = it->second;
+  last.id = c.module_id;
+  last.name = c.module_name;
+  last.entry = c.entry;
+  last.id_copy = c.module_id ? *c.module_id : "";
+  last.name_copy = c.module_name ? *c.module_name : "";
+  last.entry_copy = c.entry ? *c.entry : "";
+  last.index = c.interned;
+  return c.interned;
 }
 
 }  // namespace
@@ -105,17 +153,17 @@ ThreadContext& thread_context() {
 void start(uint32_t f) { detail::g_flags.store(f | kTraceOn, std::memory_order_relaxed); }
 void stop() { detail::g_flags.store(0, std::memory_order_relaxed); }
 
-void record_complete(std::string_view category, std::string_view name, uint64_t begin_ns, uint64_t duration_ns, std::string args,
+void record_complete(const char* category, std::string name, uint64_t begin_ns, uint64_t duration_ns, std::string args,
                      uint32_t thread) noexcept {
   Recorder& r = recorder();
   try {
-    context_args(args);
-    Event e{std::string(category), std::string(name), std::move(args), begin_ns, duration_ns, thread ? thread : thread_number()};
+    Event e{category ? category : "", std::move(name), std::move(args), begin_ns, duration_ns, thread ? thread : thread_number(), 0};
     std::lock_guard<std::mutex> lock(r.mu);
     if (r.events.size() >= kMaxEvents) {
       ++r.dropped;
       return;
     }
+    e.context = intern_context(r);
     r.events.push_back(std::move(e));
   } catch (...) {
     std::lock_guard<std::mutex> lock(r.mu);
@@ -152,26 +200,29 @@ void json_kv(std::string& body, std::string_view key, double value) {
 }
 
 void Span::begin(const char* category, std::string_view name) noexcept {
+  State* s = new (storage_) State{category, 0, {}, {}};
   try {
-    name_.assign(name);
+    s->name.assign(name);
   } catch (...) {
+    s->~State();
     return;
   }
   active_ = true;
-  category_ = category;
-  begin_ns_ = now_ns();
+  s->begin_ns = now_ns();
 }
 
 void Span::end() noexcept {
   uint64_t t = now_ns();
   active_ = false;
-  record_complete(category_ ? category_ : "", name_, begin_ns_, t - begin_ns_, std::move(args_));
+  State& s = st();
+  record_complete(s.category ? s.category : "", std::move(s.name), s.begin_ns, t - s.begin_ns, std::move(s.args));
+  s.~State();
 }
 
 Span& Span::rename(std::string_view name) noexcept {
   if (!active_) return *this;
   try {
-    name_.assign(name);
+    st().name.assign(name);
   } catch (...) {
   }
   return *this;
@@ -179,19 +230,19 @@ Span& Span::rename(std::string_view name) noexcept {
 
 void Span::add(std::string_view key, std::string_view value) noexcept {
   try {
-    json_kv(args_, key, value);
+    json_kv(st().args, key, value);
   } catch (...) {
   }
 }
 void Span::add(std::string_view key, int64_t value) noexcept {
   try {
-    json_kv(args_, key, value);
+    json_kv(st().args, key, value);
   } catch (...) {
   }
 }
 void Span::add(std::string_view key, double value) noexcept {
   try {
-    json_kv(args_, key, value);
+    json_kv(st().args, key, value);
   } catch (...) {
   }
 }
@@ -206,10 +257,12 @@ void format_us(std::string& out, uint64_t ns) {
 
 std::string take_json(bool clear) {
   std::vector<Event> events;
+  std::vector<Context> contexts;
   uint64_t dropped = 0;
   {
     Recorder& r = recorder();
     std::lock_guard<std::mutex> lock(r.mu);
+    contexts = r.contexts;  // kept: threads hold indices into it
     if (clear) {
       events.swap(r.events);
       dropped = r.dropped;
@@ -237,6 +290,17 @@ std::string take_json(bool clear) {
     format_us(out, e.duration_ns);
     out += ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(e.thread) + ",\"args\":{";
     out += e.args;
+    if (e.context && e.context <= contexts.size()) {
+      // The thread's module and entry, unless the span named its own.
+      const Context& c = contexts[e.context - 1];
+      bool own_module = e.args.find("\"module\":") != std::string::npos;
+      if (!own_module && !c.args.empty()) {
+        if (!e.args.empty()) out += ',';
+        out += c.args;
+      } else if (own_module && c.args.find("\"entry\":") != std::string::npos && e.args.find("\"entry\":") == std::string::npos) {
+        out += ",\"entry\":" + c.args.substr(c.args.find("\"entry\":") + 8);
+      }
+    }
     out += "}}";
   }
   out += "\n]}\n";

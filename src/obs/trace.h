@@ -15,6 +15,7 @@
 // the compiler and shapemlc all use it (it is compiled into shapeml_base).
 #pragma once
 #include <atomic>
+#include <new>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,6 +46,8 @@ std::string module_id_for(std::string_view name, std::string_view text);
 
 namespace detail {
 extern std::atomic<uint32_t> g_flags;
+/// True while a log sink is installed (log records carry the thread's module).
+extern std::atomic<bool> g_scope_wanted;
 }
 
 /// Whether spans are being recorded (a relaxed load: the cost of a Span when off).
@@ -61,9 +64,10 @@ void stop();
 uint32_t thread_number();
 
 /// One finished span as recorded (exposed for tests and for the plugin hook).
-/// `args` is the inside of a JSON object ("\"k\":\"v\",\"n\":3") or "".
-/// Never throws (on bad_alloc the event is dropped and counted).
-void record_complete(std::string_view category, std::string_view name, uint64_t begin_ns, uint64_t duration_ns, std::string args,
+/// `category` must be a string that lives as long as the process (a
+/// literal). `args` is the inside of a JSON object ("\"k\":\"v\",\"n\":3")
+/// or "". Never throws (on bad_alloc the event is dropped and counted).
+void record_complete(const char* category, std::string name, uint64_t begin_ns, uint64_t duration_ns, std::string args,
                      uint32_t thread = 0) noexcept;
 
 /// The recorded events as a Chrome trace-event JSON document; `clear`
@@ -84,27 +88,37 @@ struct ThreadContext {
   const std::string* module_id = nullptr;
   const std::string* module_name = nullptr;
   const std::string* entry = nullptr;
+  /// The recorder's interned (module, name, entry) of this context, +1; 0:
+  /// not interned yet (spans then intern it on first use).
+  uint32_t interned = 0;
 };
 ThreadContext& thread_context();
 
 /// Puts a module (and optionally an entry) on this thread for the scope.
-/// The strings must outlive the scope. Cheap when tracing is off (two
-/// thread-local pointer writes).
+/// The strings must outlive the scope. When neither tracing nor a log sink
+/// is on it does nothing (two relaxed loads): a scope opened before tracing
+/// starts tags nothing.
 class ModuleScope {
  public:
-  ModuleScope(const std::string* module_id, const std::string* module_name, const std::string* entry = nullptr)
-      : saved_(thread_context()) {
+  ModuleScope(const std::string* module_id, const std::string* module_name, const std::string* entry = nullptr) {
+    if (!(detail::g_flags.load(std::memory_order_relaxed) || detail::g_scope_wanted.load(std::memory_order_relaxed))) return;
     ThreadContext& c = thread_context();
+    saved_ = c;
+    active_ = true;
     if (module_id) c.module_id = module_id;
     if (module_name) c.module_name = module_name;
     c.entry = entry ? entry : (module_id ? nullptr : saved_.entry);
+    c.interned = 0;
   }
-  ~ModuleScope() { thread_context() = saved_; }
+  ~ModuleScope() {
+    if (active_) thread_context() = saved_;
+  }
   ModuleScope(const ModuleScope&) = delete;
   ModuleScope& operator=(const ModuleScope&) = delete;
 
  private:
   ThreadContext saved_;
+  bool active_ = false;
 };
 
 /// A span: begins when made (if tracing is on), ends when destroyed. Names
@@ -152,11 +166,16 @@ class Span {
   void add(std::string_view key, std::string_view value) noexcept;
   void add(std::string_view key, int64_t value) noexcept;
   void add(std::string_view key, double value) noexcept;
+  // Only a flag is initialized when tracing is off; the rest lives in
+  // uninitialized storage, constructed by begin() and destroyed by end().
+  struct State {
+    const char* category;
+    uint64_t begin_ns;
+    std::string name, args;
+  };
+  State& st() { return *std::launder(reinterpret_cast<State*>(storage_)); }
   bool active_ = false;
-  const char* category_ = nullptr;
-  uint64_t begin_ns_ = 0;
-  std::string name_;
-  std::string args_;
+  alignas(State) unsigned char storage_[sizeof(State)];
 };
 
 #else  // !SHAPEML_INSTRUMENTATION: everything compiles to nothing
@@ -165,7 +184,7 @@ inline bool tracing() { return false; }
 inline uint32_t flags() { return 0; }
 inline void start(uint32_t = kTraceOn) {}
 inline void stop() {}
-inline void record_complete(std::string_view, std::string_view, uint64_t, uint64_t, std::string, uint32_t = 0) {}
+inline void record_complete(const char*, std::string, uint64_t, uint64_t, std::string, uint32_t = 0) {}
 std::string take_json(bool clear = true);
 inline size_t event_count() { return 0; }
 inline void json_kv(std::string&, std::string_view, std::string_view) {}

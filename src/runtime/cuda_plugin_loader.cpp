@@ -37,6 +37,7 @@ bool file_exists(const std::string& p) {
 // The plugin's spans go into this library's trace (plugin_api.h: set_observer).
 uint32_t observer_flags() { return obs::flags(); }
 void observer_span(const char* category, const char* name, uint64_t begin_ns, uint64_t duration_ns, const char* args, uint32_t thread) {
+  // The plugin's categories are literals of a library that is never unloaded once initialized.
   obs::record_complete(category ? category : "", name ? name : "", begin_ns, duration_ns, args ? args : "", thread);
 }
 const shapeml_cuda_observer kObserver = {observer_flags, observer_span};

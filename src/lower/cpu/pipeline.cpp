@@ -469,7 +469,7 @@ class PassSpans : public mlir::PassInstrumentation {
     std::string args;
     obs::json_kv(args, "stage", stage_);
     if (failed) obs::json_kv(args, "failed", int64_t{1});
-    obs::record_complete("mlir pass", o.name, o.begin, obs::now_ns() - o.begin, std::move(args));
+    obs::record_complete("mlir pass", std::move(o.name), o.begin, obs::now_ns() - o.begin, std::move(args));
   }
   std::string stage_;
 };
