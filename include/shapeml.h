@@ -150,10 +150,15 @@ typedef struct shapeml_context shapeml_context;
 typedef struct shapeml_context_options {
   size_t struct_size;             /**< sizeof(shapeml_context_options) as compiled by the caller. */
   uint32_t obligation_timeout_ms; /**< Z3 budget per shape obligation; 0 means the default (2000). */
+  uint64_t trace_flags;           /**< (since 0.4) Nonzero: shapeml_context_create() starts the process-wide trace recorder
+                                       with these flags, as shapeml_unstable_trace_start() does (1 = spans, 3 = spans and GPU
+                                       time per operation); 0 leaves tracing as it is. The trace is written with
+                                       shapeml_unstable_trace_flush_to_file() or shapeml_unstable_trace_flush()
+                                       (docs/design/observability.md). */
 } shapeml_context_options;
 
 /** Default context options. */
-#define SHAPEML_CONTEXT_OPTIONS_INIT {sizeof(shapeml_context_options), 2000u}
+#define SHAPEML_CONTEXT_OPTIONS_INIT {sizeof(shapeml_context_options), 2000u, 0u}
 
 /**
  * Creates a context.
@@ -1056,6 +1061,107 @@ typedef struct shapeml_unstable_check_stats {
 /** Fills `*out` (caller sets struct_size) with the statistics of `result`.
  *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or a bad `struct_size`. */
 SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_check_result* result, shapeml_unstable_check_stats* out);
+
+/* -- Observability (0.4, unstable: the record and trace formats may still change; docs/design/observability.md) -- */
+
+/** Log levels, in increasing severity. */
+typedef int32_t shapeml_unstable_log_level;
+enum {
+  SHAPEML_UNSTABLE_LOG_TRACE = 0, /**< Finest detail. */
+  SHAPEML_UNSTABLE_LOG_DEBUG = 1, /**< Per-operation detail (each Z3 query, each specialization). */
+  SHAPEML_UNSTABLE_LOG_INFO = 2,  /**< Milestones (a module created, a shared object built). */
+  SHAPEML_UNSTABLE_LOG_WARN = 3,  /**< Something failed or fell back (the default threshold). */
+  SHAPEML_UNSTABLE_LOG_ERROR = 4, /**< A failure the library could not handle. */
+  SHAPEML_UNSTABLE_LOG_OFF = 5    /**< Nothing (as a threshold). */
+};
+
+/** One key/value of a log record; both strings borrowed for the sink call. */
+typedef struct shapeml_unstable_log_field {
+  const char* key;   /**< E.g. "module". */
+  const char* value; /**< E.g. "m-0123456789abcdef". */
+} shapeml_unstable_log_field;
+
+/** A structured log record, valid only during the sink call. */
+typedef struct shapeml_unstable_log_record {
+  size_t struct_size;                        /**< sizeof(shapeml_unstable_log_record) of the library. */
+  shapeml_unstable_log_level level;          /**< SHAPEML_UNSTABLE_LOG_*. */
+  const char* component;                     /**< "driver", "parse", "check", "smt", "lower", "codegen", "link", "runtime",
+                                                  "memory", "cuda" or "capi". */
+  const char* message;                       /**< What happened, one line. */
+  size_t num_fields;                         /**< Number of entries of `fields`. */
+  const shapeml_unstable_log_field* fields;  /**< Key/values. */
+  uint64_t time_ns;                          /**< Monotonic clock (CLOCK_MONOTONIC) in nanoseconds. */
+  uint32_t thread;                           /**< Small number of the logging thread (the trace's `tid`). */
+  const char* module_id;                     /**< The module whose work logged this, or "". */
+  const char* entry;                         /**< The entry point being called, or "". */
+} shapeml_unstable_log_record;
+
+/** A log sink: called on the thread that logs, possibly on several threads at once. */
+typedef void (*shapeml_unstable_log_sink)(void* user, const shapeml_unstable_log_record* record);
+
+/**
+ * Installs the process-wide log sink of this library (NULL: none; the
+ * default). Without a sink the library formats and prints nothing. Records
+ * at or above the component's level (SHAPEML_LOG, read when the library is
+ * loaded, or shapeml_unstable_log_set_levels(); default `warn`) reach it.
+ * @return NULL (cannot fail).
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_log_set_sink(shapeml_unstable_log_sink sink, void* user);
+
+/**
+ * Sets log levels from a spec in SHAPEML_LOG's syntax: a bare level sets
+ * every component, COMPONENT=LEVEL one of them ("info,smt=debug").
+ * @return NULL on success; INVALID_ARGUMENT for a NULL spec, an unknown level
+ *         or component (nothing changed); UNIMPLEMENTED in a build without
+ *         instrumentation (SHAPEML_INSTRUMENTATION=OFF).
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_log_set_levels(const char* spec);
+
+/** Trace flags. */
+enum {
+  SHAPEML_UNSTABLE_TRACE_SPANS = 1,     /**< Record spans of the compiler and the runtime. */
+  SHAPEML_UNSTABLE_TRACE_GPU_TIMING = 2 /**< Also time every GPU operation with CUDA events (synchronizes after each plan). */
+};
+
+/** Options of shapeml_unstable_trace_start(). */
+typedef struct shapeml_unstable_trace_options {
+  size_t struct_size; /**< sizeof(shapeml_unstable_trace_options). */
+  uint64_t flags;     /**< SHAPEML_UNSTABLE_TRACE_* (SPANS is implied). */
+} shapeml_unstable_trace_options;
+
+/** Default trace options: spans only. */
+#define SHAPEML_UNSTABLE_TRACE_OPTIONS_INIT {sizeof(shapeml_unstable_trace_options), SHAPEML_UNSTABLE_TRACE_SPANS}
+
+/**
+ * Starts recording spans, process-wide for this library (NULL options: spans
+ * only). Events are kept in memory (bounded; extra ones are counted as
+ * dropped) until flushed.
+ * @return NULL on success; INVALID_ARGUMENT for a bad `struct_size`;
+ *         UNIMPLEMENTED in a build without instrumentation.
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_trace_start(const shapeml_unstable_trace_options* options);
+
+/** Stops recording; what was recorded stays until flushed.
+ *  @return NULL (cannot fail). */
+SHAPEML_API shapeml_status* shapeml_unstable_trace_stop(void);
+
+/**
+ * Writes the recorded events to `path` as Chrome trace-event JSON (opens in
+ * ui.perfetto.dev and chrome://tracing) and forgets them.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL path; IO_ERROR when the
+ *         file cannot be written (the events are then kept).
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_trace_flush_to_file(const char* path);
+
+/** Receives a trace document, possibly in several pieces, in order. */
+typedef void (*shapeml_unstable_trace_writer)(void* user, const char* data, size_t size);
+
+/**
+ * Hands the recorded events, as the same JSON document, to `write` and
+ * forgets them.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `write`.
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_trace_flush(shapeml_unstable_trace_writer write, void* user);
 /**@}*/
 #endif
 

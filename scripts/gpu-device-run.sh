@@ -14,6 +14,8 @@
 #     PyTorch (fp32 and TF32), the CPU back end, and its speed against PyTorch
 #     eager/SDPA, torch.compile and JAX jit (bench/transformer_gpu.py)
 #   - Milestone 2: the MLP against PyTorch eager and torch.compile
+#   - observability: the overhead of tracing/logging instrumentation against
+#     a build with it compiled out (bench/obs_overhead.py), NVTX ranges (nsys)
 #   - DLPack with PyTorch both ways, zero copy, deleters once
 #   - CUDA graph replay: executor tests (replay == direct, bit for bit; moved
 #     buffers; two streams) and C ABI tests on the MLP module
@@ -67,6 +69,16 @@ step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$ca
   --module "$carry/modules/mlp_gpu.so" --json "$out/dlpack_torch.json"
 step cudnn_softmax 240 python3 bench/cudnn_softmax_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/cudnn" --json "$out/cudnn_softmax.json"
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
+# Observability: the overhead of instrumentation (default mode, tracing,
+# GPU timing) against a build with it compiled out, on the MLP and the
+# transformer block, with and without CUDA graph replay.
+step obs_overhead 600 python3 bench/obs_overhead.py run --gpu --on "$carry/obs/on" --off "$carry/obs/off" --modules "$carry/obs/modules" \
+  --rounds 5 --json "$out/obs_overhead_gpu.json"
+# NVTX ranges named after shapeml's launches, as Nsight Systems sees them (when nsys is installed).
+step obs_nvtx 180 bash -c "command -v nsys >/dev/null || { echo 'nsys not installed: skipped'; exit 0; }; \
+  nsys profile -t nvtx,cuda -f true -o /tmp/shapeml-obs env LD_LIBRARY_PATH=\"$carry/obs/on/lib:\$LD_LIBRARY_PATH\" \
+  SHAPEML_CUDA_PLUGIN=\"$carry/obs/on/lib/libshapeml_cuda.so\" \"$carry/obs/on/bin/obs_overhead_bench\" \"$carry/obs/modules/mlp_gpu.so\" \
+  mlp_gpu 20 --cuda --graph-off 4x128x256 256x1024 1024 1024x256 256 && nsys stats -q --report nvtx_sum /tmp/shapeml-obs.nsys-rep | tee /dev/stderr | grep -q 'launch'"
 step graph_bench 180 bash -c "set -o pipefail; \"$carry/bin/gpu_graph_bench\" \"$carry/modules/mlp_gpu.plan.txt\" | tee \"$out/graph_bench.json\""
 step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"
 # PyTorch's caching allocator, from C++ against the installed torch's c10, in

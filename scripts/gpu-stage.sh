@@ -47,4 +47,20 @@ done
 /usr/bin/python3 tests/gpu/storylm0_gpu.py build "$build" --shapemlc "$build/shapemlc" --out "$carry/storylm0"
 # cuDNN's softmax against the plan's own kernels (docs/design/gpu-kernels.md).
 /usr/bin/python3 bench/cudnn_softmax_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/cudnn"
+# The cost of observability (bench/obs_overhead.py, docs/design/observability.md):
+# the instrumented runtime, plugin and bench, the same built with
+# -DSHAPEML_INSTRUMENTATION=OFF, and the MLP and transformer block modules.
+cmake -S . -B build/noinstr -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHAPEML_INSTRUMENTATION=OFF -DSHAPEML_RUNTIME_ONLY=ON \
+  -DSHAPEML_TESTS=OFF >/dev/null
+cmake --build build/noinstr --target shapeml_runtime shapeml_cuda obs_overhead_bench
+for v in on off; do
+  b=$([[ $v == on ]] && echo "$build" || echo build/noinstr)
+  mkdir -p "$carry/obs/$v/lib" "$carry/obs/$v/bin"
+  cp -L "$b/libshapeml_runtime.so" "$carry/obs/$v/lib/libshapeml_runtime.so"
+  cp "$carry/obs/$v/lib/libshapeml_runtime.so" "$carry/obs/$v/lib/libshapeml_runtime.so.0"
+  cp "$b/libshapeml_cuda.so" "$carry/obs/$v/lib/"
+  cp "$b/bench/obs_overhead_bench" "$carry/obs/$v/bin/"
+  strip --strip-debug "$carry/obs/$v"/lib/* "$carry/obs/$v"/bin/*
+done
+/usr/bin/python3 bench/obs_overhead.py build --gpu --shapemlc "$build/shapemlc" --out "$carry/obs/modules"
 du -sh "$carry"

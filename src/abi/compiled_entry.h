@@ -20,13 +20,16 @@
 //
 // The manifest is an S-expression (read with src/syntax's reader):
 //
-//   (shapeml-module (abi 1) (name NAME) (target "x86-64-v3")
+//   (shapeml-module (abi 1) (name NAME) (target "x86-64-v3") (module-id m-0123456789abcdef)
 //     (entry FN (dims B S D) (where CONSTRAINT...)
 //       (params (x (tensor f32 (B S D) host)) ...)
 //       (returns (tensor f32 (B S D) host) ...)
 //       (specialization (bind (B 4) (S 128) (D 256)) (symbol shapeml_FN_0))
 //       (index-checks (site 1 gather "model.sml:12:15" 2 "idx") ...)   ; abi 2, only with index ops
 //       ...)
+//
+// (module-id ...) (0.4, optional) is the module ID of the trace spans of its
+// compile and its runs (docs/design/observability.md).
 //
 // An entry with (index-checks ...) takes one more buffer after its outputs,
 // the error record: int64_t[3 + R] (R the largest RANK of its sites), zeroed

@@ -32,6 +32,7 @@ struct shapeml_check_result {
 };
 
 namespace shapeml::capi {
+void start_tracing(uint64_t flags);  // observability_api.cpp
 const check::CheckOptions& context_check_options(const shapeml_context* c) { return c->options; }
 }  // namespace shapeml::capi
 
@@ -40,6 +41,8 @@ namespace {
 #define END(T, f) SHAPEML_FIELD_END(T, f)
 constexpr std::initializer_list<size_t> kContextOptionsEnds = {END(shapeml_context_options, struct_size),
                                                                END(shapeml_context_options, obligation_timeout_ms),
+                                                               16,  // sizeof in 0.1-0.3 (padding after the timeout)
+                                                               END(shapeml_context_options, trace_flags),
                                                                sizeof(shapeml_context_options)};
 constexpr std::initializer_list<size_t> kDiagnosticEnds = {
     END(shapeml_diagnostic, struct_size), END(shapeml_diagnostic, code),     END(shapeml_diagnostic, severity),
@@ -66,6 +69,7 @@ SHAPEML_API shapeml_status* shapeml_context_create(const shapeml_context_options
       return shapeml::capi::bad_struct_size("shapeml_context_create", "options", options->struct_size, sizeof o, kContextOptionsEnds);
     auto* c = new shapeml_context;
     c->options.obligation_timeout_ms = o.obligation_timeout_ms ? o.obligation_timeout_ms : 2000;
+    shapeml::capi::start_tracing(o.trace_flags);
     *out = c;
     return nullptr;
   });

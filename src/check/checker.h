@@ -50,6 +50,8 @@ struct CheckResult {
   std::optional<ir::Module> module;  // set only when there is no error
   std::vector<ObligationRecord> obligations;
   CheckStats stats;
+  /// The module ID of this source (obs::module_id_for; also `module->id`).
+  std::string module_id;
   bool ok() const { return diags.error_count() == 0 && module.has_value(); }
 };
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cuda/cuda_error.h"
+#include "cuda/executor/executor.h"
 #include "cuda/plugin_parts.h"
 #include "shapeml.h"
 
@@ -107,6 +108,7 @@ const shapeml_cuda_plugin kPlugin = {
     graph_create_entry,
     graph_execute_entry,
     graph_destroy_entry,
+    shapeml::cuda::set_observer,
 };
 
 }  // namespace

@@ -31,6 +31,18 @@ extern "C" {
 #define SHAPEML_CUDA_PLUGIN_ABI 1
 
 typedef struct shapeml_cuda_plan shapeml_cuda_plan;   /* an executable plan */
+
+/* Observability hooks the runtime hands the plugin (set_observer, below;
+ * docs/design/observability.md). flags(): the runtime's trace flags now (bit
+ * 0 spans, bit 1 GPU time per operation). span(): records one finished span
+ * in the runtime's trace on the calling thread (the runtime adds the module
+ * and entry of the call in progress); `args_json` is the inside of a JSON
+ * object or "", `thread` 0 for the calling thread or a pseudo-thread number
+ * (the GPU timeline). Both are cheap and thread-safe. */
+typedef struct shapeml_cuda_observer {
+  uint32_t (*flags)(void);
+  void (*span)(const char* category, const char* name, uint64_t begin_ns, uint64_t duration_ns, const char* args_json, uint32_t thread);
+} shapeml_cuda_observer;
 typedef struct shapeml_cuda_graph shapeml_cuda_graph; /* a plan replayed as a CUDA graph */
 
 typedef struct shapeml_cuda_plugin {
@@ -90,6 +102,15 @@ typedef struct shapeml_cuda_plugin {
   int32_t (*graph_create)(shapeml_cuda_plan* plan, int32_t rebind, void* memory, shapeml_cuda_graph** graph, char* err, size_t err_size);
   int32_t (*graph_execute)(shapeml_cuda_graph* graph, void* const* buffers, void* stream, int32_t* ran, char* err, size_t err_size);
   int32_t (*graph_destroy)(shapeml_cuda_graph* graph, char* err, size_t err_size);
+
+  /* Appended: observability. The runtime calls set_observer once after
+   * init (NULL: none). plan_execute pushes an NVTX range named after each
+   * launch whether or not an observer is set (NVTX costs nothing without a
+   * tool attached); with an observer whose flags ask for spans, it reports
+   * one span per launch (host enqueue time), and with GPU timing one more
+   * per launch on the GPU timeline, measured with CUDA events (the plan is
+   * then synchronized once at its end; not inside a stream capture). */
+  void (*set_observer)(const shapeml_cuda_observer* observer);
 } shapeml_cuda_plugin;
 
 typedef const shapeml_cuda_plugin* (*shapeml_cuda_plugin_get_fn)(uint32_t abi_version);

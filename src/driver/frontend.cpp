@@ -3,6 +3,8 @@
 #include <chrono>
 #include <exception>
 
+#include "obs/log.h"
+#include "obs/trace.h"
 #include "syntax/parser.h"
 #include "syntax/sexpr.h"
 #include "transform/reverse_mode.h"
@@ -49,14 +51,29 @@ check::CheckResult check_source(std::string name, std::string text, const check:
     return r;
   }
   r.source = std::make_shared<syntax::SourceFile>(std::move(name), std::move(text));
+  // The module ID: the same for every compile of this source (obs/trace.h).
+  r.module_id = obs::module_id_for(r.source->name(), r.source->text());
+  obs::ModuleScope scope(&r.module_id, &r.source->name());
+  obs::Span check_span("compiler", "check_source");
+  if (check_span) check_span.arg("source", r.source->name()).arg("bytes", static_cast<int64_t>(r.source->text().size()));
+  SHAPEML_LOG_AT(Driver, Debug, "check_source", {"source", r.source->name()}, {"module", r.module_id});
   try {
     auto t0 = Clock::now();
-    std::vector<uint32_t> lexical = parse(r);
+    std::vector<uint32_t> lexical;
+    {
+      obs::Span s("compiler", "parse");
+      lexical = parse(r);
+    }
     r.stats.parse_seconds = seconds_since(t0);
     if (stop_after == FrontendStage::Parse || !r.ast) return r;
 
     t0 = Clock::now();
-    check::elaborate(*r.ast, opts, std::move(lexical), r);
+    {
+      obs::Span s("compiler", "elaborate");
+      check::elaborate(*r.ast, opts, std::move(lexical), r);
+      if (s) s.arg("diagnostics", static_cast<int64_t>(r.diags.all().size()));
+    }
+    if (r.module) r.module->id = r.module_id;
     r.stats.check_seconds = seconds_since(t0);
     if (stop_after == FrontendStage::Elaborate) return r;
 
@@ -69,9 +86,14 @@ check::CheckResult check_source(std::string name, std::string text, const check:
     }
 
     auto t1 = Clock::now();
-    verify(r, opts);
+    {
+      obs::Span s("compiler", "verify");
+      verify(r, opts);
+    }
     r.stats.verify_seconds = seconds_since(t1);
     r.stats.check_seconds = seconds_since(t0);  // elaborate + verify, as --stats reports it
+    SHAPEML_LOG_AT(Check, Debug, r.ok() ? "checked" : "check found errors", {"source", r.source->name()},
+                   {"errors", std::to_string(r.diags.error_count())}, {"z3_queries", std::to_string(r.stats.solver.z3_queries)});
   } catch (const std::exception& e) {
     r.diags.report("E0900", {0, 0}, std::string("internal compiler error: ") + e.what());
     r.module.reset();

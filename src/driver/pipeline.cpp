@@ -10,6 +10,8 @@
 #include "jit/jit_code_provider.h"
 #include "lower/cpu/emit_mlir.h"
 #include "lower/gpu/plan_gpu.h"
+#include "obs/log.h"
+#include "obs/trace.h"
 
 namespace shapeml::driver {
 
@@ -53,6 +55,8 @@ Status validate_specialization(const ir::Module& m, const lower::cpu::Specializa
 runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu::Specialization& s, LowerStage stage,
                                            const lower::cpu::CpuTarget& target, const lower::gpu::PlanOptions& gpu) {
   if (Status st = validate_specialization(m, s); !st.ok()) return st;
+  obs::ModuleScope scope(m.id.empty() ? nullptr : &m.id, &m.name);
+  obs::Span span("compiler", "lower to text");
   std::string error, text;
   const ir::Function* f = m.find(s.entry);
   if (stage == LowerStage::GpuPlan || (f && lower::gpu::is_device_function(*f))) {
@@ -78,6 +82,9 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu
 
 runtime::Result<std::shared_ptr<runtime::Module>> jit_module(ir::Module m, const lower::cpu::CpuTarget& target, const std::string& name,
                                                              runtime::MemoryResourcePtr memory, size_t cache_capacity) {
+  const std::string id = m.id, module_name = m.name;  // `m` moves into the provider
+  obs::ModuleScope scope(id.empty() ? nullptr : &id, &module_name);
+  obs::Span span("compiler", "jit module");
   auto provider = std::make_unique<jit::JitCodeProvider>(std::move(m), target);
   std::string manifest = provider->manifest();
   return runtime::Module::create(manifest, std::move(provider), name, std::move(memory), cache_capacity);
@@ -102,6 +109,11 @@ Status check_output_path(const std::string& out_path) {
 Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Specialization>& specs, const lower::cpu::CpuTarget& target,
                            const std::string& out_path, const lower::gpu::PlanOptions& gpu) {
   if (specs.empty()) return runtime::invalid_argument("no specialization to build");
+  obs::ModuleScope scope(m.id.empty() ? nullptr : &m.id, &m.name);
+  obs::Span span("compiler", "build shared object");
+  if (span) span.arg("output", out_path).arg("specializations", static_cast<int64_t>(specs.size()));
+  SHAPEML_LOG_AT(Driver, Info, "building a shared object", {"module", m.id}, {"output", out_path},
+                 {"specializations", std::to_string(specs.size())});
   std::set<std::pair<std::string, std::map<std::string, int64_t>>> seen;
   for (const auto& s : specs) {
     if (Status st = validate_specialization(m, s); !st.ok()) return st;
@@ -120,6 +132,8 @@ Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Sp
     if (!f || !lower::gpu::is_device_function(*f)) continue;
     lower::gpu::PlanOptions options = gpu;
     options.graph = s.gpu_graph;
+    obs::Span plan_span("lower", "gpu plan");
+    if (plan_span) plan_span.arg("entry", s.entry);
     auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error, options);
     if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
     s.gpu_plan = plan->to_text();

@@ -67,6 +67,10 @@ struct Function {
 
 struct Module {
   std::string name;
+  /// The module ID (obs::module_id_for of the source name and text): in the
+  /// compiler's trace spans, the manifest and every run-time span of the
+  /// module (docs/design/observability.md). Empty for a module built by hand.
+  std::string id;
   /// The source the spans point into (for run-time messages that name a
   /// location, e.g. index checks); may be null for a module built by hand.
   std::shared_ptr<const syntax::SourceFile> source;

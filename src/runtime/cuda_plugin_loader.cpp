@@ -1,4 +1,6 @@
 #include "runtime/cuda_plugin_loader.h"
+#include "obs/log.h"
+#include "obs/trace.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -32,6 +34,14 @@ bool file_exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
+// The plugin's spans go into this library's trace (plugin_api.h: set_observer).
+uint32_t observer_flags() { return obs::flags(); }
+void observer_span(const char* category, const char* name, uint64_t begin_ns, uint64_t duration_ns, const char* args, uint32_t thread) {
+  // The plugin's categories are literals of a library that is never unloaded once initialized.
+  obs::record_complete(category ? category : "", name ? name : "", begin_ns, duration_ns, args ? args : "", thread);
+}
+const shapeml_cuda_observer kObserver = {observer_flags, observer_span};
+
 // dlopens the plugin at `path`, checks its symbol and ABI and initializes it.
 Result<std::unique_ptr<CudaPlugin>> open_plugin(const std::string& path, void* handle) {
   dlerror();
@@ -57,6 +67,8 @@ Result<std::unique_ptr<CudaPlugin>> open_plugin(const std::string& path, void* h
     // No driver, no GPU, a driver too old for the plugin: all UNAVAILABLE.
     return unavailable("the CUDA plugin " + path + " loaded, but CUDA is unavailable: " + (err[0] ? err : "no CUDA device"));
   }
+  if (api->set_observer) api->set_observer(&kObserver);
+  SHAPEML_LOG_AT(Cuda, Info, "CUDA plugin loaded", {"path", path}, {"devices", std::to_string(count)});
   return std::make_unique<CudaPlugin>(api, path, count, handle);
 }
 

@@ -1,4 +1,5 @@
 #include "runtime/device_copy.h"
+#include "obs/trace.h"
 
 #include "runtime/cuda_plugin_loader.h"
 
@@ -17,6 +18,8 @@ Result<const CudaPlugin*> plugin_for(int32_t device, const char* op) {
 
 // Enqueues a copy on `stream` (NULL: default) of `device` and waits for it.
 Status copy_and_wait(int32_t device, void* dst, const void* src, size_t bytes, CopyKind kind, void* stream, const char* op) {
+  obs::Span span("copy", kind == 0 ? "copy host to device" : kind == 1 ? "copy device to host" : "copy device to device");
+  if (span) span.arg("bytes", static_cast<int64_t>(bytes)).arg("device", static_cast<int64_t>(device)).arg("op", op);
   auto p = plugin_for(device, op);
   if (!p) return p.status();
   auto s = (*p)->resolve_stream(device, stream);

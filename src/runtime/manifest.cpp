@@ -46,13 +46,17 @@ class Parser {
       } else if (head_is(c, "target")) {
         if (c.items.size() != 2) fail(&c, "expected (target \"...\")");
         out.target = atom(c.items[1], "a target");
+      } else if (head_is(c, "module-id")) {
+        // (since 0.4) the module ID of docs/design/observability.md
+        if (c.items.size() != 2) fail(&c, "expected (module-id ID)");
+        out.module_id = atom(c.items[1], "a module ID");
       } else if (head_is(c, "entry")) {
         EntrySig e = entry(c);
         if (!e.index_sites.empty() && out.abi < 2) fail(&c, "(index-checks ...) needs (abi 2) or later");
         if (!entry_names.insert(e.name).second) fail(&c, "entry `" + e.name + "` is declared twice");
         out.entries.push_back(std::move(e));
       } else {
-        fail(&c, "unknown clause in shapeml-module (expected abi, name, target or entry)");
+        fail(&c, "unknown clause in shapeml-module (expected abi, name, target, module-id or entry)");
       }
     }
     if (!have_abi) fail(&m, "missing (abi N)");

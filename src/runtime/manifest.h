@@ -72,6 +72,7 @@ struct Manifest {
   uint32_t abi = 0;
   std::string name;
   std::string target;  // "" when absent
+  std::string module_id;  // (module-id ...): "" when absent (a module built before 0.4)
   std::vector<EntrySig> entries;
   const EntrySig* find(const std::string& entry) const;
 };

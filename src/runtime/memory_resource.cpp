@@ -1,4 +1,5 @@
 #include "runtime/memory_resource.h"
+#include "obs/trace.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -161,12 +162,30 @@ void handle_destroy(void* u) { delete static_cast<VtableHandle*>(u); }
 // ---------------------------------------------------------------------------
 void* MemoryResource::allocate(size_t bytes, size_t alignment, void* stream) noexcept {
   if (bytes == 0 || !is_power_of_two(alignment)) return nullptr;
-  return do_allocate(bytes, effective_alignment(alignment), stream);
+  obs::Span span("memory", "alloc");
+  void* p = do_allocate(bytes, effective_alignment(alignment), stream);
+  if (span) {
+    try {
+      span.arg("resource", name());
+    } catch (...) {
+    }
+    span.arg("bytes", static_cast<int64_t>(bytes)).arg("device", static_cast<int64_t>(device().device_type));
+    if (!p) span.arg("failed", int64_t{1});
+  }
+  return p;
 }
 
 void MemoryResource::deallocate(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept {
   if (!ptr) return;
+  obs::Span span("memory", "free");
   do_deallocate(ptr, bytes, effective_alignment(alignment), stream);
+  if (span) {
+    try {
+      span.arg("resource", name());
+    } catch (...) {
+    }
+    span.arg("bytes", static_cast<int64_t>(bytes));
+  }
 }
 
 bool MemoryResource::statistics(shapeml_memory_statistics* out) const noexcept {

@@ -5,6 +5,8 @@
 #include <memory>
 #include <new>
 
+#include "obs/log.h"
+#include "obs/trace.h"
 #include "runtime/dlopen_provider.h"
 #include "runtime/shape_binding.h"
 
@@ -14,10 +16,15 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
                                                const std::string& origin, MemoryResourcePtr memory, size_t cache_capacity) {
   return guarded("Module::create", [&]() -> Result<std::shared_ptr<Module>> {
     if (!provider) return invalid_argument(origin + ": no code provider");
+    obs::Span span("runtime", "module create");
     auto m = parse_manifest(manifest_text, origin);
     if (!m) return m.status();
     std::shared_ptr<Module> mod(new Module());
     mod->manifest_ = std::move(m).value();
+    mod->id_ = !mod->manifest_.module_id.empty() ? mod->manifest_.module_id : obs::module_id_for(mod->manifest_.name, manifest_text);
+    if (span) span.arg("module", mod->id_).arg("module_name", mod->manifest_.name).arg("origin", origin);
+    SHAPEML_LOG_AT(Runtime, Info, "module created", {"module", mod->id_}, {"name", mod->manifest_.name}, {"origin", origin},
+                   {"entries", std::to_string(mod->manifest_.entries.size())});
     mod->origin_ = origin;
     mod->provider_ = std::move(provider);
     mod->memory_ = memory ? std::move(memory) : host_memory_resource();
@@ -43,6 +50,8 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
 
 Result<std::shared_ptr<Module>> Module::load(const std::string& path, MemoryResourcePtr memory) {
   return guarded("Module::load", [&]() -> Result<std::shared_ptr<Module>> {
+    obs::Span span("runtime", "module load");
+    if (span) span.arg("path", path);
     auto p = DlopenCodeProvider::open(path);
     if (!p) return p.status();
     std::string manifest = (*p)->manifest();
@@ -128,6 +137,9 @@ Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
     return st;
   };
   std::string symbol;
+  obs::Span span("runtime", "specialize");
+  if (span) span.arg("binding", binding_str(e, b));
+  SHAPEML_LOG_AT(Runtime, Debug, "specializing", {"module", id_}, {"entry", e.name}, {"binding", binding_str(e, b)});
   Status st = provider_->specialize(e.name, b, symbol);
   if (!st.ok())
     return fail(Status(st.code(), origin_ + ": entry `" + e.name + "` could not be specialized for " + binding_str(e, b) + ": " + st.message()));
@@ -260,7 +272,25 @@ Status Module::check_provided_output(const EntrySig& e, const Binding& b, size_t
 }
 
 
+Status Module::with_context(Status st, const EntrySig& e) const {
+  // "module `mlp` [m-...]: entry `mlp`: <cause>": the chain of causes, outermost first.
+  std::string msg = "module `" + manifest_.name + "` [" + id_ + "]: ";
+  if (st.message().find("entry `" + e.name + "`") == std::string::npos) msg += "entry `" + e.name + "`: ";
+  SHAPEML_LOG_AT(Runtime, Warn, "call failed", {"module", id_}, {"entry", e.name}, {"code", status_code_name(st.code())}, {"message", st.message()});
+  return Status(st.code(), msg + st.message());
+}
+
 Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
+  obs::ModuleScope scope(&id_, &manifest_.name, &entry.name);
+  obs::Span span("runtime", "call");
+  if (span) span.rename("call " + entry.name).arg("device", entry.device ? "cuda" : "host");
+  Status st = call_unscoped(entry, inputs, outputs, options);
+  if (st.ok()) return st;
+  if (span) span.arg("error", status_code_name(st.code()));
+  return guarded("Module::call", [&]() -> Status { return with_context(std::move(st), entry); });
+}
+
+Status Module::call_unscoped(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
   return guarded("Module::call", [&]() -> Status {
     const EntrySig* e = &entry;
     const MemoryResourcePtr& mr = options.memory ? options.memory : memory_;
@@ -326,7 +356,11 @@ Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std:
       std::memset(record.get(), 0, record_size * sizeof(int64_t));
       buffers.push_back(record.get());
     }
-    lease->fn()(buffers.data());
+    {
+      obs::Span run("runtime", "run compiled code");
+      if (run) run.arg("symbol", lease->slot().symbol);
+      lease->fn()(buffers.data());
+    }
     if (record && record.get()[0] != 0) return index_error(*e, record.get(), record_size);
     for (auto& [k, tmp] : copy_back) std::memcpy(results[k]->data(), tmp->data(), results[k]->nbytes());
     outputs = std::move(results);

@@ -76,6 +76,10 @@ class Module {
   static Result<std::shared_ptr<Module>> load(const std::string& path, MemoryResourcePtr memory = nullptr);
 
   const Manifest& manifest() const { return manifest_; }
+  /// The module ID (docs/design/observability.md): the manifest's
+  /// (module-id ...), or for a module built without one a hash of its name
+  /// and manifest. Every trace span of the module's work carries it.
+  const std::string& id() const { return id_; }
   const std::string& origin() const { return origin_; }
   const MemoryResourcePtr& memory_resource() const { return memory_; }
   size_t cache_capacity() const { return capacity_; }
@@ -160,13 +164,19 @@ class Module {
   /// writable, no overlap with an input or an earlier output.
   static Status check_provided_output(const EntrySig& e, const Binding& b, size_t k, const std::vector<int64_t>& shape,
                                       std::span<Tensor* const> inputs, std::span<Tensor* const> outputs, const std::string& fn_name);
+  /// Module::call without the trace scope and the error context.
+  Status call_unscoped(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options);
   /// Module::call for an entry that lives on a CUDA device (module_device.cpp).
   Status call_device(const EntrySig& e, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options);
   /// The slot's plan, created through the plugin on first use.
   Result<DevicePlan*> device_plan(Slot& slot, const EntrySig& e, int32_t device);
   void evict_locked();
 
+  /// Adds the module, its ID and the entry to a failed call's message.
+  Status with_context(Status st, const EntrySig& e) const;
+
   Manifest manifest_;
+  std::string id_;
   std::string origin_;
   std::unique_ptr<CodeProvider> provider_;
   MemoryResourcePtr memory_;

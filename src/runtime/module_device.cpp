@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "obs/trace.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/cuda_plugin_loader.h"
 #include "runtime/module.h"
@@ -168,6 +169,7 @@ Result<Module::DevicePlan*> Module::device_plan(Slot& slot, const EntrySig& e, i
   p->plugin = *plugin;
   p->device = device;
   char err[kErr] = {0};
+  obs::Span span("runtime", "gpu plan create");
   if (int32_t code = (*plugin)->api().plan_create(device, text->c_str(), &p->plan, err, sizeof err))
     return plugin_status(code, err, origin_ + ": entry `" + e.name + "`: preparing its dispatch plan");
   p->workspace = (*plugin)->api().plan_workspace_bytes(p->plan);
@@ -268,6 +270,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
     if (g && *g) {
       char err[kErr] = {0};
       int32_t ran = 0;
+      obs::Span span("runtime", "gpu graph replay");
       int32_t code = (*plugin)->api().graph_execute((*g)->graph, buffers.data(), *stream, &ran, err, sizeof err);
       if (code && (ran || strict)) return plugin_status(code, err, fn_name + ": replaying its dispatch plan as a CUDA graph");
       if (code) (*plan)->drop_graph(*stream);  // Default: documented fallback to direct execution
@@ -288,7 +291,11 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
                                 dev_mr->name() + (MemoryResource::last_failure().empty() ? "" : ": " + MemoryResource::last_failure()));
   }
   char err[kErr] = {0};
-  int32_t code = (*plugin)->api().plan_execute((*plan)->plan, buffers.data(), workspace, *stream, err, sizeof err);
+  int32_t code;
+  {
+    obs::Span span("runtime", "gpu plan execute");
+    code = (*plugin)->api().plan_execute((*plan)->plan, buffers.data(), workspace, *stream, err, sizeof err);
+  }
   // Stream-ordered: the workspace is reused only by work enqueued after the plan.
   if (workspace) dev_mr->deallocate(workspace, ws, 256, *stream);
   if (code) return plugin_status(code, err, fn_name + ": executing its dispatch plan");

@@ -1,3 +1,5 @@
+#include "obs/log.h"
+#include "obs/trace.h"
 #include "smt/shape_solver.h"
 
 #include <z3++.h>
@@ -271,6 +273,7 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> ShapeSolver::search_
 // SMT-LIB text, and no caller needs a retry.
 ShapeSolver::Answer ShapeSolver::query(const std::string& script, Outcome& o, bool want_model) {
   auto t0 = std::chrono::steady_clock::now();  // starting Z3 counts as Z3 time
+  obs::Span span("smt", "z3 query");
   Impl& z = z3();
   // The SMT core without the tactic front end of the default solver: that
   // front end costs ~7 ms per solver, more than most queries take.
@@ -301,6 +304,12 @@ ShapeSolver::Answer ShapeSolver::query(const std::string& script, Outcome& o, bo
   stats_.z3_queries++;
   stats_.z3_seconds += dt;
   stats_.max_query_seconds = std::max(stats_.max_query_seconds, dt);
+  const char* answer = r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown";
+  if (span) {
+    span.arg("answer", answer).arg("timeout_ms", static_cast<int64_t>(timeout_ms_));
+    if (r == z3::unknown) span.arg("reason", o.reason);
+  }
+  SHAPEML_LOG_AT(Smt, Debug, "z3 query", {"answer", answer}, {"ms", std::to_string(dt * 1e3)}, {"reason", o.reason});
   return r == z3::sat ? Answer::Sat : r == z3::unsat ? Answer::Unsat : Answer::Unknown;
 }
 

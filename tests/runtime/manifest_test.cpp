@@ -221,3 +221,15 @@ TEST(Manifest, IndexChecks) {
                             "test.so");
   EXPECT_FALSE(bad.ok());
 }
+
+// (module-id ...) (0.4; docs/design/observability.md): optional, one atom.
+TEST(Manifest, ModuleId) {
+  auto r = parse("(module-id m-0123456789abcdef)");
+  ASSERT_TRUE(r.ok()) << r.status().str();
+  EXPECT_EQ(r->module_id, "m-0123456789abcdef");
+  auto none = parse("");
+  ASSERT_TRUE(none.ok()) << none.status().str();
+  EXPECT_EQ(none->module_id, "");
+  expect_error("(module-id)", "expected (module-id ID)");
+  expect_error("(module-id a b)", "expected (module-id ID)");
+}

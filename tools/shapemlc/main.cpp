@@ -20,6 +20,8 @@
 #include "driver/frontend.h"
 #include "driver/pipeline.h"
 #include "jit/bindings_spec.h"
+#include "obs/log.h"
+#include "obs/trace.h"
 #include "runtime/npy.h"
 #include "shapeml.h"
 #include "syntax/parser.h"
@@ -74,6 +76,14 @@ Options:
   --stats                check: print per-file statistics to stdout
   -h, --help             this text
   --version              the version (of the shapeml headers it was built with)
+
+Environment:
+  SHAPEML_TRACE=FILE     record a trace of the compile and the run and write it to
+                         FILE as Chrome trace-event JSON (ui.perfetto.dev)
+  SHAPEML_TRACE_GPU=1    with SHAPEML_TRACE: time every GPU operation with CUDA events
+  SHAPEML_LOG=SPEC       log records to stderr at these levels, e.g. info,smt=debug
+                         (levels trace debug info warn error off; components driver
+                         parse check smt lower codegen link runtime memory cuda capi)
 
 Exit status: 0 success, 1 the program has errors, 2 bad usage or unreadable file.
 )";
@@ -501,7 +511,7 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   if (argc <= 1) {
     std::cerr << kUsage;
     return 2;
@@ -623,4 +633,60 @@ int main(int argc, char** argv) {
   if (!f) return 2;
   run_args.file = *f;
   return cmd_run(run_args);
+}
+
+namespace {
+// SHAPEML_LOG: shapemlc prints records to stderr (the library itself never prints).
+void stderr_sink(void*, const shapeml::obs::Record& r) {
+  std::string line = std::string("shapemlc: [") + shapeml::obs::level_name(r.level) + "] " + shapeml::obs::component_name(r.component) + ": ";
+  line.append(r.message);
+  for (const auto& f : r.fields) line += " " + f.key + "=" + f.value;
+  if (r.context.module_id) line += " module=" + *r.context.module_id;
+  line += "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* log_spec = std::getenv("SHAPEML_LOG");
+  if (log_spec && *log_spec) {
+    std::string err;
+    if (!shapeml::obs::set_levels(log_spec, &err)) {
+      std::cerr << "shapemlc: SHAPEML_LOG: " << err << "\n";
+      return 2;
+    }
+    shapeml::obs::set_sink(stderr_sink, nullptr);
+  }
+  const char* trace_path = std::getenv("SHAPEML_TRACE");
+  bool tracing = trace_path && *trace_path;
+  if (tracing) {
+    if (!shapeml::obs::kInstrumented) {
+      std::cerr << "shapemlc: SHAPEML_TRACE: this shapemlc was built with SHAPEML_INSTRUMENTATION=OFF\n";
+      return 2;
+    }
+    const char* gpu = std::getenv("SHAPEML_TRACE_GPU");
+    shapeml::obs::start(shapeml::obs::kTraceOn | (gpu && *gpu && std::strcmp(gpu, "0") != 0 ? shapeml::obs::kGpuTiming : 0u));
+  }
+  int rc;
+  {
+    shapeml::obs::Span span("shapemlc", "shapemlc");
+    if (span) {
+      std::string args;
+      for (int i = 1; i < argc; ++i) args += (i > 1 ? " " : "") + std::string(argv[i]);
+      span.arg("argv", args);
+    }
+    rc = run_main(argc, argv);
+    if (span) span.arg("exit", static_cast<int64_t>(rc));
+  }
+  if (tracing) {
+    shapeml::obs::stop();
+    std::ofstream out(trace_path, std::ios::binary);
+    out << shapeml::obs::take_json();
+    out.close();
+    if (!out) {
+      std::cerr << "shapemlc: SHAPEML_TRACE: cannot write " << trace_path << "\n";
+      return rc ? rc : 2;
+    }
+  }
+  return rc;
 }

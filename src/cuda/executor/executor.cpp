@@ -7,7 +7,16 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#ifndef SHAPEML_INSTRUMENTATION
+#define SHAPEML_INSTRUMENTATION 1
+#endif
+#if SHAPEML_INSTRUMENTATION
+#include <nvtx3/nvToolsExt.h>  // header-only (NVTX3): no library to link
+#endif
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -163,6 +172,7 @@ struct IndexCheck {
 
 struct Prepared {
   std::string name;  // "launch 3 (binary add)"
+  std::string kernel, library;  // the plan's, for trace spans
   std::vector<Step> steps;
 };
 
@@ -197,8 +207,13 @@ struct shapeml_cuda_plan {
   std::vector<FusedPrep> fused;
   cublasLtHandle_t lt_handle = nullptr;
   shapeml::cuda::PlanGraphFacts graph;  // for graph replay (graph.h)
+  // GPU timing (observer flag 2): a begin and an end event per launch, made
+  // on the first timed execution; `timing_mu` serializes timed executions.
+  std::vector<cudaEvent_t> events;
+  std::mutex timing_mu;
 
   ~shapeml_cuda_plan() {
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
     for (LtMatmul& m : lt) {
       if (m.la) cublasLtMatrixLayoutDestroy(m.la);
       if (m.lb) cublasLtMatrixLayoutDestroy(m.lb);
@@ -986,6 +1001,8 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     const GpuLaunch& l = gp.launches[i];
     Prepared p;
     p.name = "launch " + std::to_string(i) + " (" + l.kernel + (l.op.empty() ? "" : " " + l.op) + ")";
+    p.kernel = l.kernel;
+    p.library = l.library;
     if (!b.prepare(l, p)) return write_err(err, err_size, b.fail.code, "plan_create: " + b.fail.msg);
     plan->launches.push_back(std::move(p));
   }
@@ -1083,7 +1100,109 @@ int32_t read_checks(const shapeml_cuda_plan* plan, Ptr&& ptr, cudaStream_t strea
   return kOk;
 }
 
+std::atomic<const shapeml_cuda_observer*> g_observer{nullptr};
+
+uint64_t host_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+// An NVTX range for the scope (named after the launch, so Nsight Systems and
+// Nsight Compute show shapeml's names); popped on every return path.
+#if SHAPEML_INSTRUMENTATION
+struct NvtxRange {
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+};
+#else
+struct NvtxRange {
+  explicit NvtxRange(const char*) {}
+};
+#endif
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) o += c;
+  }
+  return o;
+}
+
+int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size);
+int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size, void* hook,
+                       void (*on_launch)(void* hook, size_t index, bool after));
+
+// plan_execute with the observer's spans (and GPU timing) around execute().
+int32_t execute_observed(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size) {
+  const shapeml_cuda_observer* obs = SHAPEML_INSTRUMENTATION ? g_observer.load(std::memory_order_acquire) : nullptr;
+  uint32_t flags = obs && plan ? obs->flags() : 0;
+  if (!(flags & 1u)) return execute(plan, buffers, workspace, stream_ptr, err, err_size);
+  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  bool timing = (flags & 2u) != 0;
+  if (timing) {
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) timing = false;
+  }
+  std::unique_lock<std::mutex> lock(plan->timing_mu, std::defer_lock);
+  if (timing) {
+    lock.lock();
+    DeviceGuard guard(plan->device);
+    size_t need = 2 * plan->launches.size();
+    while (plan->events.size() < need) {
+      cudaEvent_t e = nullptr;
+      if (cudaEventCreate(&e) != cudaSuccess) {
+        timing = false;
+        break;
+      }
+      plan->events.push_back(e);
+    }
+  }
+  std::vector<uint64_t> begin(plan->launches.size()), end(plan->launches.size());
+  struct Hook {
+    shapeml_cuda_plan* plan;
+    bool timing;
+    cudaStream_t stream;
+    std::vector<uint64_t>* begin;
+    std::vector<uint64_t>* end;
+  } hook{plan, timing, stream, &begin, &end};
+  int32_t rc = execute_hooked(plan, buffers, workspace, stream_ptr, err, err_size, &hook,
+                              [](void* h, size_t i, bool after) {
+                                Hook* k = static_cast<Hook*>(h);
+                                if (k->timing) cudaEventRecord(k->plan->events[2 * i + (after ? 1 : 0)], k->stream);
+                                (after ? *k->end : *k->begin)[i] = host_ns();
+                              });
+  for (size_t i = 0; i < plan->launches.size(); ++i) {
+    if (!end[i]) break;
+    const Prepared& p = plan->launches[i];
+    std::string args = "\"kernel\":\"" + json_escape(p.kernel) + "\",\"library\":\"" + json_escape(p.library) + "\",\"device\":" + std::to_string(plan->device);
+    obs->span("gpu op", p.name.c_str(), begin[i], end[i] - begin[i], args.c_str(), 0);
+  }
+  if (timing && rc == 0 && !plan->launches.empty() && end.back()) {
+    // GPU time per launch: on a pseudo-thread (the device's timeline), placed
+    // from the first launch's host enqueue time.
+    if (cudaEventSynchronize(plan->events[2 * plan->launches.size() - 1]) == cudaSuccess) {
+      uint64_t base = begin[0];
+      for (size_t i = 0; i < plan->launches.size(); ++i) {
+        float from0 = 0, dur = 0;
+        if (cudaEventElapsedTime(&from0, plan->events[0], plan->events[2 * i]) != cudaSuccess ||
+            cudaEventElapsedTime(&dur, plan->events[2 * i], plan->events[2 * i + 1]) != cudaSuccess)
+          break;
+        const Prepared& p = plan->launches[i];
+        std::string args = "\"gpu_ms\":" + std::to_string(dur) + ",\"device\":" + std::to_string(plan->device);
+        obs->span("gpu time", p.name.c_str(), base + static_cast<uint64_t>(from0 * 1e6), static_cast<uint64_t>(dur * 1e6), args.c_str(),
+                  1000000u + static_cast<uint32_t>(plan->device));
+      }
+    }
+  }
+  return rc;
+}
+
 int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size) {
+  return execute_hooked(plan, buffers, workspace, stream_ptr, err, err_size, nullptr, nullptr);
+}
+
+int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size, void* hook,
+                       void (*on_launch)(void* hook, size_t index, bool after)) {
   if (!plan) return write_err(err, err_size, kInvalidArgument, "plan_execute: plan is NULL");
   if (!buffers && plan->num_inputs + plan->num_outputs > 0) return write_err(err, err_size, kInvalidArgument, "plan_execute: buffers is NULL");
   if (!workspace && plan->lt_offset + plan->lt_bytes + plan->plan_workspace > 0)
@@ -1098,7 +1217,18 @@ int32_t execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, 
     return base + r.offset + o.extra;
   };
   const int mb = plan->max_blocks;
-  for (const Prepared& p : plan->launches) {
+  for (size_t li = 0; li < plan->launches.size(); ++li) {
+    const Prepared& p = plan->launches[li];
+    NvtxRange range(p.name.c_str());
+    if (on_launch) on_launch(hook, li, false);
+    struct After {
+      void* hook;
+      void (*fn)(void*, size_t, bool);
+      size_t i;
+      ~After() {
+        if (fn) fn(hook, i, true);
+      }
+    } after{hook, on_launch, li};
     for (const Step& st : p.steps) {
       cudaError_t e = cudaSuccess;
       const char* call = "kernel launch";
@@ -1221,13 +1351,15 @@ int64_t plan_workspace_bytes(const shapeml_cuda_plan* plan) {
 
 int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size) {
   try {
-    return execute(plan, buffers, workspace, stream, err, err_size);
+    return execute_observed(plan, buffers, workspace, stream, err, err_size);
   } catch (...) {
     return write_err(err, err_size, kInternal, "plan_execute: unexpected C++ exception");
   }
 }
 
 void plan_destroy(shapeml_cuda_plan* plan) { delete plan; }
+
+void set_observer(const shapeml_cuda_observer* observer) { g_observer.store(observer, std::memory_order_release); }
 
 const PlanGraphFacts& plan_graph_facts(const shapeml_cuda_plan* plan) { return plan->graph; }
 

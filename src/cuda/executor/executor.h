@@ -29,6 +29,8 @@ int32_t plan_create(int32_t device, const char* plan_text, shapeml_cuda_plan** p
 int64_t plan_workspace_bytes(const shapeml_cuda_plan* plan);
 int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
 void plan_destroy(shapeml_cuda_plan* plan);
+/// The observer of plan_execute (plugin_api.h: set_observer); NULL: none.
+void set_observer(const shapeml_cuda_observer* observer);
 /// The plan's graph facts (plan not NULL; valid as long as the plan).
 const PlanGraphFacts& plan_graph_facts(const shapeml_cuda_plan* plan);
 

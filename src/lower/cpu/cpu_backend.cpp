@@ -40,6 +40,8 @@
 #include <sstream>
 
 #include "lower/cpu/link_elf.h"
+#include "obs/log.h"
+#include "obs/trace.h"
 #include "lower/cpu/pipeline.h"
 
 extern char** environ;
@@ -185,11 +187,20 @@ std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Speci
   eo.vector_bits = td.vector_bits;
   eo.matmul_tile_outer = co.matmul_tile_outer;
   eo.matmul_tile_inner = co.matmul_tile_inner;
-  std::string text = emit_mlir(m, s.entry, s.bindings, eo, &error);
+  std::string text;
+  {
+    obs::Span span("lower", "emit mlir");
+    if (span) span.arg("entry", s.entry);
+    text = emit_mlir(m, s.entry, s.bindings, eo, &error);
+  }
   if (text.empty()) return nullptr;
   detail::PipelineOptions po;
   po.apply_matmul_strategy = co.matmul == MatmulStrategy::Auto;
-  detail::PipelineResult pr = detail::mlir_to_llvm(text, ctx, po);
+  detail::PipelineResult pr;
+  {
+    obs::Span span("lower", "mlir to llvm");
+    pr = detail::mlir_to_llvm(text, ctx, po);
+  }
   for (auto& n : pr.notes) notes.push_back(n);
   if (!pr.module) {
     error = pr.error;
@@ -235,6 +246,8 @@ void set_target(llvm::Module& m, llvm::TargetMachine& tm, const TargetDesc& td) 
 }
 
 void optimize(llvm::Module& m, llvm::TargetMachine& tm, unsigned level) {
+  obs::Span span("codegen", "llvm optimize");
+  if (span) span.arg("opt_level", static_cast<int64_t>(level));
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -377,6 +390,12 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
     return nullptr;
   }
   std::string symbol = "shapeml_jit" + std::to_string(impl_->counter++) + "_" + sanitize(entry);
+  obs::Span span("codegen", "jit compile");
+  if (span) {
+    std::string b;
+    for (const auto& [k, v] : bindings) b += (b.empty() ? "" : ",") + k + "=" + std::to_string(v);
+    span.arg("entry", entry).arg("binding", b).arg("symbol", symbol);
+  }
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = build_spec_module(m, {entry, bindings}, symbol, impl_->td, impl_->options, *ctx, error, impl_->notes);
   if (!mod) return nullptr;
@@ -386,6 +405,7 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
   if (!verify(*mod, error)) return nullptr;
   optimize(*mod, *tm, impl_->options.opt_level);
   mod->setDataLayout(impl_->jit->getDataLayout());
+  obs::Span mc("codegen", "jit machine code");
   auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
   if (auto err = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
     error = "JIT: " + llvm::toString(std::move(err));
@@ -430,7 +450,8 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
   }
   std::vector<std::string> syms(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) syms[i] = "shapeml_" + sanitize(specs[i].entry) + "_" + std::to_string(i);
-  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")";
+  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")" +
+                  (m.id.empty() ? std::string() : " (module-id " + m.id + ")");
   for (const auto& e : order) {
     const ir::Function* f = m.find(e);
     if (!f) continue;
@@ -554,7 +575,10 @@ static bool build_object_unguarded(const ir::Module& m, const std::vector<Specia
     error = "the target cannot emit object files";
     return false;
   }
-  pm.run(*merged);
+  {
+    obs::Span span("codegen", "object emission");
+    pm.run(*merged);
+  }
   out.flush();
   if (out.has_error()) {
     error = "cannot write " + out_o;
@@ -632,6 +656,8 @@ bool build_shared_object(const ir::Module& m, const std::vector<Specialization>&
   }
   ::close(fd);
   bool ok = build_object(m, specs, target, obj.str().str(), error, options);
+  obs::Span link_span("link", "link shared object");
+  if (link_span) link_span.arg("output", out_so);
   if (ok) {
     const char* env = std::getenv("SHAPEML_CC");
     std::string compiler = !cc.empty() ? cc : (env && *env ? env : "");

@@ -65,6 +65,7 @@
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/Parser/Parser.h>
+#include <mlir/Pass/PassInstrumentation.h>
 #include <mlir/Pass/PassManager.h>
 #include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
@@ -76,6 +77,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+
+#include "obs/trace.h"
 
 namespace shapeml::lower::cpu::detail {
 
@@ -435,6 +438,49 @@ void add_lowering_passes_b(mlir::PassManager& pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
+// One trace span per MLIR pass (docs/design/observability.md); attached
+// only while tracing is on. Passes on nested operations may run on MLIR's
+// worker threads: each thread keeps its own stack of open spans.
+class PassSpans : public mlir::PassInstrumentation {
+ public:
+  explicit PassSpans(std::string stage) : stage_(std::move(stage)) {}
+  void runBeforePass(mlir::Pass* pass, mlir::Operation*) override {
+    // The pass's command-line name (`one-shot-bufferize`), as mlir-opt spells it.
+    llvm::StringRef arg = pass->getArgument();
+    stack().push_back({(arg.empty() ? pass->getName() : arg).str(), obs::now_ns()});
+  }
+  void runAfterPass(mlir::Pass*, mlir::Operation*) override { pop(false); }
+  void runAfterPassFailed(mlir::Pass*, mlir::Operation*) override { pop(true); }
+
+ private:
+  struct Open {
+    std::string name;
+    uint64_t begin;
+  };
+  static std::vector<Open>& stack() {
+    thread_local std::vector<Open> s;
+    return s;
+  }
+  void pop(bool failed) {
+    auto& s = stack();
+    if (s.empty()) return;
+    Open o = std::move(s.back());
+    s.pop_back();
+    std::string args;
+    obs::json_kv(args, "stage", stage_);
+    if (failed) obs::json_kv(args, "failed", int64_t{1});
+    obs::record_complete("mlir pass", std::move(o.name), o.begin, obs::now_ns() - o.begin, std::move(args));
+  }
+  std::string stage_;
+};
+
+// Runs a pass manager with one span for the stage and one per pass.
+mlir::LogicalResult run_stage(mlir::PassManager& pm, mlir::ModuleOp mod, const std::string& stage) {
+  obs::Span span("lower", stage);
+  if (span) pm.addInstrumentation(std::make_unique<PassSpans>(stage));
+  return pm.run(mod);
+}
+
 // Debugging aid: with SHAPEML_MLIR_DUMP=DIR set, the module is written to
 // DIR/NN-STAGE.mlir after every stage.
 void dump(mlir::ModuleOp mod, int& n, const std::string& stage) {
@@ -456,13 +502,13 @@ bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
   int n = 0;
   dump(mod, n, "input");
   stage = "elementwise fusion";
-  if (mlir::failed(fuse_elementwise(mod))) return false;
+  if (obs::Span span("lower", stage); mlir::failed(fuse_elementwise(mod))) return false;
   dump(mod, n, stage);
   {
     stage = "tensor passes";
     mlir::PassManager pm(ctx);
     add_tensor_passes(pm);
-    if (mlir::failed(pm.run(mod))) return false;
+    if (mlir::failed(run_stage(pm, mod, stage))) return false;
     dump(mod, n, stage);
   }
   // Collect the annotated matmuls (emit_mlir chose their tiles).
@@ -487,7 +533,7 @@ bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
   });
   if (!tiles.empty()) {
     stage = "matmul strategy (tensor)";
-    if (mlir::failed(run_script(mod, tensor_strategy_script(tiles, pack_b)))) return false;
+    if (obs::Span span("lower", stage); mlir::failed(run_script(mod, tensor_strategy_script(tiles, pack_b)))) return false;
     hoist_subsets(mod);
     dump(mod, n, stage);
   }
@@ -495,29 +541,29 @@ bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
     stage = "bufferization";
     mlir::PassManager pm(ctx);
     add_bufferize_passes(pm);
-    if (mlir::failed(pm.run(mod))) return false;
+    if (mlir::failed(run_stage(pm, mod, stage))) return false;
     dump(mod, n, stage);
   }
   if (!tiles.empty()) {
     stage = "matmul strategy (vector lowering)";
-    if (mlir::failed(run_script(mod, kVectorLoweringScript))) return false;
+    if (obs::Span span("lower", stage); mlir::failed(run_script(mod, kVectorLoweringScript))) return false;
     dump(mod, n, stage);
   }
   {
     stage = "lowering to loops";
     mlir::PassManager pm(ctx);
     add_lowering_passes_a(pm);
-    if (mlir::failed(pm.run(mod))) return false;
+    if (mlir::failed(run_stage(pm, mod, stage))) return false;
     dump(mod, n, stage);
   }
   stage = "math approximation";
-  if (mlir::failed(approximate_math(mod))) return false;
+  if (obs::Span span("lower", stage); mlir::failed(approximate_math(mod))) return false;
   dump(mod, n, stage);
   {
     stage = "conversion to the LLVM dialect";
     mlir::PassManager pm(ctx);
     add_lowering_passes_b(pm);
-    if (mlir::failed(pm.run(mod))) return false;
+    if (mlir::failed(run_stage(pm, mod, stage))) return false;
     dump(mod, n, stage);
   }
   return true;
@@ -552,7 +598,10 @@ PipelineResult mlir_to_llvm(const std::string& mlir_text, llvm::LLVMContext& lct
       llvm::raw_string_ostream os(res.lowered_mlir);
       mod->print(os);
     }
-    res.module = mlir::translateModuleToLLVMIR(mod.get(), lctx, "shapeml");
+    {
+      obs::Span span("lower", "translate to llvm ir");
+      res.module = mlir::translateModuleToLLVMIR(mod.get(), lctx, "shapeml");
+    }
     if (!res.module) {
       res.error = "translation to LLVM IR failed (internal error):\n" + diags.text;
       return res;
