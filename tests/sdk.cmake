@@ -40,3 +40,7 @@ if(SHAPEML_GO)
 else()
   message(STATUS "Go binding test skipped: no go")
 endif()
+
+# Python: the package over ctypes (NumPy, DLPack with NumPy and PyTorch).
+add_test(NAME bindings_python COMMAND ${SHAPEML_PYTHON} ${PROJECT_SOURCE_DIR}/sdk-examples/python/tests/test_package.py ${CMAKE_BINARY_DIR})
+set_tests_properties(bindings_python PROPERTIES LABELS "bindings" TIMEOUT 300 PASS_REGULAR_EXPRESSION "python-package: [0-9]+ passed, 0 failed")
