@@ -89,4 +89,10 @@ while(_pkgs AND SHAPEML_INSTALL_DEBIAN_FILES)
   endif()
 endwhile()
 
+# shapemlc's manual page (tools), gzipped as Debian wants it.
+if(NOT SHAPEML_RUNTIME_ONLY)
+  execute_process(COMMAND gzip -9n -c ${CMAKE_CURRENT_LIST_DIR}/shapemlc.1 OUTPUT_FILE ${PROJECT_BINARY_DIR}/packaging/shapemlc.1.gz)
+  install(FILES ${PROJECT_BINARY_DIR}/packaging/shapemlc.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)
+endif()
+
 include(CPack)

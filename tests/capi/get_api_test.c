@@ -33,9 +33,11 @@ static int open_library(void** state) {
   return api ? 0 : -1;
 }
 
+/* The library stays loaded, as in every binding: after dlclose, memory that
+ * only its globals reach (Z3's, LLVM's) would look leaked to LeakSanitizer. */
 static int close_library(void** state) {
   (void)state;
-  return dlclose(lib);
+  return 0;
 }
 
 static void test_version_and_other_majors(void** state) {
