@@ -460,16 +460,23 @@ type Array struct {
 	Shape []int64
 }
 
+func first[T any](d []T) unsafe.Pointer {
+	if len(d) == 0 {
+		return nil // an empty tensor: no data pointer
+	}
+	return unsafe.Pointer(&d[0])
+}
+
 func (a Array) raw() (DType, unsafe.Pointer, int, error) {
 	switch d := a.Data.(type) {
 	case []float32:
-		return F32, unsafe.Pointer(&d[0]), len(d) * 4, nil
+		return F32, first(d), len(d) * 4, nil
 	case []float64:
-		return F64, unsafe.Pointer(&d[0]), len(d) * 8, nil
+		return F64, first(d), len(d) * 8, nil
 	case []int32:
-		return I32, unsafe.Pointer(&d[0]), len(d) * 4, nil
+		return I32, first(d), len(d) * 4, nil
 	case []int64:
-		return I64, unsafe.Pointer(&d[0]), len(d) * 8, nil
+		return I64, first(d), len(d) * 8, nil
 	}
 	return 0, nil, 0, &Error{InvalidArgument, fmt.Sprintf("unsupported array type %T", a.Data)}
 }

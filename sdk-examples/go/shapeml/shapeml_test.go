@@ -198,6 +198,11 @@ func TestErrors(t *testing.T) {
 	if _, err := e.Call(Array{[]uint8{1}, []int64{1}}); code(err) != InvalidArgument {
 		t.Fatal(err)
 	}
+	empty := mlpInputs(2, 3, 8, 16)
+	empty[0] = Array{[]float32{}, []int64{0, 3, 8}} // B=0: an empty input is data, not a crash
+	if _, err := e.Call(empty...); err != nil && code(err) == 0 {
+		t.Fatal(err)
+	}
 	if _, err := l.Load("/nonexistent/model.so"); code(err) != NotFound {
 		t.Fatal(err)
 	}
