@@ -63,7 +63,7 @@ extern "C" {
  *  Compile-time version of this header; compare with shapeml_version() at run time. */
 /**@{*/
 #define SHAPEML_VERSION_MAJOR 0 /**< Incremented on an incompatible ABI change (SONAME libshapeml.so.MAJOR). */
-#define SHAPEML_VERSION_MINOR 3 /**< Incremented when symbols or struct fields are appended. */
+#define SHAPEML_VERSION_MINOR 4 /**< Incremented when symbols or struct fields are appended. */
 #define SHAPEML_VERSION_PATCH 0 /**< Incremented for fixes without ABI change. */
 /**@}*/
 
@@ -1041,6 +1041,182 @@ typedef struct shapeml_build_options {
  */
 SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const char* name, const char* source, size_t length,
                                                  const shapeml_build_options* options, const char* out_path);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Function table (since 0.4)
+ *  Every stable function of this header as one versioned table, so that a
+ *  binding that loads the library with `dlopen` resolves one symbol,
+ *  shapeml_get_api(), and checks the version once (as PJRT's GetPjrtApi).
+ *  Design: docs/design/get-api.md. */
+/**@{*/
+
+/**
+ * The library's function table, returned by shapeml_get_api(). Owned by the
+ * library: static, immutable, valid as long as the library is loaded, and
+ * safe to read from any number of threads.
+ *
+ * Members are only ever appended (in the order of the linker version nodes:
+ * a minor release appends the functions of its node). The library sets
+ * `struct_size` to the size of the table it has, so a caller compiled with a
+ * newer header checks SHAPEML_API_HAS() before using a member that an older
+ * library may lack. A member is NULL when this library does not provide the
+ * function: the compiler's functions (context, checking, JIT, AOT builds) in
+ * libshapeml_runtime.so, whose `compiler` is 0. Each member has exactly the
+ * type of the function it names; its documentation is that function's.
+ */
+typedef struct shapeml_api {
+  size_t struct_size; /**< sizeof(shapeml_api) as the library was compiled: how many members exist. */
+  uint32_t abi_major; /**< SHAPEML_VERSION_MAJOR of the library (equal to the `abi_major` that was asked for). */
+  uint32_t abi_minor; /**< SHAPEML_VERSION_MINOR of the library: which functions and struct fields exist. */
+  uint32_t abi_patch; /**< SHAPEML_VERSION_PATCH of the library. */
+  int32_t compiler;   /**< 1 in libshapeml.so (the compiler's members are set), 0 in libshapeml_runtime.so (they are NULL). */
+  /* Functions of the SHAPEML_0.1 version node. */
+  const char* (*version)(void); /**< shapeml_version(). */
+  uint32_t (*version_number)(void); /**< shapeml_version_number(). */
+  shapeml_status_code (*status_get_code)(const shapeml_status* status); /**< shapeml_status_get_code(). */
+  const char* (*status_get_message)(const shapeml_status* status); /**< shapeml_status_get_message(). */
+  void (*status_free)(shapeml_status* status); /**< shapeml_status_free(). */
+  const char* (*status_code_name)(shapeml_status_code code); /**< shapeml_status_code_name(). */
+  /** shapeml_context_create(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*context_create)(const shapeml_context_options* options, shapeml_context** out);
+  void (*context_retain)(shapeml_context* context); /**< shapeml_context_retain(). NULL in libshapeml_runtime.so. */
+  void (*context_release)(shapeml_context* context); /**< shapeml_context_release(). NULL in libshapeml_runtime.so. */
+  /** shapeml_check_source(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*check_source)(shapeml_context* context, const char* name, const char* source, size_t length, shapeml_check_result** out);
+  void (*check_result_retain)(shapeml_check_result* result); /**< shapeml_check_result_retain(). NULL in libshapeml_runtime.so. */
+  void (*check_result_release)(shapeml_check_result* result); /**< shapeml_check_result_release(). NULL in libshapeml_runtime.so. */
+  int32_t (*check_result_passed)(const shapeml_check_result* result); /**< shapeml_check_result_passed(). NULL in libshapeml_runtime.so. */
+  /** shapeml_check_result_diagnostic_count(). NULL in libshapeml_runtime.so. */
+  size_t (*check_result_diagnostic_count)(const shapeml_check_result* result);
+  /** shapeml_check_result_get_diagnostic(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*check_result_get_diagnostic)(const shapeml_check_result* result, size_t index, shapeml_diagnostic* out);
+  /** shapeml_check_result_get_note(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*check_result_get_note)(const shapeml_check_result* result, size_t index, size_t note_index, const char** out);
+  /** shapeml_check_result_get_counterexample(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*check_result_get_counterexample)(const shapeml_check_result* result, size_t index, size_t k, const char** name, int64_t* value);
+  /** shapeml_check_result_render(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*check_result_render)(const shapeml_check_result* result, shapeml_format format, const char** out);
+  /* Functions of the SHAPEML_0.2 version node. */
+  shapeml_status* (*memory_create_host)(shapeml_memory** out); /**< shapeml_memory_create_host(). */
+  /** shapeml_memory_create_from_resource(). */
+  shapeml_status* (*memory_create_from_resource)(const shapeml_memory_resource* resource, shapeml_memory** out);
+  /** shapeml_memory_create_statistics_adaptor(). */
+  shapeml_status* (*memory_create_statistics_adaptor)(shapeml_memory* upstream, shapeml_memory** out);
+  /** shapeml_memory_create_pool(). */
+  shapeml_status* (*memory_create_pool)(shapeml_memory* upstream, size_t maximum_bytes, shapeml_memory** out);
+  /** shapeml_memory_create_logging_adaptor(). */
+  shapeml_status* (*memory_create_logging_adaptor)(shapeml_memory* upstream, shapeml_log_callback callback, void* user, shapeml_memory** out);
+  /** shapeml_memory_get_statistics(). */
+  shapeml_status* (*memory_get_statistics)(const shapeml_memory* memory, shapeml_memory_statistics* out);
+  void (*memory_retain)(shapeml_memory* memory); /**< shapeml_memory_retain(). */
+  void (*memory_release)(shapeml_memory* memory); /**< shapeml_memory_release(). */
+  /** shapeml_tensor_create(). */
+  shapeml_status* (*tensor_create)(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape, shapeml_tensor** out);
+  /** shapeml_tensor_create_copy(). */
+  shapeml_status* (*tensor_create_copy)(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape, const void* data, size_t bytes, shapeml_tensor** out);
+  void (*tensor_retain)(shapeml_tensor* tensor); /**< shapeml_tensor_retain(). */
+  void (*tensor_release)(shapeml_tensor* tensor); /**< shapeml_tensor_release(). */
+  shapeml_dtype (*tensor_dtype)(const shapeml_tensor* tensor); /**< shapeml_tensor_dtype(). */
+  size_t (*tensor_rank)(const shapeml_tensor* tensor); /**< shapeml_tensor_rank(). */
+  const int64_t* (*tensor_shape)(const shapeml_tensor* tensor); /**< shapeml_tensor_shape(). */
+  void* (*tensor_data)(const shapeml_tensor* tensor); /**< shapeml_tensor_data(). */
+  size_t (*tensor_byte_size)(const shapeml_tensor* tensor); /**< shapeml_tensor_byte_size(). */
+  const DLTensor* (*tensor_dltensor)(const shapeml_tensor* tensor); /**< shapeml_tensor_dltensor(). */
+  shapeml_status* (*tensor_export_dlpack)(shapeml_tensor* tensor, DLManagedTensor** out); /**< shapeml_tensor_export_dlpack(). */
+  /** shapeml_tensor_export_dlpack_versioned(). */
+  shapeml_status* (*tensor_export_dlpack_versioned)(shapeml_tensor* tensor, DLManagedTensorVersioned** out);
+  shapeml_status* (*tensor_import_dlpack)(DLManagedTensor* managed, shapeml_tensor** out); /**< shapeml_tensor_import_dlpack(). */
+  /** shapeml_tensor_import_dlpack_versioned(). */
+  shapeml_status* (*tensor_import_dlpack_versioned)(DLManagedTensorVersioned* managed, shapeml_tensor** out);
+  shapeml_status* (*tensor_load_npy)(const char* path, shapeml_memory* memory, shapeml_tensor** out); /**< shapeml_tensor_load_npy(). */
+  shapeml_status* (*tensor_save_npy)(const shapeml_tensor* tensor, const char* path); /**< shapeml_tensor_save_npy(). */
+  shapeml_status* (*npz_load)(const char* path, shapeml_memory* memory, shapeml_npz** out); /**< shapeml_npz_load(). */
+  size_t (*npz_count)(const shapeml_npz* npz); /**< shapeml_npz_count(). */
+  const char* (*npz_name)(const shapeml_npz* npz, size_t index); /**< shapeml_npz_name(). */
+  shapeml_status* (*npz_get)(const shapeml_npz* npz, const char* name, shapeml_tensor** out); /**< shapeml_npz_get(). */
+  void (*npz_release)(shapeml_npz* npz); /**< shapeml_npz_release(). */
+  /** shapeml_module_compile(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*module_compile)(shapeml_context* context, const char* name, const char* source, size_t length, const shapeml_module_options* options, shapeml_module** out);
+  /** shapeml_module_load(). */
+  shapeml_status* (*module_load)(const char* path, const shapeml_module_options* options, shapeml_module** out);
+  /** shapeml_module_build_shared_object(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*module_build_shared_object)(shapeml_context* context, const char* name, const char* source, size_t length, const char* bindings, shapeml_target target, const char* out_path);
+  void (*module_retain)(shapeml_module* module); /**< shapeml_module_retain(). */
+  void (*module_release)(shapeml_module* module); /**< shapeml_module_release(). */
+  size_t (*module_entry_count)(const shapeml_module* module); /**< shapeml_module_entry_count(). */
+  const char* (*module_entry_name)(const shapeml_module* module, size_t index); /**< shapeml_module_entry_name(). */
+  /** shapeml_module_lookup(). */
+  shapeml_status* (*module_lookup)(const shapeml_module* module, const char* entry, size_t* num_inputs, size_t* num_outputs);
+  /** shapeml_module_call(). */
+  shapeml_status* (*module_call)(shapeml_module* module, const char* entry, shapeml_tensor* const* inputs, size_t num_inputs, shapeml_tensor** outputs, size_t num_outputs);
+  /* Functions of the SHAPEML_0.3 version node. */
+  shapeml_status* (*device_count)(int32_t device_type, int32_t* out); /**< shapeml_device_count(). */
+  shapeml_status* (*device_default_stream)(int32_t device, void** out); /**< shapeml_device_default_stream(). */
+  shapeml_status* (*device_name)(int32_t device_type, int32_t device, const char** out); /**< shapeml_device_name(). */
+  shapeml_status* (*device_synchronize)(int32_t device, void* stream); /**< shapeml_device_synchronize(). */
+  size_t (*entry_aot_specialization_count)(const shapeml_entry* entry); /**< shapeml_entry_aot_specialization_count(). */
+  /** shapeml_entry_call(). */
+  shapeml_status* (*entry_call)(shapeml_entry* entry, shapeml_tensor* const* inputs, size_t num_inputs, shapeml_tensor** outputs, size_t num_outputs, const shapeml_call_options* options);
+  const char* (*entry_constraint)(const shapeml_entry* entry, size_t index); /**< shapeml_entry_constraint(). */
+  size_t (*entry_constraint_count)(const shapeml_entry* entry); /**< shapeml_entry_constraint_count(). */
+  /** shapeml_entry_get_aot_specialization(). */
+  shapeml_status* (*entry_get_aot_specialization)(const shapeml_entry* entry, size_t index, int64_t* values, size_t num_values);
+  /** shapeml_entry_get_dim(). */
+  shapeml_status* (*entry_get_dim)(const shapeml_entry* entry, shapeml_io_kind kind, size_t index, size_t dim, shapeml_dim_info* out);
+  /** shapeml_entry_get_tensor_info(). */
+  shapeml_status* (*entry_get_tensor_info)(const shapeml_entry* entry, shapeml_io_kind kind, size_t index, shapeml_tensor_info* out);
+  const char* (*entry_name)(const shapeml_entry* entry); /**< shapeml_entry_name(). */
+  size_t (*entry_param_count)(const shapeml_entry* entry); /**< shapeml_entry_param_count(). */
+  size_t (*entry_result_count)(const shapeml_entry* entry); /**< shapeml_entry_result_count(). */
+  const char* (*entry_shape_variable)(const shapeml_entry* entry, size_t index); /**< shapeml_entry_shape_variable(). */
+  size_t (*entry_shape_variable_count)(const shapeml_entry* entry); /**< shapeml_entry_shape_variable_count(). */
+  /** shapeml_entry_specialize(). */
+  shapeml_status* (*entry_specialize)(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
+  shapeml_status* (*get_capabilities)(shapeml_capabilities* out); /**< shapeml_get_capabilities(). */
+  /** shapeml_module_build(). NULL in libshapeml_runtime.so. */
+  shapeml_status* (*module_build)(shapeml_context* context, const char* name, const char* source, size_t length, const shapeml_build_options* options, const char* out_path);
+  shapeml_status* (*memory_create_cuda)(int32_t device, shapeml_memory** out); /**< shapeml_memory_create_cuda(). */
+  /** shapeml_memory_create_cuda_async(). */
+  shapeml_status* (*memory_create_cuda_async)(int32_t device, uint64_t release_threshold, shapeml_memory** out);
+  /** shapeml_memory_create_from_device_resource(). */
+  shapeml_status* (*memory_create_from_device_resource)(const shapeml_memory_resource* resource, DLDevice device, shapeml_memory** out);
+  DLDevice (*memory_device)(const shapeml_memory* memory); /**< shapeml_memory_device(). */
+  /** shapeml_module_get_entry(). */
+  shapeml_status* (*module_get_entry)(const shapeml_module* module, const char* name, shapeml_entry** out);
+  /** shapeml_module_get_entry_at(). */
+  shapeml_status* (*module_get_entry_at)(const shapeml_module* module, size_t index, shapeml_entry** out);
+  const char* (*module_name)(const shapeml_module* module); /**< shapeml_module_name(). */
+  const char* (*module_target)(const shapeml_module* module); /**< shapeml_module_target(). */
+  shapeml_status* (*status_create)(shapeml_status_code code, const char* message); /**< shapeml_status_create(). */
+  /** shapeml_tensor_copy_to_device(). */
+  shapeml_status* (*tensor_copy_to_device)(const shapeml_tensor* src, shapeml_memory* memory, void* stream, shapeml_tensor** out);
+  /** shapeml_tensor_copy_to_host(). */
+  shapeml_status* (*tensor_copy_to_host)(const shapeml_tensor* src, shapeml_memory* memory, void* stream, shapeml_tensor** out);
+  /** shapeml_tensor_create_uninitialized(). */
+  shapeml_status* (*tensor_create_uninitialized)(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape, shapeml_tensor** out);
+  DLDevice (*tensor_device)(const shapeml_tensor* tensor); /**< shapeml_tensor_device(). */
+  int32_t (*tensor_is_read_only)(const shapeml_tensor* tensor); /**< shapeml_tensor_is_read_only(). */
+  const int64_t* (*tensor_strides)(const shapeml_tensor* tensor); /**< shapeml_tensor_strides(). */
+  /** shapeml_tensor_wrap(). */
+  shapeml_status* (*tensor_wrap)(shapeml_dtype dtype, size_t rank, const int64_t* shape, const int64_t* strides, void* data, shapeml_tensor_deleter deleter, void* deleter_user, uint32_t flags, shapeml_tensor** out);
+} shapeml_api;
+
+/** Whether the table `api` (a `const shapeml_api*`) has the member `member`
+ *  (a table from an older library is shorter). A member that exists may still
+ *  be NULL (see shapeml_api). */
+#define SHAPEML_API_HAS(api, member) ((api)->struct_size >= offsetof(shapeml_api, member) + sizeof((api)->member))
+
+/**
+ * (since 0.4) The function table of this library for ABI major version
+ * `abi_major` (pass SHAPEML_VERSION_MAJOR). The one symbol a `dlopen` user
+ * needs to resolve; exported by both libshapeml.so and libshapeml_runtime.so.
+ * Never fails in any other way and never allocates.
+ * @param abi_major the major version the caller was written for.
+ * @return the library's table (static; never freed), or NULL when the library
+ *         does not implement major version `abi_major`.
+ */
+SHAPEML_API const shapeml_api* shapeml_get_api(uint32_t abi_major);
 /**@}*/
 
 #ifdef SHAPEML_UNSTABLE_API

@@ -18,6 +18,9 @@ PACKAGES=(
   coq                                # mechanized metatheory in proofs/
   doxygen                            # every public symbol documented (CTest `doxygen`, warnings as errors)
   python3-numpy python3-torch libopenblas0-pthread  # golden values (independent reference)
+  dpkg-dev lintian file make         # Debian packages (dpkg-shlibdeps), their lint, the package test, the pkg-config example build
+  cargo rustc                        # the Rust binding's tests (Debian 12: rustc 1.63, std only, offline)
+  golang-go                          # the Go binding's tests (Debian 12: Go 1.19, cgo)
 )
 
 missing=()

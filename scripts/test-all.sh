@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build, run every test.
-#   1. default build (RelWithDebInfo, -g): every test, incl. ABI, proofs, obligations
+#   1. default build (RelWithDebInfo, -g): every test, incl. ABI, proofs, obligations,
+#      the Debian packages with the worked example built from them (label
+#      packaging), the Rust/Go/Python bindings (bindings), the guide's steps (guide)
 #   2. ASan+UBSan build: every test that runs our native code
 #   3. libFuzzer build (clang-19): six fuzzers (parser+checker, diagnostic JSON,
 #      .npy, .npz, module manifest, DLPack import), 25 s each (<= 3 min in all)

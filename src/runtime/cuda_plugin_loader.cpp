@@ -142,8 +142,11 @@ Result<std::unique_ptr<CudaPlugin>> load_cuda_plugin(const char* env_override) {
     }
     std::string tried;
     std::string dir = runtime_directory();
-    if (!dir.empty()) {
-      std::string path = dir + "/" + kPluginFile;
+    // Next to the library (the build tree), then in the installed layout's
+    // private plugin directory, <libdir>/shapeml/ (docs/design/packaging.md).
+    for (const char* sub : {"/", "/shapeml/"}) {
+      if (dir.empty()) break;
+      std::string path = dir + sub + kPluginFile;
       if (file_exists(path)) {
         dlerror();
         void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -152,7 +155,7 @@ Result<std::unique_ptr<CudaPlugin>> load_cuda_plugin(const char* env_override) {
         if (!h) return unavailable("cannot load the CUDA plugin " + path + ": " + dl_error());
         return open_plugin(path, h);
       }
-      tried = path + " (no such file), then ";
+      tried += path + " (no such file), then ";
     }
     dlerror();
     void* h = dlopen(kPluginFile, RTLD_NOW | RTLD_LOCAL);

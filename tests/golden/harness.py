@@ -1,7 +1,7 @@
 """Shared harness of the golden tests (tests/golden/README.md).
 
 A case is one entry of a tiny shapeml module, called through the C ABI (the
-ctypes binding in sdk-examples/python/shapeml.py) with NumPy inputs, and
+ctypes binding in sdk-examples/python/shapeml) with NumPy inputs, and
 compared with a reference computed by PyTorch in float64 from the same
 inputs.
 
@@ -51,7 +51,7 @@ def round_to(r64, dt):
     return r64.astype(NP[dt])
 
 # bf16 crosses the binding as shapeml.bf16(a) (inputs) and float32 or raw
-# uint16 bits (outputs): sdk-examples/python/shapeml.py.
+# uint16 bits (outputs): sdk-examples/python/shapeml.
 
 
 def _tensor_keeping_rank(self, array):
@@ -214,7 +214,7 @@ class Runner:
         self.binding_rank0_ok = binding_keeps_rank0(self.sdk)
         if not self.binding_rank0_ok:
             shapeml.Library.tensor = _tensor_keeping_rank
-            print("# note: sdk-examples/python/shapeml.py passes rank-0 arrays as rank 1 "
+            print("# note: sdk-examples/python/shapeml passes rank-0 arrays as rank 1 "
                   "(np.ascontiguousarray); patched here for this run")
 
     @property

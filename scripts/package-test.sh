@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The SDK as people get it (issue 12), from a built tree:
+#   1. build the Debian packages with CPack (no rebuild: the tree is built);
+#   2. lintian on each, failing on errors (overrides in packaging/deb/ say why);
+#   3. each package's Depends covers every library its binaries need
+#      (resolved with ldd, owner from dpkg -S), and libshapeml-runtime0
+#      needs no LLVM, MLIR or Z3;
+#   4. unpack them all with dpkg -x into a fresh root (no dpkg database, no
+#      root needed) and check the files the packages promise;
+#   5. build the worked example (sdk-examples/mlpkit) against the unpacked
+#      files ONLY -- with CMake find_package(shapeml) and with pkg-config --
+#      and run its tests.
+# Usage: scripts/package-test.sh BUILD_DIR [WORK_DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:?usage: package-test.sh BUILD_DIR [WORK_DIR]}" && pwd)
+work=${2:-$build/package-test}
+rm -rf "$work"
+mkdir -p "$work"
+fail() { echo "package-test: FAILED: $*"; exit 1; }
+
+echo "== 1. cpack"
+(cd "$build" && cpack -G DEB -B "$work/debs" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
+debs=("$work"/debs/*.deb)
+for d in "${debs[@]}"; do
+  printf '%-45s %8s bytes  Depends: %s\n' "$(basename "$d")" "$(stat -c %s "$d")" "$(dpkg-deb -f "$d" Depends)"
+done
+for p in libshapeml-runtime0 libshapeml0 libshapeml-dev shapeml-tools; do
+  ls "$work"/debs/${p}_*.deb >/dev/null 2>&1 || fail "no $p package"
+done
+
+echo "== 2. lintian"
+if command -v lintian >/dev/null; then
+  lintian --fail-on error --tag-display-limit 0 "${debs[@]}" 2>&1 | grep -v "running with root privileges" || true
+  lintian --fail-on error "${debs[@]}" >/dev/null 2>&1 || fail "lintian reports errors"
+  echo "lintian: no errors"
+else
+  echo "lintian: not installed (scripts/install-deps.sh installs it); skipped"
+fi
+
+echo "== 3. Depends from the binaries"
+for d in "${debs[@]}"; do
+  pkg=$(dpkg-deb -f "$d" Package)
+  depends=$(dpkg-deb -f "$d" Depends)
+  x="$work/x/$pkg"
+  mkdir -p "$x"
+  dpkg -x "$d" "$x"
+  while IFS= read -r f; do
+    file -b "$f" | grep -q ELF || continue
+    # Every library the binary needs directly (NEEDED), resolved as the
+    # loader does (ldd follows RUNPATHs); its owner must be in Depends.
+    resolved=$(LD_LIBRARY_PATH="$x/usr/lib/x86_64-linux-gnu" ldd "$f")
+    while IFS= read -r name; do
+      lib=$(awk -v n="$name" '$1 == n && $3 ~ /^\// {print $3}' <<<"$resolved")
+      [[ -n $lib ]] || fail "$pkg: $(basename "$f") needs $name, which the loader does not find"
+      real=$(readlink -f "$lib")
+      # (usrmerge: dpkg may know /usr/lib/x.so as /lib/x.so)
+      owner=$( (dpkg -S "$real" 2>/dev/null || dpkg -S "${real#/usr}" 2>/dev/null) | head -1 | cut -d: -f1) || true
+      case "$real" in
+        "$work"/*) continue ;;                       # another of our packages (dev tree)
+        /usr/local/cuda*) echo "  $pkg: $(basename "$lib") from the CUDA toolkit (declared by hand)"; continue ;;
+      esac
+      [[ -n $owner ]] || fail "$pkg: $(basename "$f") needs $real, which no package owns"
+      [[ $owner == libc6 || $depends == *"$owner"* ]] || fail "$pkg: $(basename "$f") needs $real from $owner, not in Depends: $depends"
+    done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux')
+  done < <(find "$x" -type f)
+done
+for lib in "$work"/x/libshapeml-runtime0/usr/lib/*/libshapeml_runtime.so.0; do
+  if ldd "$lib" | grep -Ei "llvm|mlir|z3"; then fail "libshapeml_runtime.so.0 loads LLVM, MLIR or Z3"; fi
+done
+dpkg-deb -f "$work"/debs/libshapeml-runtime0_*.deb Depends | grep -Eiq "llvm|mlir|z3" && fail "libshapeml-runtime0 depends on LLVM, MLIR or Z3"
+echo "Depends: complete; libshapeml-runtime0 needs no LLVM, MLIR or Z3"
+
+echo "== 4. dpkg -x into a fresh root"
+root="$work/root"
+mkdir -p "$root"
+for d in "${debs[@]}"; do dpkg -x "$d" "$root"; done
+libdir=$(cd "$root/usr/lib" && ls -d */ | grep -- '-linux-gnu/$' | head -1)
+libdir="$root/usr/lib/${libdir%/}"
+for f in usr/include/shapeml.h usr/include/shapeml_dlpack.h usr/include/shapeml_memory.h usr/bin/shapemlc; do
+  [[ -e $root/$f ]] || fail "missing /$f"
+done
+for f in libshapeml.so.0 libshapeml_runtime.so.0 libshapeml.so libshapeml_runtime.so \
+         cmake/shapeml/shapemlConfig.cmake cmake/shapeml/shapemlConfigVersion.cmake \
+         pkgconfig/shapeml.pc pkgconfig/shapeml-runtime.pc; do
+  [[ -e $libdir/$f ]] || fail "missing $libdir/$f"
+done
+[[ $(readlink "$libdir/libshapeml.so.0") == libshapeml.so.0.* ]] || fail "libshapeml.so.0 is not the SONAME link"
+[[ $(readelf -d "$libdir/libshapeml_runtime.so.0" | grep SONAME) == *"libshapeml_runtime.so.0"* ]] || fail "runtime SONAME"
+"$root/usr/bin/shapemlc" --version
+find "$root" -type f | sed "s|^$root||" | sort > "$work/files.txt"
+echo "$(wc -l < "$work/files.txt") files unpacked"
+
+echo "== 5a. mlpkit with CMake find_package(shapeml 0.3), installed files only"
+# A copy of the example outside the repository, so nothing of the source
+# tree (include/, build/) can be picked up by accident.
+cp -r "$here/sdk-examples/mlpkit" "$work/mlpkit-src"
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+cmake -S "$work/mlpkit-src" -B "$work/mlpkit-cmake" "${gen[@]}" -DCMAKE_PREFIX_PATH="$root/usr" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/mlpkit-cmake.log" 2>&1 || { cat "$work/mlpkit-cmake.log"; fail "configure mlpkit"; }
+grep -q "$root/usr" "$work/mlpkit-cmake/CMakeCache.txt" || fail "mlpkit did not find the unpacked shapeml"
+cmake --build "$work/mlpkit-cmake" >>"$work/mlpkit-cmake.log" 2>&1 || { cat "$work/mlpkit-cmake.log"; fail "build mlpkit"; }
+if grep -q -- "$here/include\|$build/libshapeml\|$build/shapemlc" "$work/mlpkit-cmake/build.ninja" 2>/dev/null; then
+  fail "mlpkit saw the source or build tree"
+fi
+(cd "$work/mlpkit-cmake" && ctest --output-on-failure -V) | grep -E "^[0-9]+: |tests passed|FAIL" || fail "mlpkit tests (CMake)"
+
+echo "== 5b. mlpkit with pkg-config (make), installed files only"
+PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs shapeml-runtime
+PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C "$work/mlpkit-src" O="$work/mlpkit-make" SHAPEMLC="$root/usr/bin/shapemlc" \
+  check LD_LIBRARY_PATH="$libdir" | tail -3 | tee "$work/mlpkit-make.log"
+grep -q "mlpkit: PASS" "$work/mlpkit-make.log" || fail "mlpkit tests (pkg-config)"
+echo "package-test: PASS"

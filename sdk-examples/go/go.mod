@@ -1,0 +1,3 @@
+module shapeml.org/sdk-examples/go
+
+go 1.19

@@ -1,0 +1,623 @@
+"""shapeml for Python: a ctypes binding of the C ABI (include/shapeml.h),
+with NumPy arrays and DLPack (PyTorch, NumPy) at the boundary.
+
+The library is opened with dlopen and used through its versioned function
+table (shapeml_get_api, checked once; see _table.py). No compiled extension.
+
+    import shapeml
+    lib = shapeml.Library("build/default/libshapeml.so.0")   # or libshapeml_runtime.so.0
+    r = lib.check(open("examples/mlp.sml").read(), name="mlp.sml")
+    for d in r.diagnostics: print(d.code, d.line, d.message, d.counterexample)
+    mod = lib.compile(open("examples/mlp.sml").read(), name="mlp.sml")
+    mlp = mod.entry("mlp")
+    print(mlp.shape_variables, [p.type for p in mlp.params])
+    (y,) = mlp(x, w1, b1, w2, b2)          # NumPy (or DLPack objects, e.g. torch tensors) in, NumPy out
+    t = lib.from_dlpack(torch_tensor)       # zero copy into shapeml
+    torch.from_dlpack(t)                    # zero copy out (t.__dlpack__)
+
+Errors raise shapeml.Error -- the subclass of its status code
+(InvalidArgumentError, NotFoundError, CheckFailedError, ...) -- with the
+library's code, code name and message. The 0.3 interface (Module.call,
+call_tensors, call_into, Device, bf16) is kept as it was.
+
+bf16 (NumPy has no bfloat16 dtype; docs/design/python-bf16.md):
+  - outputs come back as float32 by default, which holds every bf16 value
+    exactly (the bf16 bits are the high half of the float32); pass
+    bf16="bits" to Library(...) or Module.call(...) for the raw bit patterns
+    as a uint16 array instead;
+  - inputs are passed as shapeml.bf16(a): a float array is rounded to
+    nearest even (NaN stays NaN), a uint16 array is taken as raw bits.
+"""
+import ctypes as C
+
+import os
+from collections import namedtuple
+
+import numpy as np
+
+from . import _table
+from ._table import LibraryError  # noqa: F401
+
+_DTYPES = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("int32"): 3, np.dtype("int64"): 4, np.dtype("bool"): 5}
+_NP = {v: k for k, v in _DTYPES.items()}
+DTYPE_BF16 = 2
+BF16_MODES = ("float32", "bits")
+
+
+class bf16:
+    """An array to pass as a bf16 tensor. `a` is either raw bf16 bit
+    patterns (a uint16 array) or floats, rounded to the nearest bf16 (ties
+    to even, as PyTorch's .to(torch.bfloat16); NaN stays a quiet NaN)."""
+
+    def __init__(self, a):
+        a = np.asarray(a)
+        if a.dtype == np.uint16:
+            self.bits = np.require(a, requirements="C")
+        elif a.dtype.kind in "fiub":
+            u = np.require(a, np.float32, requirements="C").view(np.uint32).astype(np.uint64)
+            r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+            nan = np.isnan(np.asarray(a, np.float32))
+            self.bits = np.where(nan, (np.asarray(u >> 16, np.uint16) | np.uint16(0x0040)), r).astype(np.uint16)
+        else:
+            raise TypeError(f"cannot make bf16 from {a.dtype}")
+
+    def to_float32(self):
+        return bf16_bits_to_float32(self.bits)
+
+
+def bf16_bits_to_float32(bits):
+    """Raw bf16 bits (uint16) -> float32, exactly."""
+    b = np.asarray(bits, np.uint16)
+    return (b.astype(np.uint32) << 16).view(np.float32)
+TARGET_NATIVE, TARGET_X86_64 = 0, 1
+
+
+class Error(RuntimeError):
+    """A status from the library: `code` (stable number), `name`, `message`."""
+
+    def __init__(self, code, name, message):
+        super().__init__(f"{name}: {message}")
+        self.code, self.name, self.message = code, name, message
+
+
+class InvalidArgumentError(Error, ValueError): pass  # noqa: E701
+class ResourceExhaustedError(Error, MemoryError): pass  # noqa: E701
+class NotFoundError(Error, LookupError): pass  # noqa: E701
+class IOError_(Error, OSError): pass  # noqa: E701
+class CheckFailedError(Error): pass  # noqa: E701
+class UnimplementedError(Error, NotImplementedError): pass  # noqa: E701
+class UnavailableError(Error): pass  # noqa: E701
+class InternalError(Error): pass  # noqa: E701
+class FailedPreconditionError(Error): pass  # noqa: E701
+class IncompatibleModuleError(Error): pass  # noqa: E701
+class OutOfRangeError(Error, IndexError): pass  # noqa: E701
+
+
+ERRORS = {1: InvalidArgumentError, 2: ResourceExhaustedError, 3: NotFoundError, 4: IOError_, 5: CheckFailedError,
+          6: UnimplementedError, 7: UnavailableError, 8: InternalError, 9: FailedPreconditionError, 10: IncompatibleModuleError,
+          11: OutOfRangeError}
+
+
+class CallOptions(C.Structure):
+    """shapeml_call_options (since 0.3)."""
+    _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("outputs", C.c_void_p), ("device_index", C.c_int32),
+                ("stream", C.c_void_p), ("graph", C.c_int32)]  # graph: 0 default, 1 on, 2 off (shapeml_graph_mode)
+
+
+class ModuleOptions(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("target", C.c_int32)]
+
+
+class Library:
+    """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
+
+    def __init__(self, path=None, bf16="float32"):
+        """`path`: libshapeml.so.0 (default: $SHAPEML_LIBRARY, else the
+        loader's search path) or libshapeml_runtime.so.0."""
+        if bf16 not in BF16_MODES:
+            raise ValueError(f"bf16 must be one of {BF16_MODES}")
+        self.bf16_mode = bf16
+        path = path or os.environ.get("SHAPEML_LIBRARY") or "libshapeml.so.0"
+        self.lib = _table.Table(path)
+        self.abi = (self.lib.header.abi_major, self.lib.header.abi_minor, self.lib.header.abi_patch)
+        self.has_compiler = self.lib.has_compiler
+        L = self.lib
+        vp, sz, i32, cp = C.c_void_p, C.c_size_t, C.c_int32, C.c_char_p
+        L.shapeml_version.restype = cp
+        L.shapeml_status_get_code.restype, L.shapeml_status_get_code.argtypes = i32, [vp]
+        L.shapeml_status_get_message.restype, L.shapeml_status_get_message.argtypes = cp, [vp]
+        L.shapeml_status_code_name.restype, L.shapeml_status_code_name.argtypes = cp, [i32]
+        L.shapeml_status_free.argtypes = [vp]
+        sigs = {
+            "shapeml_tensor_create_copy": [vp, i32, sz, C.POINTER(C.c_int64), vp, sz, C.POINTER(vp)],
+            "shapeml_module_load": [cp, vp, C.POINTER(vp)],
+            "shapeml_module_call": [vp, cp, C.POINTER(vp), sz, C.POINTER(vp), sz],
+            "shapeml_module_lookup": [vp, cp, C.POINTER(sz), C.POINTER(sz)],
+        }
+        if hasattr(L, "shapeml_context_create"):
+            sigs.update({
+                "shapeml_context_create": [vp, C.POINTER(vp)],
+                "shapeml_module_compile": [vp, cp, cp, sz, vp, C.POINTER(vp)],
+                "shapeml_module_build_shared_object": [vp, cp, cp, sz, cp, i32, cp],
+            })
+        for name, args in sigs.items():
+            f = getattr(L, name)
+            f.restype, f.argtypes = vp, args
+        for name in ("shapeml_tensor_release", "shapeml_module_release", "shapeml_context_release"):
+            if hasattr(L, name):
+                getattr(L, name).argtypes = [vp]
+        L.shapeml_tensor_dtype.restype, L.shapeml_tensor_dtype.argtypes = i32, [vp]
+        L.shapeml_tensor_rank.restype, L.shapeml_tensor_rank.argtypes = sz, [vp]
+        L.shapeml_tensor_shape.restype, L.shapeml_tensor_shape.argtypes = C.POINTER(C.c_int64), [vp]
+        L.shapeml_tensor_data.restype, L.shapeml_tensor_data.argtypes = vp, [vp]
+        L.shapeml_tensor_byte_size.restype, L.shapeml_tensor_byte_size.argtypes = sz, [vp]
+        self.version = L.shapeml_version().decode()
+        self._ctx = None
+
+    def _check(self, status):
+        if status:
+            code = self.lib.shapeml_status_get_code(status)
+            name = self.lib.shapeml_status_code_name(code).decode()
+            msg = self.lib.shapeml_status_get_message(status).decode()
+            self.lib.shapeml_status_free(status)
+            raise ERRORS.get(code, Error)(code, name, msg)
+
+    def _context(self):
+        if not self.has_compiler:
+            raise UnimplementedError(6, "UNIMPLEMENTED", f"{self.lib.path} has no compiler (libshapeml_runtime.so): load AOT modules")
+        if self._ctx is None:
+            ctx = C.c_void_p()
+            self._check(self.lib.shapeml_context_create(None, C.byref(ctx)))
+            self._ctx = ctx
+        return self._ctx
+
+    def _options(self, target):
+        return ModuleOptions(C.sizeof(ModuleOptions), None, target)
+
+    def compile(self, source, name="<source>", target=TARGET_NATIVE):
+        """JIT: every function becomes an entry, specialized on first call."""
+        ctx = self._context()
+        src = source.encode()
+        out = C.c_void_p()
+        opts = self._options(target)
+        self._check(self.lib.shapeml_module_compile(ctx, name.encode(), src, len(src), C.byref(opts), C.byref(out)))
+        return Module(self, out)
+
+    def build(self, source, bindings, out_path, name="<source>", target=TARGET_NATIVE):
+        """AOT: a shared object with one specialization per `ENTRY:VAR=VALUE,...` in `bindings`."""
+        ctx = self._context()
+        src = source.encode()
+        self._check(self.lib.shapeml_module_build_shared_object(ctx, name.encode(), src, len(src), ";".join(bindings).encode(),
+                                                                target, out_path.encode()))
+
+    def load(self, path):
+        out = C.c_void_p()
+        self._check(self.lib.shapeml_module_load(path.encode(), None, C.byref(out)))
+        return Module(self, out)
+
+    # ---- checking (0.1) -------------------------------------------------
+    def check(self, source, name="<source>"):
+        """Parses and checks a program. A program with errors is not an
+        exception: the result's `diagnostics` say what is wrong."""
+        L = self.lib
+        vp, sz, cp = C.c_void_p, C.c_size_t, C.c_char_p
+        L.shapeml_check_source.restype, L.shapeml_check_source.argtypes = vp, [vp, cp, cp, sz, C.POINTER(vp)]
+        ctx = self._context()
+        src = source.encode()
+        out = vp()
+        self._check(L.shapeml_check_source(ctx, name.encode(), src, len(src), C.byref(out)))
+        return CheckResult(self, out)
+
+    # ---- DLPack ---------------------------------------------------------
+    def from_dlpack(self, obj):
+        """A shapeml Tensor viewing `obj` (anything with __dlpack__: a torch
+        tensor, a NumPy array...) without copying; the producer's memory is
+        kept alive until the Tensor (and every shapeml use of it) is gone."""
+        L = self.lib
+        L.shapeml_tensor_import_dlpack.restype = C.c_void_p
+        L.shapeml_tensor_import_dlpack.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
+        capsule = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
+        ptr = _PyCapsule_GetPointer(capsule, b"dltensor")
+        out = C.c_void_p()
+        self._check(L.shapeml_tensor_import_dlpack(ptr, C.byref(out)))
+        _PyCapsule_SetName(capsule, b"used_dltensor")  # consumed: shapeml calls the deleter
+        return Tensor(self, out)
+
+    def _as_tensor(self, a):
+        """(handle, owned): a Tensor's handle, a DLPack object imported, or a NumPy copy."""
+        if isinstance(a, Tensor):
+            return a.handle, False
+        if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
+            t = self.from_dlpack(a)
+            t._keep = a
+            h = C.c_void_p(t.handle.value)
+            t.handle = None  # ownership moves to the caller of _as_tensor
+            return h, True
+        return self.tensor(a), True
+
+    def tensor(self, array):
+        if isinstance(array, bf16):
+            a, code = array.bits, DTYPE_BF16
+        else:
+            a = np.require(array, requirements="C")  # keeps rank 0 (ascontiguousarray makes it rank 1)
+            if a.dtype not in _DTYPES:
+                hint = " (wrap it as shapeml.bf16(a) to pass bf16)" if a.dtype == np.uint16 else ""
+                raise TypeError(f"shapeml has no dtype for {a.dtype}{hint}")
+            code = _DTYPES[a.dtype]
+        shape = (C.c_int64 * max(a.ndim, 1))(*a.shape)
+        out = C.c_void_p()
+        self._check(self.lib.shapeml_tensor_create_copy(None, code, a.ndim, shape, a.ctypes.data_as(C.c_void_p), a.nbytes,
+                                                        C.byref(out)))
+        return out
+
+    def to_numpy(self, t, bf16=None):
+        """A copy of tensor `t`; bf16 as float32 (exact) or, with
+        bf16="bits", as its raw uint16 bit patterns."""
+        mode = bf16 if bf16 is not None else self.bf16_mode
+        if mode not in BF16_MODES:
+            raise ValueError(f"bf16 must be one of {BF16_MODES}")
+        L = self.lib
+        rank = L.shapeml_tensor_rank(t)
+        shape = tuple(L.shapeml_tensor_shape(t)[i] for i in range(rank))
+        code = L.shapeml_tensor_dtype(t)
+        dtype = np.dtype(np.uint16) if code == DTYPE_BF16 else _NP.get(code)
+        if dtype is None:
+            raise TypeError(f"shapeml dtype {code} has no NumPy equivalent in this binding")
+        n = L.shapeml_tensor_byte_size(t)
+        buf = (C.c_char * n).from_address(L.shapeml_tensor_data(t)) if n else b""
+        a = np.frombuffer(bytes(buf), dtype=dtype).reshape(shape)
+        if code == DTYPE_BF16 and mode == "float32":
+            a = bf16_bits_to_float32(a)
+        return a
+
+
+class Module:
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+
+    def __del__(self):
+        if self.handle:
+            self.lib.lib.shapeml_module_release(self.handle)
+            self.handle = None
+
+    def entry_names(self):
+        """The module's entry points."""
+        L = self.lib.lib
+        L.shapeml_module_entry_count.restype, L.shapeml_module_entry_count.argtypes = C.c_size_t, [C.c_void_p]
+        L.shapeml_module_entry_name.restype, L.shapeml_module_entry_name.argtypes = C.c_char_p, [C.c_void_p, C.c_size_t]
+        return [L.shapeml_module_entry_name(self.handle, i).decode() for i in range(L.shapeml_module_entry_count(self.handle))]
+
+    def entry(self, name):
+        """The entry point `name` as an Entry (NotFoundError lists the entries)."""
+        L = self.lib.lib
+        L.shapeml_module_get_entry.restype = C.c_void_p
+        L.shapeml_module_get_entry.argtypes = [C.c_void_p, C.c_char_p, C.POINTER(C.c_void_p)]
+        e = C.c_void_p()
+        self.lib._check(L.shapeml_module_get_entry(self.handle, name.encode(), C.byref(e)))
+        return Entry(self, e)
+
+    def call(self, entry, *arrays, bf16=None):
+        """entry(*arrays) -> tuple of NumPy arrays. bf16 outputs: see the
+        module docstring (bf16=None takes the Library's setting)."""
+        L = self.lib.lib
+        n_in, n_out = C.c_size_t(), C.c_size_t()
+        self.lib._check(L.shapeml_module_lookup(self.handle, entry.encode(), C.byref(n_in), C.byref(n_out)))
+        ins = [self.lib.tensor(a) for a in arrays]
+        in_arr = (C.c_void_p * max(len(ins), 1))(*[t.value for t in ins])
+        out_arr = (C.c_void_p * max(n_out.value, 1))()
+        try:
+            self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(ins), out_arr, n_out.value))
+            return tuple(self.lib.to_numpy(out_arr[i], bf16) for i in range(n_out.value))
+        finally:
+            for t in ins:
+                L.shapeml_tensor_release(t)
+            for i in range(n_out.value):
+                if out_arr[i]:
+                    L.shapeml_tensor_release(out_arr[i])
+
+    def call_tensors(self, entry, *tensors):
+        """entry(*tensor_handles) -> tuple of owned tensor handles (device
+        entries: device tensors in and out; nothing is synchronized)."""
+        L = self.lib.lib
+        n_in, n_out = C.c_size_t(), C.c_size_t()
+        self.lib._check(L.shapeml_module_lookup(self.handle, entry.encode(), C.byref(n_in), C.byref(n_out)))
+        in_arr = (C.c_void_p * max(len(tensors), 1))(*[t.value if isinstance(t, C.c_void_p) else t for t in tensors])
+        out_arr = (C.c_void_p * max(n_out.value, 1))()
+        self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(tensors), out_arr, n_out.value))
+        return tuple(C.c_void_p(out_arr[i]) for i in range(n_out.value))
+
+    def call_into(self, entry, inputs, outputs, stream=None, graph=0):
+        """Destination passing through shapeml_entry_call: entry(*inputs)
+        written into the caller's `outputs` (tensor handles of the results'
+        dtypes, shapes and devices). `stream`: a cudaStream_t for device
+        entries (None: the runtime's stream). `graph`: CUDA graph replay,
+        0 as the plan says, 1 on, 2 off (shapeml_graph_mode)."""
+        L = self.lib.lib
+        vp, sz = C.c_void_p, C.c_size_t
+        L.shapeml_module_get_entry.restype, L.shapeml_module_get_entry.argtypes = vp, [vp, C.c_char_p, C.POINTER(vp)]
+        L.shapeml_entry_call.restype = vp
+        L.shapeml_entry_call.argtypes = [vp, C.POINTER(vp), sz, C.POINTER(vp), sz, C.POINTER(CallOptions)]
+        e = vp()
+        self.lib._check(L.shapeml_module_get_entry(self.handle, entry.encode(), C.byref(e)))
+        ins = (vp * max(len(inputs), 1))(*[t.value if isinstance(t, vp) else t for t in inputs])
+        outs = (vp * max(len(outputs), 1))(*[t.value if isinstance(t, vp) else t for t in outputs])
+        opts = CallOptions(C.sizeof(CallOptions), None, C.cast(outs, vp), 0, stream, graph)
+        self.lib._check(L.shapeml_entry_call(e, ins, len(inputs), None, 0, C.byref(opts)))
+
+
+KDL_CUDA = 2  # DLPack's kDLCUDA
+
+
+class Device:
+    """CUDA device use through the runtime (libshapeml_runtime.so or
+    libshapeml.so) and the CUDA plugin it loads on first use:
+
+        dev = shapeml.Device(lib, 0)
+        x = dev.upload(np_array)                    # a device tensor (handle)
+        y, = module.call_tensors("mlp_gpu", x, w1)  # device in, device out
+        out = dev.download(y)                       # NumPy, after a sync
+
+    Handles returned by upload/call_tensors are owned: free them with
+    dev.free(t). Calls enqueue on the device's runtime stream; download and
+    sync wait for it."""
+
+    def __init__(self, lib, index=0):
+        self.lib, self.index = lib, index
+        L = lib.lib
+        vp, i32 = C.c_void_p, C.c_int32
+        for name, args in {
+            "shapeml_device_count": [i32, C.POINTER(i32)],
+            "shapeml_memory_create_cuda_async": [i32, C.c_uint64, C.POINTER(vp)],
+            "shapeml_tensor_copy_to_device": [vp, vp, vp, C.POINTER(vp)],
+            "shapeml_tensor_copy_to_host": [vp, vp, vp, C.POINTER(vp)],
+            "shapeml_device_synchronize": [i32, vp],
+            "shapeml_device_default_stream": [i32, C.POINTER(vp)],
+        }.items():
+            f = getattr(L, name)
+            f.restype, f.argtypes = vp, args
+        L.shapeml_memory_release.argtypes = [vp]
+        n = C.c_int32()
+        lib._check(L.shapeml_device_count(KDL_CUDA, C.byref(n)))
+        if index >= n.value:
+            raise Error(1, "INVALID_ARGUMENT", f"no CUDA device {index} ({n.value} found)")
+        mem = C.c_void_p()
+        lib._check(L.shapeml_memory_create_cuda_async(index, 2**64 - 1, C.byref(mem)))
+        self.memory = mem
+        s = C.c_void_p()
+        lib._check(L.shapeml_device_default_stream(index, C.byref(s)))
+        self.stream = s
+
+    def upload(self, array):
+        host = self.lib.tensor(array)
+        out = C.c_void_p()
+        try:
+            self.lib._check(self.lib.lib.shapeml_tensor_copy_to_device(host, self.memory, self.stream, C.byref(out)))
+        finally:
+            self.lib.lib.shapeml_tensor_release(host)
+        return out
+
+    def download(self, t, bf16=None):
+        host = C.c_void_p()
+        self.lib._check(self.lib.lib.shapeml_tensor_copy_to_host(t, None, self.stream, C.byref(host)))
+        try:
+            self.sync()
+            return self.lib.to_numpy(host, bf16)
+        finally:
+            self.lib.lib.shapeml_tensor_release(host)
+
+    def sync(self):
+        self.lib._check(self.lib.lib.shapeml_device_synchronize(self.index, self.stream))
+
+    def free(self, t):
+        self.lib.lib.shapeml_tensor_release(t)
+
+
+
+# ---- DLPack capsules (the Python side of the protocol) -------------------
+_PyCapsule_New = C.pythonapi.PyCapsule_New
+_PyCapsule_New.restype, _PyCapsule_New.argtypes = C.py_object, [C.c_void_p, C.c_char_p, C.c_void_p]
+_PyCapsule_GetPointer = C.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer.restype, _PyCapsule_GetPointer.argtypes = C.c_void_p, [C.py_object, C.c_char_p]
+_PyCapsule_SetName = C.pythonapi.PyCapsule_SetName
+_PyCapsule_SetName.restype, _PyCapsule_SetName.argtypes = C.c_int, [C.py_object, C.c_char_p]
+_PyCapsule_IsValid = C.pythonapi.PyCapsule_IsValid
+_PyCapsule_IsValid.restype, _PyCapsule_IsValid.argtypes = C.c_int, [C.py_object, C.c_char_p]
+_DELETER = C.CFUNCTYPE(None, C.c_void_p)
+_DELETER_OFFSET = 56  # offsetof(DLManagedTensor, deleter): DLTensor (48 bytes), manager_ctx
+
+
+# The destructor gets the dying capsule as a raw pointer (a py_object would
+# take a new reference to an object being freed).
+_IsValidRaw = C.pythonapi["PyCapsule_IsValid"]
+_IsValidRaw.restype, _IsValidRaw.argtypes = C.c_int, [C.c_void_p, C.c_char_p]
+_GetPointerRaw = C.pythonapi["PyCapsule_GetPointer"]
+_GetPointerRaw.restype, _GetPointerRaw.argtypes = C.c_void_p, [C.c_void_p, C.c_char_p]
+
+
+@C.CFUNCTYPE(None, C.c_void_p)
+def _capsule_destructor(capsule):
+    # An unconsumed "dltensor" capsule owns its DLManagedTensor: call its deleter.
+    if _IsValidRaw(capsule, b"dltensor"):
+        p = _GetPointerRaw(capsule, b"dltensor")
+        deleter = C.c_void_p.from_address(p + _DELETER_OFFSET).value
+        if deleter:
+            _DELETER(deleter)(p)
+
+
+class Tensor:
+    """A shapeml tensor owned by Python (released when garbage collected).
+    Speaks DLPack: torch.from_dlpack(t) and np.from_dlpack(t) view it
+    without copying (host tensors; device tensors through torch)."""
+
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self.lib.lib.shapeml_tensor_release(self.handle)
+            self.handle = None
+
+    @property
+    def shape(self):
+        L = self.lib.lib
+        return tuple(L.shapeml_tensor_shape(self.handle)[i] for i in range(L.shapeml_tensor_rank(self.handle)))
+
+    def numpy(self, bf16=None):
+        """A NumPy copy (host tensors)."""
+        return self.lib.to_numpy(self.handle, bf16)
+
+    def __dlpack__(self, stream=None):
+        L = self.lib.lib
+        L.shapeml_tensor_export_dlpack.restype = C.c_void_p
+        L.shapeml_tensor_export_dlpack.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
+        m = C.c_void_p()
+        self.lib._check(L.shapeml_tensor_export_dlpack(self.handle, C.byref(m)))
+        return _PyCapsule_New(m.value, b"dltensor", C.cast(_capsule_destructor, C.c_void_p))
+
+    def __dlpack_device__(self):
+        L = self.lib.lib
+
+        class _Device(C.Structure):
+            _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
+        L.shapeml_tensor_device.restype, L.shapeml_tensor_device.argtypes = _Device, [C.c_void_p]
+        d = L.shapeml_tensor_device(self.handle)
+        return (d.device_type, d.device_id)
+
+
+Diagnostic = namedtuple("Diagnostic", "code severity message file line column end_line end_column expected actual counterexample notes")
+TensorInfo = namedtuple("TensorInfo", "name dtype device_type device_id rank type dims")
+
+
+class _Diag(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("code", C.c_char_p), ("severity", C.c_int32), ("message", C.c_char_p), ("file", C.c_char_p),
+                ("line", C.c_uint32), ("column", C.c_uint32), ("end_line", C.c_uint32), ("end_column", C.c_uint32),
+                ("offset", C.c_uint32), ("length", C.c_uint32), ("expected", C.c_char_p), ("actual", C.c_char_p),
+                ("counterexample_count", C.c_size_t), ("note_count", C.c_size_t)]
+
+
+class _TensorInfo(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("name", C.c_char_p), ("dtype", C.c_int32), ("device_type", C.c_int32),
+                ("device_id", C.c_int32), ("rank", C.c_size_t), ("type", C.c_char_p)]
+
+
+class _DimInfo(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("kind", C.c_int32), ("value", C.c_int64), ("variable", C.c_char_p), ("text", C.c_char_p)]
+
+
+def _s(b):
+    return b.decode() if b is not None else ""
+
+
+class CheckResult:
+    """The outcome of Library.check: `passed`, `diagnostics`, render()."""
+
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+        L, vp, sz = lib.lib, C.c_void_p, C.c_size_t
+        L.shapeml_check_result_passed.restype, L.shapeml_check_result_passed.argtypes = C.c_int32, [vp]
+        L.shapeml_check_result_diagnostic_count.restype, L.shapeml_check_result_diagnostic_count.argtypes = sz, [vp]
+        L.shapeml_check_result_get_diagnostic.restype = vp
+        L.shapeml_check_result_get_diagnostic.argtypes = [vp, sz, C.POINTER(_Diag)]
+        L.shapeml_check_result_get_counterexample.restype = vp
+        L.shapeml_check_result_get_counterexample.argtypes = [vp, sz, sz, C.POINTER(C.c_char_p), C.POINTER(C.c_int64)]
+        L.shapeml_check_result_get_note.restype, L.shapeml_check_result_get_note.argtypes = vp, [vp, sz, sz, C.POINTER(C.c_char_p)]
+        L.shapeml_check_result_render.restype, L.shapeml_check_result_render.argtypes = vp, [vp, C.c_int32, C.POINTER(C.c_char_p)]
+        L.shapeml_check_result_release.argtypes = [vp]
+        self.passed = bool(L.shapeml_check_result_passed(handle))
+        self.diagnostics = [self._diagnostic(i) for i in range(L.shapeml_check_result_diagnostic_count(handle))]
+
+    def _diagnostic(self, i):
+        L = self.lib.lib
+        d = _Diag()
+        d.struct_size = C.sizeof(_Diag)
+        self.lib._check(L.shapeml_check_result_get_diagnostic(self.handle, i, C.byref(d)))
+        cex = {}
+        for k in range(d.counterexample_count):
+            name, value = C.c_char_p(), C.c_int64()
+            self.lib._check(L.shapeml_check_result_get_counterexample(self.handle, i, k, C.byref(name), C.byref(value)))
+            cex[_s(name.value)] = value.value
+        notes = []
+        for k in range(d.note_count):
+            note = C.c_char_p()
+            self.lib._check(L.shapeml_check_result_get_note(self.handle, i, k, C.byref(note)))
+            notes.append(_s(note.value))
+        return Diagnostic(_s(d.code), d.severity, _s(d.message), _s(d.file), d.line, d.column, d.end_line, d.end_column,
+                          _s(d.expected), _s(d.actual), cex, notes)
+
+    def render(self, json=False):
+        """Every diagnostic as text with carets, or (json=True) a JSON array."""
+        out = C.c_char_p()
+        self.lib._check(self.lib.lib.shapeml_check_result_render(self.handle, 1 if json else 0, C.byref(out)))
+        return _s(out.value)
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self.lib.lib.shapeml_check_result_release(self.handle)
+            self.handle = None
+
+
+class Entry:
+    """An entry point: its signature (params, results, shape_variables,
+    constraints, aot_specializations) and a call on arrays. Keeps its module alive."""
+
+    def __init__(self, module, handle):
+        self.module, self.handle = module, handle
+        L, vp, sz = module.lib.lib, C.c_void_p, C.c_size_t
+        for f, r in (("name", C.c_char_p), ("param_count", sz), ("result_count", sz), ("shape_variable_count", sz),
+                     ("constraint_count", sz), ("aot_specialization_count", sz)):
+            fn = getattr(L, "shapeml_entry_" + f)
+            fn.restype, fn.argtypes = r, [vp]
+        for f in ("shape_variable", "constraint"):
+            fn = getattr(L, "shapeml_entry_" + f)
+            fn.restype, fn.argtypes = C.c_char_p, [vp, sz]
+        L.shapeml_entry_get_tensor_info.restype = vp
+        L.shapeml_entry_get_tensor_info.argtypes = [vp, C.c_int32, sz, C.POINTER(_TensorInfo)]
+        L.shapeml_entry_get_dim.restype = vp
+        L.shapeml_entry_get_dim.argtypes = [vp, C.c_int32, sz, sz, C.POINTER(_DimInfo)]
+        L.shapeml_entry_get_aot_specialization.restype = vp
+        L.shapeml_entry_get_aot_specialization.argtypes = [vp, sz, C.POINTER(C.c_int64), sz]
+        L.shapeml_entry_call.restype = vp
+        L.shapeml_entry_call.argtypes = [vp, C.POINTER(vp), sz, C.POINTER(vp), sz, C.POINTER(CallOptions)]
+        self.name = _s(L.shapeml_entry_name(handle))
+        self.shape_variables = [_s(L.shapeml_entry_shape_variable(handle, i)) for i in range(L.shapeml_entry_shape_variable_count(handle))]
+        self.constraints = [_s(L.shapeml_entry_constraint(handle, i)) for i in range(L.shapeml_entry_constraint_count(handle))]
+        self.params = [self._info(0, i) for i in range(L.shapeml_entry_param_count(handle))]
+        self.results = [self._info(1, i) for i in range(L.shapeml_entry_result_count(handle))]
+        self.aot_specializations = []
+        for k in range(L.shapeml_entry_aot_specialization_count(handle)):
+            v = (C.c_int64 * max(len(self.shape_variables), 1))()
+            self.module.lib._check(L.shapeml_entry_get_aot_specialization(handle, k, v, len(self.shape_variables)))
+            self.aot_specializations.append(dict(zip(self.shape_variables, v)))
+
+    def _info(self, kind, i):
+        L = self.module.lib.lib
+        t = _TensorInfo()
+        t.struct_size = C.sizeof(_TensorInfo)
+        self.module.lib._check(L.shapeml_entry_get_tensor_info(self.handle, kind, i, C.byref(t)))
+        dims = []
+        for d in range(t.rank):
+            di = _DimInfo()
+            di.struct_size = C.sizeof(_DimInfo)
+            self.module.lib._check(L.shapeml_entry_get_dim(self.handle, kind, i, d, C.byref(di)))
+            dims.append(di.value if di.kind == 0 else _s(di.text))
+        return TensorInfo(_s(t.name), _NP.get(t.dtype, t.dtype), t.device_type, t.device_id, t.rank, _s(t.type), tuple(dims))
+
+    def __call__(self, *args, bf16=None, tensors=False):
+        """entry(*args): NumPy arrays (copied in), Tensors, or DLPack objects
+        such as torch tensors (zero copy). Returns a tuple of NumPy arrays,
+        or of Tensors with tensors=True (e.g. for torch.from_dlpack)."""
+        lib, L = self.module.lib, self.module.lib.lib
+        handles = []
+        try:
+            for a in args:
+                handles.append(lib._as_tensor(a))
+            ins = (C.c_void_p * max(len(handles), 1))(*[h.value for h, _ in handles])
+            n_out = len(self.results)
+            outs = (C.c_void_p * max(n_out, 1))()
+            lib._check(L.shapeml_entry_call(self.handle, ins, len(handles), outs, n_out, None))
+            results = [Tensor(lib, C.c_void_p(outs[i])) for i in range(n_out)]
+            return tuple(results) if tensors else tuple(t.numpy(bf16) for t in results)
+        finally:
+            for h, owned in handles:
+                if owned:
+                    L.shapeml_tensor_release(h)

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Tests of the shapeml Python package (sdk-examples/python/shapeml): the
+function table (checked against include/shapeml.h), version, checking and
+diagnostics, compile/build/load, entry introspection, calls on NumPy arrays
+against a float64 reference, errors as exception classes per status code,
+DLPack both ways with NumPy and PyTorch (CPU), and the runtime-only library.
+
+Usage: /usr/bin/python3 sdk-examples/python/tests/test_package.py BUILD_DIR   (default build/default)
+Last line: `python-package: N passed, M failed`; exit status 1 on any failure.
+"""
+import math
+import os
+import re
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import shapeml  # noqa: E402
+from shapeml import _table  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "default"))
+SDK = os.path.join(BUILD, "libshapeml.so.0")
+RUNTIME = os.path.join(BUILD, "libshapeml_runtime.so.0")
+MLP = open(os.path.join(ROOT, "examples", "mlp.sml")).read()
+BAD = """(module bad
+  (func f
+    (dims B S D)
+    (params (x (tensor f32 (B S D) host)))
+    (returns (tensor f32 (B S D D) host))
+    (return (reshape x (B S D D)))))"""
+
+TESTS = []
+
+
+def test(f):
+    TESTS.append(f)
+    return f
+
+
+def mlp_inputs(b, s, d, f, seed=0):
+    r = np.random.default_rng(seed)
+    return [r.standard_normal(sh).astype(np.float32) * 0.5 for sh in ((b, s, d), (d, f), (f,), (f, d), (d,))]
+
+
+def mlp_reference(x, w1, b1, w2, b2):
+    erf = np.vectorize(math.erf)
+    h = x.astype(np.float64) @ w1.astype(np.float64) + b1
+    h = h * 0.5 * (1 + erf(h / math.sqrt(2)))
+    return h @ w2.astype(np.float64) + b2
+
+
+@test
+def table_matches_header():
+    h = open(os.path.join(ROOT, "include", "shapeml.h")).read()
+    body = h[h.index("typedef struct shapeml_api {"):h.index("} shapeml_api;")]
+    assert tuple(re.findall(r"\(\*(\w+)\)\(", body)) == _table.MEMBERS
+
+
+@test
+def version_and_capabilities():
+    lib = shapeml.Library(SDK)
+    assert lib.abi[0] == _table.ABI_MAJOR and lib.abi[1] >= _table.ABI_MINOR_MIN
+    assert lib.version == "%d.%d.%d" % lib.abi
+    assert lib.has_compiler
+    try:
+        shapeml.Library("/nonexistent/libshapeml.so.0")
+        raise AssertionError("no error")
+    except shapeml.LibraryError:
+        pass
+
+
+@test
+def check_and_diagnostics():
+    lib = shapeml.Library(SDK)
+    assert lib.check(MLP, "mlp.sml").passed
+    r = lib.check(BAD, "bad.sml")
+    assert not r.passed
+    d = r.diagnostics[0]
+    assert d.code == "E0303" and d.line == 6 and d.file == "bad.sml", d
+    assert d.counterexample and all(v >= 1 for v in d.counterexample.values()), d
+    assert "error[E0303]" in r.render() and r.render(json=True).startswith("[")
+
+
+@test
+def compile_introspect_call():
+    lib = shapeml.Library(SDK)
+    m = lib.compile(MLP, name="mlp.sml")
+    assert m.entry_names() == ["mlp"]
+    e = m.entry("mlp")
+    assert e.shape_variables == ["B", "S", "D", "F"]
+    assert [p.name for p in e.params] == ["x", "w1", "b1", "w2", "b2"]
+    assert e.params[0].type == "(tensor f32 (B S D) host)" and e.params[0].dims == ("B", "S", "D")
+    assert e.params[0].dtype == np.float32 and e.results[0].rank == 3
+    args = mlp_inputs(2, 3, 8, 16)
+    (y,) = e(*args)
+    assert y.shape == (2, 3, 8) and y.dtype == np.float32
+    err = np.abs(y - mlp_reference(*args)).max()
+    assert err < 1e-5, err
+
+
+@test
+def errors_are_exception_classes():
+    lib = shapeml.Library(SDK)
+    try:
+        lib.compile(BAD, name="bad.sml")
+        raise AssertionError("no error")
+    except shapeml.CheckFailedError as e:
+        assert e.code == 5 and e.name == "CHECK_FAILED" and "E0303" in e.message
+    m = lib.compile(MLP, name="mlp.sml")
+    try:
+        m.entry("nope")
+        raise AssertionError("no error")
+    except shapeml.NotFoundError as e:
+        assert "mlp" in e.message  # lists the entries
+    args = mlp_inputs(2, 3, 8, 16)
+    args[1] = args[1][:, :15].copy()
+    try:
+        m.entry("mlp")(*args)
+        raise AssertionError("no error")
+    except shapeml.InvalidArgumentError as e:
+        assert isinstance(e, ValueError) and isinstance(e, shapeml.Error)
+    try:
+        lib.load("/nonexistent/model.so")
+        raise AssertionError("no error")
+    except LookupError:
+        pass
+
+
+@test
+def aot_then_runtime_library():
+    lib = shapeml.Library(SDK)
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "mlp.so")
+        lib.build(MLP, ["mlp:B=1,S=2,D=4,F=8"], out, name="mlp.sml")
+        rt = shapeml.Library(RUNTIME)
+        assert not rt.has_compiler
+        try:
+            rt.compile(MLP)
+            raise AssertionError("no error")
+        except shapeml.UnimplementedError:
+            pass
+        e = rt.load(out).entry("mlp")
+        assert e.aot_specializations == [{"B": 1, "S": 2, "D": 4, "F": 8}]
+        args = mlp_inputs(1, 2, 4, 8)
+        (y,) = e(*args)
+        assert np.abs(y - mlp_reference(*args)).max() < 1e-5
+        try:
+            e(*mlp_inputs(2, 2, 4, 8))
+            raise AssertionError("no error")
+        except shapeml.NotFoundError:
+            pass
+
+
+@test
+def dlpack_numpy_and_torch():
+    import torch
+    lib = shapeml.Library(SDK)
+    e = lib.compile(MLP, name="mlp.sml").entry("mlp")
+    args = mlp_inputs(2, 3, 8, 16)
+    # torch tensors in, zero copy: shapeml views torch's memory.
+    targs = [torch.from_numpy(a) for a in args]
+    t = lib.from_dlpack(targs[0])
+    assert t.shape == (2, 3, 8)
+    assert shapeml.Tensor is type(t)
+    (y,) = e(*targs, tensors=True)
+    # ... and out, zero copy: torch and NumPy view shapeml's result.
+    ty = torch.from_dlpack(y)
+    ny = np.from_dlpack(y)
+    assert ty.data_ptr() == ny.ctypes.data
+    assert np.abs(ty.numpy() - mlp_reference(*args)).max() < 1e-5
+    del y, ty, ny  # deleters run; nothing leaks or double-frees
+    # A torch view with an offset still imports at the right address.
+    base = torch.arange(12, dtype=torch.float32)
+    view = lib.from_dlpack(base[4:10])
+    assert np.array_equal(view.numpy(), np.arange(4, 10, dtype=np.float32))
+
+
+def main():
+    passed = failed = 0
+    for f in TESTS:
+        try:
+            f()
+            print(f"{f.__name__:<40} PASS", flush=True)
+            passed += 1
+        except Exception:
+            print(f"{f.__name__:<40} FAIL", flush=True)
+            traceback.print_exc()
+            failed += 1
+    print(f"python-package: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+//! Tests of the Rust bindings against a built or installed shapeml.
+//! SHAPEML_LIB_DIR names the directory holding libshapeml.so.0 and
+//! libshapeml_runtime.so.0 (default: the repository's build/default).
+use shapeml::{Code, Library, Tensor};
+use std::path::PathBuf;
+
+fn lib_dir() -> PathBuf {
+    match std::env::var_os("SHAPEML_LIB_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../build/default"),
+    }
+}
+
+fn sdk() -> Library {
+    Library::open(lib_dir().join("libshapeml.so.0")).expect("open libshapeml.so.0")
+}
+
+const MLP: &str = include_str!("../../../examples/mlp.sml");
+
+const BAD: &str = "(module bad
+  (func f
+    (dims B S D)
+    (params (x (tensor f32 (B S D) host)))
+    (returns (tensor f32 (B S D D) host))
+    (return (reshape x (B S D D)))))";
+
+fn gelu(x: f64) -> f64 {
+    0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))
+}
+
+fn erf(x: f64) -> f64 {
+    // Taylor series, accurate to 1e-15 for |x| < 3.
+    let mut sum = x;
+    let mut term = x;
+    for n in 1..200 {
+        term *= -x * x / n as f64;
+        let add = term / (2 * n + 1) as f64;
+        sum += add;
+        if add.abs() < 1e-17 {
+            break;
+        }
+    }
+    2.0 / std::f64::consts::PI.sqrt() * sum
+}
+
+/// The MLP in float64: y = gelu(x w1 + b1) w2 + b2.
+fn reference(x: &[f32], w1: &[f32], b1: &[f32], w2: &[f32], b2: &[f32], rows: usize, d: usize, f: usize) -> Vec<f64> {
+    let mut y = vec![0.0; rows * d];
+    for r in 0..rows {
+        let h: Vec<f64> = (0..f)
+            .map(|j| gelu(b1[j] as f64 + (0..d).map(|k| x[r * d + k] as f64 * w1[k * f + j] as f64).sum::<f64>()))
+            .collect();
+        for k in 0..d {
+            y[r * d + k] = b2[k] as f64 + (0..f).map(|j| h[j] * w2[j * d + k] as f64).sum::<f64>();
+        }
+    }
+    y
+}
+
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(1664525).wrapping_add(1013904223);
+            ((s >> 8) & 0xffff) as f32 / 65536.0 - 0.5
+        })
+        .collect()
+}
+
+fn mlp_inputs(lib: &Library, b: usize, s: usize, d: usize, f: usize) -> (Vec<Vec<f32>>, Vec<Tensor>) {
+    let shapes: Vec<Vec<i64>> = vec![vec![b as i64, s as i64, d as i64], vec![d as i64, f as i64], vec![f as i64], vec![f as i64, d as i64], vec![d as i64]];
+    let arrays: Vec<Vec<f32>> = shapes.iter().enumerate().map(|(i, sh)| data(sh.iter().product::<i64>() as usize, i as u32 + 1)).collect();
+    let tensors = arrays.iter().zip(&shapes).map(|(a, sh)| Tensor::from_slice(lib, a, sh).unwrap()).collect();
+    (arrays, tensors)
+}
+
+#[test]
+fn version_and_capabilities() {
+    let lib = sdk();
+    assert!(lib.version().starts_with("0."));
+    assert!(lib.has_compiler());
+    let c = lib.capabilities().unwrap();
+    assert_eq!(c.abi.0, shapeml::ABI_MAJOR);
+    assert!(c.abi.1 >= shapeml::ABI_MINOR_MIN);
+    assert!(c.jit && c.aot_build);
+}
+
+#[test]
+fn opening_a_missing_library_is_an_error() {
+    let e = Library::open("/nonexistent/libshapeml.so.0").err().unwrap();
+    assert_eq!(e.code, Code::LibraryNotLoaded);
+}
+
+#[test]
+fn check_reads_diagnostics() {
+    let lib = sdk();
+    assert!(lib.check("mlp.sml", MLP).unwrap().passed());
+    let r = lib.check("bad.sml", BAD).unwrap();
+    assert!(!r.passed());
+    let d = r.diagnostics().unwrap();
+    assert_eq!(d[0].code, "E0303");
+    assert_eq!(d[0].line, 6);
+    assert!(!d[0].counterexample.is_empty(), "a counterexample: {:?}", d[0]);
+    assert!(r.render(false).unwrap().contains("error[E0303]"));
+    assert!(r.render(true).unwrap().starts_with('['));
+}
+
+#[test]
+fn compile_introspect_and_call() {
+    let lib = sdk();
+    let m = lib.compile("mlp.sml", MLP).unwrap();
+    assert_eq!(m.entry_names(), vec!["mlp".to_string()]);
+    let mlp = m.entry("mlp").unwrap();
+    assert_eq!(mlp.name(), "mlp");
+    assert_eq!(mlp.shape_variables(), vec!["B", "S", "D", "F"]);
+    let params = mlp.params().unwrap();
+    assert_eq!(params.len(), 5);
+    assert_eq!(params[0].name, "x");
+    assert_eq!(params[0].type_text, "(tensor f32 (B S D) host)");
+    assert_eq!(mlp.results().unwrap()[0].rank, 3);
+
+    let (b, s, d, f) = (2, 3, 8, 16);
+    let (a, t) = mlp_inputs(&lib, b, s, d, f);
+    let refs: Vec<&Tensor> = t.iter().collect();
+    let y = mlp.call(&refs).unwrap();
+    assert_eq!(y[0].shape(), vec![b as i64, s as i64, d as i64]);
+    let got = y[0].to_vec::<f32>().unwrap();
+    let want = reference(&a[0], &a[1], &a[2], &a[3], &a[4], b * s, d, f);
+    let err = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).abs()).fold(0.0, f64::max);
+    assert!(err < 1e-5, "max abs error {}", err);
+    assert_eq!(y[0].to_vec::<f64>().unwrap_err().code, Code::InvalidArgument);
+}
+
+#[test]
+fn errors_map_to_codes() {
+    let lib = sdk();
+    let e = lib.compile("bad.sml", BAD).err().unwrap();
+    assert_eq!(e.code, Code::CheckFailed);
+    assert!(e.message.contains("E0303"));
+    let m = lib.compile("mlp.sml", MLP).unwrap();
+    assert_eq!(m.entry("nope").err().unwrap().code, Code::NotFound);
+    let mlp = m.entry("mlp").unwrap();
+    let (_, mut t) = mlp_inputs(&lib, 2, 3, 8, 16);
+    t[1] = Tensor::from_slice(&lib, &data(8 * 15, 9), &[8, 15]).unwrap(); // F of w1 disagrees with b1
+    let refs: Vec<&Tensor> = t.iter().collect();
+    let e = mlp.call(&refs).err().unwrap();
+    assert_eq!(e.code, Code::InvalidArgument, "{}", e);
+    assert_eq!(lib.load("/nonexistent/model.so").err().unwrap().code, Code::NotFound);
+}
+
+#[test]
+fn aot_build_then_runtime_library() {
+    let lib = sdk();
+    let out = std::env::temp_dir().join(format!("shapeml-rust-{}.so", std::process::id()));
+    lib.build("mlp.sml", MLP, "mlp:B=1,S=2,D=4,F=8", &out).unwrap();
+    let rt = Library::open(lib_dir().join("libshapeml_runtime.so.0")).unwrap();
+    assert!(!rt.has_compiler());
+    assert_eq!(rt.compile("mlp.sml", MLP).err().unwrap().code, Code::Unimplemented);
+    let m = rt.load(&out).unwrap();
+    let mlp = m.entry("mlp").unwrap();
+    let (a, t) = mlp_inputs(&rt, 1, 2, 4, 8);
+    let refs: Vec<&Tensor> = t.iter().collect();
+    let got = mlp.call(&refs).unwrap()[0].to_vec::<f32>().unwrap();
+    let want = reference(&a[0], &a[1], &a[2], &a[3], &a[4], 2, 4, 8);
+    for (g, w) in got.iter().zip(&want) {
+        assert!((*g as f64 - w).abs() < 1e-5);
+    }
+    // A binding it was not built for: NotFound from the AOT module.
+    let (_, t) = mlp_inputs(&rt, 2, 2, 4, 8);
+    let refs: Vec<&Tensor> = t.iter().collect();
+    assert_eq!(mlp.call(&refs).err().unwrap().code, Code::NotFound);
+    std::fs::remove_file(&out).ok();
+}
+
+#[test]
+fn tensors_from_many_threads() {
+    let lib = sdk();
+    let m = std::sync::Arc::new(lib.compile("mlp.sml", MLP).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (m, lib) = (m.clone(), lib.clone());
+            std::thread::spawn(move || {
+                let (_, t) = mlp_inputs(&lib, 1, 2, 4, 8);
+                let refs: Vec<&Tensor> = t.iter().collect();
+                m.entry("mlp").unwrap().call(&refs).unwrap()[0].to_vec::<f32>().unwrap()
+            })
+        })
+        .collect();
+    let results: Vec<Vec<f32>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(results.windows(2).all(|w| w[0] == w[1]));
+}
