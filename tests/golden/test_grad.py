@@ -308,6 +308,17 @@ def main():
                 "(return (reduce_sum (neg (take_along_axis (log_softmax l :axis -1) t :axis -1)) :axes (0 1) :keepdims true))",
                 lambda l, t: F.cross_entropy(l.reshape(-1, l.shape[-1]), t.reshape(-1), reduction="sum").reshape(1, 1),
                 "B T V", {"B": (1, 3), "T": (1, 5), "V": (2, 9)})
+    # second order: f calls a derived function; its gradient is a second derivative
+    inner = ("(func energy (dims N D) (params (x (tensor f64 (N D) host)) (w (tensor f64 (D) host)))\n"
+             "  (returns (tensor f64 () host)) (return (reduce_sum (mul (sin x) w) :axes (0 1))))\n"
+             "(grad denergy energy :wrt (x))")
+
+    def second(x_, w):
+        e = (torch.sin(x_) * w).sum()
+        (g,) = torch.autograd.grad(e, x_, create_graph=True)
+        return g * g
+    r.grad_case("second-order", [x, P("w", "f64", "D")], ("f64", "N D"), "(let (e g) (call denergy x w))\n  (return (mul g g))",
+                second, "N D", ND, prelude=inner)
     r.grad_case("f32-mlp", [P("x", "f32", "N D"), P("w1", "f32", "D F"), P("w2", "f32", "F D")], ("f32", "N D"),
                 "(return (matmul (silu (matmul x w1)) w2))", lambda x_, a, b: F.silu(x_ @ a) @ b, "N D F",
                 {"N": (1, 6), "D": (1, 8), "F": (1, 8)})
