@@ -241,29 +241,56 @@ def generate(module, weights, prompt, new_tokens=32, t_max=T_MAX, sample_seed=No
     cache that grows by one position per token (a new specialization each
     time, the slow way). `timings` receives (prefill seconds, [decode
     seconds per token]). Returns the token ids, prompt included."""
-    ws = [weights[k] for k in NAMES]
     toks = list(encode(prompt))
     if len(toks) + new_tokens > t_max:
         raise ValueError(f"prompt of {len(toks)} tokens + {new_tokens} new ones exceed T_max = {t_max}")
     pick = argmax if sample_seed is None else (lambda z, r=SplitMix64(sample_seed): gumbel_max(z, r))
-    t0 = time.perf_counter()
-    z, kt, v = module.call("prefill", np.array([toks], np.int64), *ws)
-    t_prefill = time.perf_counter() - t0
-    toks.append(pick(z[0, -1]))
-    live = len(toks) - 1
-    if padded:
-        kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (t_max - live,), np.float32)], axis=3)
-        v = np.concatenate([v, np.zeros((1, v.shape[1], t_max - live, v.shape[3]), np.float32)], axis=2)
-    steps = []
-    while len(toks) < len(encode(prompt)) + new_tokens:
-        if not padded:  # one position of room for the new key and value
-            kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (1,), np.float32)], axis=3)
-            v = np.concatenate([v, np.zeros((1, v.shape[1], 1, v.shape[3]), np.float32)], axis=2)
+    lib = module.lib
+    release = lib.lib.shapeml_tensor_release
+    # The weights become runtime tensors once; the cache stays a runtime
+    # tensor from one decode step to the next (outputs fed back as inputs):
+    # only the token, the live length and the logits cross to NumPy per step.
+    ws = [lib.tensor(weights[k]) for k in NAMES]
+    held = []
+    try:
         t0 = time.perf_counter()
-        z, kt, v = module.call("decode", np.array([[toks[-1]]], np.int64), np.array(live, np.int64), kt, v, *ws)
-        steps.append(time.perf_counter() - t0)
-        live += 1
-        toks.append(pick(z[0, 0]))
+        z, kt, v = module.call("prefill", np.array([toks], np.int64), *[weights[k] for k in NAMES])
+        t_prefill = time.perf_counter() - t0
+        toks.append(pick(z[0, -1]))
+        live = len(toks) - 1
+        width = t_max if padded else live + 1
+        kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (width - live,), np.float32)], axis=3)
+        v = np.concatenate([v, np.zeros((1, v.shape[1], width - live, v.shape[3]), np.float32)], axis=2)
+        cache = [lib.tensor(kt), lib.tensor(v)]
+        held.extend(cache)
+        steps = []
+        while len(toks) < len(encode(prompt)) + new_tokens:
+            if not padded and live + 1 > width:  # the growing cache: one position of room, a new shape
+                kt, v = lib.to_numpy(cache[0]), lib.to_numpy(cache[1])
+                kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (1,), np.float32)], axis=3)
+                v = np.concatenate([v, np.zeros((1, v.shape[1], 1, v.shape[3]), np.float32)], axis=2)
+                width += 1
+                for t in cache:
+                    release(t)
+                    held.remove(t)
+                cache = [lib.tensor(kt), lib.tensor(v)]
+                held.extend(cache)
+            t0 = time.perf_counter()
+            tok_t, live_t = lib.tensor(np.array([[toks[-1]]], np.int64)), lib.tensor(np.array(live, np.int64))
+            held.extend([tok_t, live_t])
+            z_t, kt_t, v_t = module.call_tensors("decode", tok_t, live_t, *cache, *ws)
+            held.extend([z_t, kt_t, v_t])
+            z = lib.to_numpy(z_t)
+            steps.append(time.perf_counter() - t0)
+            for t in (tok_t, live_t, z_t, *cache):
+                release(t)
+                held.remove(t)
+            cache = [kt_t, v_t]
+            live += 1
+            toks.append(pick(z[0, 0]))
+    finally:
+        for t in held + ws:
+            release(t)
     if timings is not None:
         timings.extend([t_prefill, steps])
     return toks
