@@ -104,7 +104,15 @@ cmake --build "$work/mlpkit-cmake" >>"$work/mlpkit-cmake.log" 2>&1 || { cat "$wo
 if grep -q -- "$here/include\|$build/libshapeml\|$build/shapemlc" "$work/mlpkit-cmake/build.ninja" 2>/dev/null; then
   fail "mlpkit saw the source or build tree"
 fi
-(cd "$work/mlpkit-cmake" && ctest --output-on-failure -V) | grep -E "^[0-9]+: |tests passed|FAIL" || fail "mlpkit tests (CMake)"
+(cd "$work/mlpkit-cmake" && ctest --output-on-failure -V) | tee "$work/mlpkit-cmake-test.log" | grep -E "^[0-9]+: |tests passed|FAIL" ||
+  fail "mlpkit tests (CMake)"
+grep -q "100% tests passed" "$work/mlpkit-cmake-test.log" || fail "mlpkit tests (CMake)"
+# With libshapeml-cuda0 unpacked, the runtime finds the plugin in its
+# private directory (then, without a GPU, reports why CUDA is unavailable).
+if ls "$work"/debs/libshapeml-cuda0_*.deb >/dev/null 2>&1; then
+  grep -Eq "GPU: (skipped \(the CUDA plugin .*/shapeml/libshapeml_cuda.so|max abs error)" "$work/mlpkit-cmake-test.log" ||
+    fail "the runtime did not find the unpacked CUDA plugin"
+fi
 
 echo "== 5b. mlpkit with pkg-config (make), installed files only"
 PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs shapeml-runtime
