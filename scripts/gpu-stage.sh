@@ -63,4 +63,14 @@ for v in on off; do
   strip --strip-debug "$carry/obs/$v"/lib/* "$carry/obs/$v"/bin/*
 done
 /usr/bin/python3 bench/obs_overhead.py build --gpu --shapemlc "$build/shapemlc" --out "$carry/obs/modules"
+# The worked example of the guide (sdk-examples/mlpkit) with its GPU model,
+# built against an install of this build (find_package), run there by the
+# runtime library alone.
+rm -rf build/mlpkit-prefix build/mlpkit
+cmake --install "$build" --prefix build/mlpkit-prefix >/dev/null
+cmake -S sdk-examples/mlpkit -B build/mlpkit -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/mlpkit-prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/mlpkit >/dev/null
+mkdir -p "$carry/mlpkit"
+cp -P build/mlpkit/mlpkit_test build/mlpkit/libmlpkit.so* build/mlpkit/mlpkit/mlp_model.so build/mlpkit/mlpkit/mlp_gpu_model.so "$carry/mlpkit/"
+cp "$carry/lib/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so.0"
 du -sh "$carry"
