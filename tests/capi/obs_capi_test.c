@@ -335,6 +335,30 @@ static void compile_and_run_share_one_module_id(void** state) {
   shapeml_context_release(ctx);
 }
 
+static void an_old_context_options_struct_never_starts_tracing(void** state) {
+  (void)state;
+  free(flush_trace());
+  /* A 0.3 caller's struct is 16 bytes: what lies after it (here a 1 where
+     trace_flags would be) is not read. */
+  shapeml_context_options co = SHAPEML_CONTEXT_OPTIONS_INIT;
+  co.struct_size = 16;
+  co.trace_flags = SHAPEML_UNSTABLE_TRACE_SPANS;
+  shapeml_context* ctx = NULL;
+  assert_null(shapeml_context_create(&co, &ctx));
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "tiny.sml", kMlp, strlen(kMlp), &r));
+  char* json = flush_trace();
+  assert_null(strstr(json, "check_source"));
+  free(json);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+  /* A size that ends inside trace_flags is refused. */
+  co.struct_size = 20;
+  shapeml_status* st = shapeml_context_create(&co, &ctx);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+}
+
 static void z3_queries_are_logged_at_debug(void** state) {
   (void)state;
   /* (* 2 N) against (+ N N) needs the solver or normalization; either way the
@@ -367,6 +391,7 @@ int main(void) {
       cmocka_unit_test(trace_flushes_to_a_file),
 #ifdef WITH_COMPILER
       cmocka_unit_test(compile_and_run_share_one_module_id),
+      cmocka_unit_test(an_old_context_options_struct_never_starts_tracing),
       cmocka_unit_test(z3_queries_are_logged_at_debug),
 #endif
   };
