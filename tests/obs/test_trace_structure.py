@@ -48,6 +48,9 @@ with tempfile.TemporaryDirectory() as tmp:
     lines = [l for l in r2.stderr.splitlines() if l.strip()]
     check(any("[info] runtime: module created" in l and "module=m-" in l for l in lines), f"SHAPEML_LOG=runtime=info prints the module record: {lines}")
     check(all("] runtime:" in l for l in lines), f"only runtime records at off,runtime=info: {lines}")
+    r4 = subprocess.run(args, env=dict(os.environ, SHAPEML_TRACE="/nonexistent-dir/trace.json"), capture_output=True, text=True)
+    check(r4.returncode == 2 and "cannot write /nonexistent-dir/trace.json" in r4.stderr,
+          f"an unwritable SHAPEML_TRACE is an error: {r4.returncode} {r4.stderr!r}")
     r3 = subprocess.run(args, env=dict(os.environ, SHAPEML_LOG="loud"), capture_output=True, text=True)
     check(r3.returncode == 2 and "unknown log level" in r3.stderr, f"a bad SHAPEML_LOG is a usage error: {r3.returncode} {r3.stderr!r}")
 
