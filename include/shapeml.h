@@ -1272,7 +1272,9 @@ typedef struct shapeml_unstable_log_record {
   const char* entry;                         /**< The entry point being called, or "". */
 } shapeml_unstable_log_record;
 
-/** A log sink: called on the thread that logs, possibly on several threads at once. */
+/** A log sink: called on the thread that logs, possibly on several threads at
+ *  once. It must not call shapeml_unstable_log_set_sink(); records that
+ *  shapeml functions called from inside the sink would log are dropped. */
 typedef void (*shapeml_unstable_log_sink)(void* user, const shapeml_unstable_log_record* record);
 
 /**
@@ -1325,7 +1327,7 @@ SHAPEML_API shapeml_status* shapeml_unstable_trace_stop(void);
  * Writes the recorded events to `path` as Chrome trace-event JSON (opens in
  * ui.perfetto.dev and chrome://tracing) and forgets them.
  * @return NULL on success; INVALID_ARGUMENT for a NULL path; IO_ERROR when the
- *         file cannot be written (the events are then kept).
+ *         file cannot be created (the events are then kept) or written.
  */
 SHAPEML_API shapeml_status* shapeml_unstable_trace_flush_to_file(const char* path);
 

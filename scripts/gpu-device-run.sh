@@ -75,6 +75,9 @@ step plan_bench 120 "$carry/bin/gpu_plan_bench"
 # transformer block, with and without CUDA graph replay.
 step obs_overhead 600 python3 bench/obs_overhead.py run --gpu --on "$carry/obs/on" --off "$carry/obs/off" --modules "$carry/obs/modules" \
   --rounds 5 --json "$out/obs_overhead_gpu.json"
+# Per-launch spans, GPU times and the module ID on the GPU; the trace for ui.perfetto.dev.
+step obs_gpu 120 python3 tests/gpu/obs_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" --module "$carry/modules/mlp_gpu.so" \
+  --trace "$out/obs_gpu_trace.json"
 # NVTX ranges named after shapeml's launches, as Nsight Systems sees them (when nsys is installed).
 step obs_nvtx 180 bash -c "command -v nsys >/dev/null || { echo 'nsys not installed: skipped'; exit 0; }; \
   nsys profile -t nvtx,cuda -f true -o /tmp/shapeml-obs env LD_LIBRARY_PATH=\"$carry/obs/on/lib:\$LD_LIBRARY_PATH\" \

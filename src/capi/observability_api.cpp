@@ -121,11 +121,16 @@ SHAPEML_API shapeml_status* shapeml_unstable_trace_flush_to_file(const char* pat
     if (!path) return null_arg("shapeml_unstable_trace_flush_to_file", "path");
     std::FILE* f = std::fopen(path, "wb");
     if (!f) return make_status(SHAPEML_STATUS_IO_ERROR, std::string("shapeml_unstable_trace_flush_to_file: cannot write ") + path + ": " + std::strerror(errno));
-    std::string doc = shapeml::obs::take_json(/*clear=*/false);
+    std::string doc;
+    try {
+      doc = shapeml::obs::take_json(/*clear=*/true);
+    } catch (...) {
+      std::fclose(f);
+      throw;
+    }
     bool ok = std::fwrite(doc.data(), 1, doc.size(), f) == doc.size();
     ok = std::fclose(f) == 0 && ok;
-    if (!ok) return make_status(SHAPEML_STATUS_IO_ERROR, std::string("shapeml_unstable_trace_flush_to_file: cannot write ") + path);
-    shapeml::obs::take_json(/*clear=*/true);  // written: forget them
+    if (!ok) return make_status(SHAPEML_STATUS_IO_ERROR, std::string("shapeml_unstable_trace_flush_to_file: cannot write ") + path + " (disk full?)");
     return nullptr;
   });
 }

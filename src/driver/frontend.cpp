@@ -56,8 +56,8 @@ check::CheckResult check_source(std::string name, std::string text, const check:
   obs::ModuleScope scope(&r.module_id, &r.source->name());
   obs::Span check_span("compiler", "check_source");
   if (check_span) check_span.arg("source", r.source->name()).arg("bytes", static_cast<int64_t>(r.source->text().size()));
-  SHAPEML_LOG_AT(Driver, Debug, "check_source", {"source", r.source->name()}, {"module", r.module_id});
   try {
+    SHAPEML_LOG_AT(Driver, Debug, "check_source", {"source", r.source->name()}, {"module", r.module_id});
     auto t0 = Clock::now();
     std::vector<uint32_t> lexical;
     {

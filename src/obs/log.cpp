@@ -138,11 +138,17 @@ const bool g_env_read = [] {
 }  // namespace
 
 void emit(Component c, Level l, std::string_view message, std::vector<Field> fields) {
+  // A sink that calls into shapeml, which logs again on this thread: that
+  // record is dropped (re-entering the sink lock could deadlock).
+  thread_local bool in_sink = false;
+  if (in_sink) return;
   SinkSlot& s = sink_slot();
   std::shared_lock<std::shared_mutex> lock(s.mu);
   if (!s.fn) return;
   Record r{l, c, message, fields, now_ns(), thread_number(), thread_context()};
+  in_sink = true;
   s.fn(s.user, r);
+  in_sink = false;
 }
 #endif
 

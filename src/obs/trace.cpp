@@ -24,7 +24,10 @@ std::string module_id_for(std::string_view name, std::string_view text) {
     h ^= 0xff;  // separator: ("ab","c") and ("a","bc") differ
     h *= 1099511628211ull;
   };
-  mix(name);
+  // Only the file name: building the same file from another checkout or
+  // directory gives the same ID.
+  size_t slash = name.find_last_of('/');
+  mix(slash == std::string_view::npos ? name : name.substr(slash + 1));
   mix(text);
   char buf[24];
   std::snprintf(buf, sizeof buf, "m-%016" PRIx64, h);

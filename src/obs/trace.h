@@ -37,7 +37,8 @@ enum : uint32_t {
 uint64_t now_ns();
 
 /// A module ID: "m-" and 16 hex digits of a 64-bit FNV-1a hash of `name`
-/// and `text` (the source, or the manifest of a module that has no ID).
+/// without its directories and `text` (the source, or the manifest of a
+/// module that has no ID).
 /// Deterministic: rebuilding the same source gives the same ID, so an AOT
 /// .so built elsewhere still matches the compile trace of its source.
 std::string module_id_for(std::string_view name, std::string_view text);

@@ -283,7 +283,13 @@ Status Module::with_context(Status st, const EntrySig& e) const {
 Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
   obs::ModuleScope scope(&id_, &manifest_.name, &entry.name);
   obs::Span span("runtime", "call");
-  if (span) span.rename("call " + entry.name).arg("device", entry.device ? "cuda" : "host");
+  if (span) {
+    try {  // outside the guard below: a failed allocation only leaves the span unnamed
+      span.rename("call " + entry.name);
+    } catch (...) {
+    }
+    span.arg("device", entry.device ? "cuda" : "host");
+  }
   Status st = call_unscoped(entry, inputs, outputs, options);
   if (st.ok()) return st;
   if (span) span.arg("error", status_code_name(st.code()));

@@ -4,7 +4,9 @@
  * spans; run-time errors that name the module and the entry. Built against
  * both libraries; WITH_COMPILER adds the compile-side cases. */
 #define SHAPEML_UNSTABLE_API
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -264,6 +266,68 @@ static void trace_flushes_to_a_file(void** state) {
   shapeml_status_free(st);
 }
 
+/* ---- many threads: calls, logs and traces while sinks are swapped and the
+   trace is flushed (also run under ThreadSanitizer: the tsan preset) ---- */
+
+enum { kThreads = 8, kCallsPerThread = 100 };
+static atomic_int g_records_a, g_records_b;
+static void count_a(void* u, const shapeml_unstable_log_record* r) {
+  (void)u;
+  if (!strcmp(r->message, "call failed")) atomic_fetch_add(&g_records_a, 1);
+}
+static void count_b(void* u, const shapeml_unstable_log_record* r) {
+  (void)u;
+  if (!strcmp(r->message, "call failed")) atomic_fetch_add(&g_records_b, 1);
+}
+
+static void* caller(void* arg) {
+  shapeml_module* m = arg;
+  for (int i = 0; i < kCallsPerThread; ++i) {
+    shapeml_status* st = NULL;
+    call_add(m, (i % 2) ? 3 : 4, &st); /* every other call fails (a short input) */
+    if ((i % 2) != (st != NULL)) fail_msg("call %d: unexpected status", i);
+    shapeml_status_free(st);
+  }
+  return NULL;
+}
+
+static size_t count_of(const char* hay, const char* needle) {
+  size_t n = 0;
+  for (const char* p = strstr(hay, needle); p; p = strstr(p + 1, needle)) ++n;
+  return n;
+}
+
+static void threads_trace_and_log_while_sinks_change(void** state) {
+  (void)state;
+  atomic_store(&g_records_a, 0);
+  atomic_store(&g_records_b, 0);
+  shapeml_module* m = NULL;
+  assert_null(shapeml_module_load(TEST_MODULE_PATH, NULL, &m));
+  free(flush_trace());
+  assert_null(shapeml_unstable_log_set_levels("warn"));
+  assert_null(shapeml_unstable_log_set_sink(count_a, NULL));
+  assert_null(shapeml_unstable_trace_start(NULL));
+  pthread_t t[kThreads];
+  for (int i = 0; i < kThreads; ++i) assert_int_equal(pthread_create(&t[i], NULL, caller, m), 0);
+  size_t calls = 0;
+  for (int k = 0; k < 50; ++k) { /* meanwhile: swap sinks, flush */
+    assert_null(shapeml_unstable_log_set_sink((k % 2) ? count_a : count_b, NULL));
+    char* json = flush_trace();
+    calls += count_of(json, "{\"name\":\"call add\"");
+    free(json);
+  }
+  for (int i = 0; i < kThreads; ++i) pthread_join(t[i], NULL);
+  assert_null(shapeml_unstable_trace_stop());
+  char* json = flush_trace();
+  calls += count_of(json, "{\"name\":\"call add\"");
+  free(json);
+  assert_null(shapeml_unstable_log_set_sink(NULL, NULL));
+  /* Every call traced once, every failure logged once, to one sink or the other. */
+  assert_int_equal(calls, kThreads * kCallsPerThread);
+  assert_int_equal(atomic_load(&g_records_a) + atomic_load(&g_records_b), kThreads * kCallsPerThread / 2);
+  shapeml_module_release(m);
+}
+
 #ifdef WITH_COMPILER
 static const char kMlp[] =
     "(module tiny\n"
@@ -335,6 +399,30 @@ static void compile_and_run_share_one_module_id(void** state) {
   shapeml_context_release(ctx);
 }
 
+static void an_old_context_options_struct_never_starts_tracing(void** state) {
+  (void)state;
+  free(flush_trace());
+  /* A 0.3 caller's struct is 16 bytes: what lies after it (here a 1 where
+     trace_flags would be) is not read. */
+  shapeml_context_options co = SHAPEML_CONTEXT_OPTIONS_INIT;
+  co.struct_size = 16;
+  co.trace_flags = SHAPEML_UNSTABLE_TRACE_SPANS;
+  shapeml_context* ctx = NULL;
+  assert_null(shapeml_context_create(&co, &ctx));
+  shapeml_check_result* r = NULL;
+  assert_null(shapeml_check_source(ctx, "tiny.sml", kMlp, strlen(kMlp), &r));
+  char* json = flush_trace();
+  assert_null(strstr(json, "check_source"));
+  free(json);
+  shapeml_check_result_release(r);
+  shapeml_context_release(ctx);
+  /* A size that ends inside trace_flags is refused. */
+  co.struct_size = 20;
+  shapeml_status* st = shapeml_context_create(&co, &ctx);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
+}
+
 static void z3_queries_are_logged_at_debug(void** state) {
   (void)state;
   /* (* 2 N) against (+ N N) needs the solver or normalization; either way the
@@ -365,8 +453,10 @@ int main(void) {
       cmocka_unit_test(call_errors_name_module_and_entry),
       cmocka_unit_test(trace_records_runtime_spans_with_module_id),
       cmocka_unit_test(trace_flushes_to_a_file),
+      cmocka_unit_test(threads_trace_and_log_while_sinks_change),
 #ifdef WITH_COMPILER
       cmocka_unit_test(compile_and_run_share_one_module_id),
+      cmocka_unit_test(an_old_context_options_struct_never_starts_tracing),
       cmocka_unit_test(z3_queries_are_logged_at_debug),
 #endif
   };

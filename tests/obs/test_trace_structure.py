@@ -9,6 +9,7 @@ Usage: test_trace_structure.py BUILD_DIR SOURCE_DIR
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,9 @@ with tempfile.TemporaryDirectory() as tmp:
     lines = [l for l in r2.stderr.splitlines() if l.strip()]
     check(any("[info] runtime: module created" in l and "module=m-" in l for l in lines), f"SHAPEML_LOG=runtime=info prints the module record: {lines}")
     check(all("] runtime:" in l for l in lines), f"only runtime records at off,runtime=info: {lines}")
+    r4 = subprocess.run(args, env=dict(os.environ, SHAPEML_TRACE="/nonexistent-dir/trace.json"), capture_output=True, text=True)
+    check(r4.returncode == 2 and "cannot write /nonexistent-dir/trace.json" in r4.stderr,
+          f"an unwritable SHAPEML_TRACE is an error: {r4.returncode} {r4.stderr!r}")
     r3 = subprocess.run(args, env=dict(os.environ, SHAPEML_LOG="loud"), capture_output=True, text=True)
     check(r3.returncode == 2 and "unknown log level" in r3.stderr, f"a bad SHAPEML_LOG is a usage error: {r3.returncode} {r3.stderr!r}")
 
@@ -95,6 +99,10 @@ for child, parent in [("parse", "check_source"), ("elaborate", "check_source"), 
     check(nested(child, parent), f"every `{child}` lies inside a `{parent}` on its thread")
 check(nested("one-shot-bufferize", "bufferization"), "the bufferize pass lies inside the bufferization stage")
 check(nested("alloc", "call mlp", every=False), "an output allocation lies inside a call")
+llvm_passes = [e for e in spans if e["cat"] == "llvm pass"]
+check(llvm_passes and all(any(inside(p, o) for o in by_name["llvm optimize"]) for p in llvm_passes),
+      "LLVM passes have spans, inside `llvm optimize`")
+check(any(e["name"] == "InstCombinePass" for e in llvm_passes), "InstCombinePass has a span")
 # Only the first call compiles.
 first, second = sorted(by_name["call mlp"], key=lambda e: e["ts"])
 check(any(inside(j, first) for j in by_name["jit compile"]) and not any(inside(j, second) for j in by_name["jit compile"]),
@@ -109,6 +117,23 @@ for n in ["check_source", "parse", "elaborate", "jit compile", "emit mlir", "cal
     check(all(e["args"].get("module") == mid for e in by_name.get(n, [])), f"every `{n}` span carries the module ID")
 check(all(e["args"].get("entry") == "mlp" for e in by_name.get("call mlp", [])), "call spans name the entry")
 check(all(e["args"].get("module_name") == "mlp" for e in by_name.get("call mlp", [])), "call spans name the module")
+
+# Every Z3 query is a span with its outcome, inside elaborate or verify.
+with tempfile.TemporaryDirectory() as tmp:
+    trace_path = os.path.join(tmp, "check.json")
+    prog = os.path.join(src, "tests", "lit", "ok", "concat-slice.sml")
+    r = subprocess.run([shapemlc, "check", "--stats", prog], env=dict(os.environ, SHAPEML_TRACE=trace_path), capture_output=True, text=True)
+    check(r.returncode == 0, f"shapemlc check {prog}: {r.stderr}")
+    m = re.search(r"(\d+) Z3 queries", r.stdout)
+    with open(trace_path) as f:
+        check_spans = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+z3 = [e for e in check_spans if e["name"] == "z3 query"]
+check(m and int(m.group(1)) > 0, f"the program needs Z3: {r.stdout}")
+check(m and len(z3) >= int(m.group(1)), f"one span per Z3 query: {len(z3)} spans, --stats says {m.group(1) if m else '?'} (plus the verifier's)")
+check(all(e["cat"] == "smt" and e["args"].get("answer") in ("sat", "unsat", "unknown") for e in z3), "each Z3 span has its answer")
+containers = [e for e in check_spans if e["name"] in ("elaborate", "verify")]
+check(all(any(inside(q, c) for c in containers) for q in z3), "each Z3 query lies inside elaborate or verify")
+check(len({e["args"].get("module") for e in check_spans if e["name"] != "shapemlc"}) == 1, "the check's spans share one module ID")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")

@@ -108,6 +108,26 @@ class ModuleOptions(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("target", C.c_int32)]
 
 
+class LogField(C.Structure):
+    _fields_ = [("key", C.c_char_p), ("value", C.c_char_p)]
+
+
+class LogRecord(C.Structure):
+    """shapeml_unstable_log_record (unstable tier; docs/design/observability.md)."""
+    _fields_ = [("struct_size", C.c_size_t), ("level", C.c_int32), ("component", C.c_char_p), ("message", C.c_char_p),
+                ("num_fields", C.c_size_t), ("fields", C.POINTER(LogField)), ("time_ns", C.c_uint64), ("thread", C.c_uint32),
+                ("module_id", C.c_char_p), ("entry", C.c_char_p)]
+
+
+LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+_LOG_SINK = C.CFUNCTYPE(None, C.c_void_p, C.POINTER(LogRecord))
+_TRACE_WRITER = C.CFUNCTYPE(None, C.c_void_p, C.POINTER(C.c_char), C.c_size_t)
+
+
+class TraceOptions(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("flags", C.c_uint64)]
+
+
 class Library:
     """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
 
@@ -153,6 +173,60 @@ class Library:
         L.shapeml_tensor_byte_size.restype, L.shapeml_tensor_byte_size.argtypes = sz, [vp]
         self.version = L.shapeml_version().decode()
         self._ctx = None
+
+    # ---- observability (unstable tier) ----
+
+    def _obs(self):
+        L = self.lib
+        if not getattr(self, "_obs_ready", False):
+            vp = C.c_void_p
+            L.shapeml_unstable_log_set_sink.restype, L.shapeml_unstable_log_set_sink.argtypes = vp, [_LOG_SINK, vp]
+            L.shapeml_unstable_log_set_levels.restype, L.shapeml_unstable_log_set_levels.argtypes = vp, [C.c_char_p]
+            L.shapeml_unstable_trace_start.restype, L.shapeml_unstable_trace_start.argtypes = vp, [C.POINTER(TraceOptions)]
+            L.shapeml_unstable_trace_stop.restype = vp
+            L.shapeml_unstable_trace_flush_to_file.restype, L.shapeml_unstable_trace_flush_to_file.argtypes = vp, [C.c_char_p]
+            L.shapeml_unstable_trace_flush.restype, L.shapeml_unstable_trace_flush.argtypes = vp, [_TRACE_WRITER, vp]
+            self._obs_ready = True
+        return L
+
+    def set_log_sink(self, fn):
+        """fn(level, component, message, fields: dict, module_id, entry), or None to remove it.
+        Called on the thread that logs; the library prints nothing by itself."""
+        L = self._obs()
+        if fn is None:
+            self._check(L.shapeml_unstable_log_set_sink(_LOG_SINK(), None))
+            self._sink = None
+            return
+
+        def sink(user, rec):
+            r = rec.contents
+            fields = {r.fields[i].key.decode(): r.fields[i].value.decode() for i in range(r.num_fields)}
+            fn(LOG_LEVELS[r.level], r.component.decode(), r.message.decode(), fields, r.module_id.decode(), r.entry.decode())
+
+        cb = _LOG_SINK(sink)
+        self._check(L.shapeml_unstable_log_set_sink(cb, None))
+        self._sink = cb  # kept alive while installed
+
+    def set_log_levels(self, spec):
+        """SHAPEML_LOG's syntax, e.g. "info,smt=debug"."""
+        self._check(self._obs().shapeml_unstable_log_set_levels(spec.encode()))
+
+    def trace_start(self, gpu_timing=False):
+        self._check(self._obs().shapeml_unstable_trace_start(C.byref(TraceOptions(C.sizeof(TraceOptions), 1 | (2 if gpu_timing else 0)))))
+
+    def trace_stop(self):
+        self._check(self._obs().shapeml_unstable_trace_stop())
+
+    def trace_flush_to_file(self, path):
+        """Writes the recorded spans as Chrome trace-event JSON (ui.perfetto.dev) and forgets them."""
+        self._check(self._obs().shapeml_unstable_trace_flush_to_file(str(path).encode()))
+
+    def trace_json(self):
+        """The recorded spans as a Chrome trace-event JSON string (and forgets them)."""
+        parts = []
+        cb = _TRACE_WRITER(lambda user, data, size: parts.append(C.string_at(data, size)))
+        self._check(self._obs().shapeml_unstable_trace_flush(cb, None))
+        return b"".join(parts).decode()
 
     def _check(self, status):
         if status:

@@ -255,7 +255,22 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, unsigned level) {
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = level >= 2;
   pto.SLPVectorization = level >= 2;
-  llvm::PassBuilder pb(&tm, pto);
+  // While tracing, one span per LLVM pass run (category `llvm pass`; pass
+  // managers and adaptors are passes too, so the spans nest).
+  llvm::PassInstrumentationCallbacks pic;
+  std::vector<std::pair<std::string, uint64_t>> open;
+  if (span) {
+    pic.registerBeforeNonSkippedPassCallback([&open](llvm::StringRef name, llvm::Any) { open.push_back({name.str(), obs::now_ns()}); });
+    auto close = [&open]() {
+      if (open.empty()) return;
+      auto o = std::move(open.back());
+      open.pop_back();
+      obs::record_complete("llvm pass", std::move(o.first), o.second, obs::now_ns() - o.second, "");
+    };
+    pic.registerAfterPassCallback([close](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses&) { close(); });
+    pic.registerAfterPassInvalidatedCallback([close](llvm::StringRef, const llvm::PreservedAnalyses&) { close(); });
+  }
+  llvm::PassBuilder pb(&tm, pto, std::nullopt, span ? &pic : nullptr);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
