@@ -57,6 +57,10 @@ Print Assumptions ShapeML.Soundness.env_ok_cons.
 Print Assumptions ShapeML.Soundness.env_ok_nil.
 Print Assumptions ShapeML.Soundness.sub_sound.
 Print Assumptions ShapeML.Soundness.expand_length.
+Print Assumptions ShapeML.Soundness.split_shape_last2.
+Print Assumptions ShapeML.Soundness.transpose_sound.
+Print Assumptions ShapeML.Soundness.matmul_sound.
+Print Assumptions ShapeML.Soundness.reduce_sound.
 Print Assumptions ShapeML.Soundness.type_soundness_mut.
 Print Assumptions ShapeML.Soundness.type_soundness.
 Print Assumptions ShapeML.Soundness.type_soundness_check.
@@ -65,3 +69,8 @@ Print Assumptions ShapeML.Soundness.progress.
 Print Assumptions ShapeML.Soundness.eval_deterministic.
 Print Assumptions ShapeML.Soundness.preservation.
 Print Assumptions ShapeML.Soundness.preservation_check.
+Print Assumptions ShapeML.Soundness.type_soundness_core.
+Print Assumptions ShapeML.Soundness.preservation_core.
+Print Assumptions ShapeML.Soundness.preservation_matmul.
+Print Assumptions ShapeML.Soundness.preservation_transpose.
+Print Assumptions ShapeML.Soundness.preservation_reduce.

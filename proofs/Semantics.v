@@ -4,11 +4,7 @@
     type [V] and the scalar operations are parameters (a [prims] record),
     so the development says nothing about floating-point arithmetic; it is
     about shapes, dtypes and devices.  The evaluation relation covers the
-    whole core; the fragment of variables, let, the elementwise operations
-    (unary, binary, compare, select, with broadcasting), cast, device
-    copies and reshape is the part whose soundness is proven (Soundness.v,
-    Reshape.v); matmul, transpose and reductions are only stated
-    (Stated.v). *)
+    whole core; its soundness is proven in Soundness.v and Reshape.v. *)
 
 From Coq Require Import String List ZArith Lia.
 From ShapeML Require Import Syntax Broadcast.
@@ -261,20 +257,6 @@ Definition val_has_type {V : Type} (rho : valuation) (t : tensor V) (ty : ty) : 
 Definition env_ok {V : Type} (rho : valuation) (G : ctx) (E : list (var * tensor V)) : Prop :=
   forall x ty, lookup x G = Some ty ->
     exists t, lookup x E = Some t /\ val_has_type rho t ty.
-
-(** The fragment whose soundness is proven in Soundness.v: variables,
-    let, the elementwise operations (unary, binary, compare, select, with
-    broadcasting), cast, device copies, and reshape. *)
-Fixpoint fragment (e : expr) : Prop :=
-  match e with
-  | EVar _ => True
-  | ELet _ e1 e2 | ELetAsc _ _ e1 e2 => fragment e1 /\ fragment e2
-  | EUnary _ e | ECast e _ | EReshape e _ => fragment e
-  | ECopyToDevice e _ | ECopyToHost e => fragment e
-  | EBinary _ e1 e2 | ECompare _ e1 e2 => fragment e1 /\ fragment e2
-  | ESelect c a b => fragment c /\ fragment a /\ fragment b
-  | EMatmul _ _ | ETranspose _ | EReduce _ _ _ _ => False
-  end.
 
 (** ** Sanity checks of the data semantics, on [nat] elements *)
 Definition nat_prims : prims nat :=
