@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Broadcast Typing Semantics Reshape Soundness.
+From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Soundness.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -41,6 +41,35 @@ Print Assumptions ShapeML.Semantics.reduce_rows.
 Print Assumptions ShapeML.Semantics.reduce_cols_keepdims.
 Print Assumptions ShapeML.Semantics.broadcast_add.
 
+(* Bounds.v *)
+Print Assumptions ShapeML.Bounds.unravel_in_bounds.
+Print Assumptions ShapeML.Bounds.ravel_in_bounds.
+Print Assumptions ShapeML.Bounds.in_bounds_app_inv.
+Print Assumptions ShapeML.Bounds.in_bounds_app.
+Print Assumptions ShapeML.Bounds.Forall2_len.
+Print Assumptions ShapeML.Bounds.in_bounds_length.
+Print Assumptions ShapeML.Bounds.bidx_in_bounds_aligned.
+Print Assumptions ShapeML.Bounds.bidx_in_bounds.
+Print Assumptions ShapeML.Bounds.expand_read_in_bounds.
+Print Assumptions ShapeML.Bounds.Forall2_rev.
+Print Assumptions ShapeML.Bounds.rbcast_rev_into.
+Print Assumptions ShapeML.Bounds.rbcast_into.
+Print Assumptions ShapeML.Bounds.bcast_into_trans.
+Print Assumptions ShapeML.Bounds.expand_reads_in_bounds.
+Print Assumptions ShapeML.Bounds.select_reads_in_bounds.
+Print Assumptions ShapeML.Bounds.all_some_map.
+Print Assumptions ShapeML.Bounds.tabulate_opt_some.
+Print Assumptions ShapeML.Bounds.nth_error_lt.
+Print Assumptions ShapeML.Bounds.expand_some.
+Print Assumptions ShapeML.Bounds.swap_last2_app.
+Print Assumptions ShapeML.Bounds.transpose_some.
+Print Assumptions ShapeML.Bounds.firstn_nth_app2.
+Print Assumptions ShapeML.Bounds.in_bounds_last2.
+Print Assumptions ShapeML.Bounds.matmul_some.
+Print Assumptions ShapeML.Bounds.existsb_eqb_In.
+Print Assumptions ShapeML.Bounds.merge_idx_in_bounds.
+Print Assumptions ShapeML.Bounds.reduce_some.
+
 (* Reshape.v *)
 Print Assumptions ShapeML.Reshape.shape_at_of_nat.
 Print Assumptions ShapeML.Reshape.wf_ty_nonneg.
@@ -56,7 +85,6 @@ Print Assumptions ShapeML.Soundness.app_last2_inj.
 Print Assumptions ShapeML.Soundness.env_ok_cons.
 Print Assumptions ShapeML.Soundness.env_ok_nil.
 Print Assumptions ShapeML.Soundness.sub_sound.
-Print Assumptions ShapeML.Soundness.expand_length.
 Print Assumptions ShapeML.Soundness.split_shape_last2.
 Print Assumptions ShapeML.Soundness.transpose_sound.
 Print Assumptions ShapeML.Soundness.matmul_sound.

@@ -12,7 +12,6 @@ Import ListNotations.
 
 (** ** Scalar primitives (parameters of the semantics) *)
 Record prims (V : Type) : Type := mk_prims {
-  p_default : V;                          (* value read outside the data *)
   p_unary   : unop -> V -> V;
   p_binary  : binop -> V -> V -> V;
   p_compare : cmpop -> V -> V -> V;       (* result encodes a bool *)
@@ -25,7 +24,7 @@ Record prims (V : Type) : Type := mk_prims {
   p_red_step : redop -> V -> V -> V;
   p_red_fin  : redop -> nat -> V -> V     (* reduce_mean divides by the count *)
 }.
-Arguments p_default {V}. Arguments p_unary {V}. Arguments p_binary {V}.
+Arguments p_unary {V}. Arguments p_binary {V}.
 Arguments p_compare {V}. Arguments p_select {V}. Arguments p_cast {V}.
 Arguments p_zero {V}. Arguments p_add {V}. Arguments p_mul {V}.
 Arguments p_red_init {V}. Arguments p_red_step {V}. Arguments p_red_fin {V}.
@@ -57,6 +56,13 @@ Fixpoint ravel (s idx : list nat) : nat :=
 Definition tabulate {A : Type} (s : list nat) (f : list nat -> A) : list A :=
   map (fun i => f (unravel s i)) (seq 0 (prod s)).
 
+(** The same, when reading an element may fail: [None] as soon as one
+    element is [None].  Reads use [nth_error], so an out-of-bounds read makes
+    evaluation stuck instead of returning a default value. *)
+Definition tabulate_opt {A : Type} (s : list nat) (f : list nat -> option A)
+  : option (list A) :=
+  all_some (map (fun i => f (unravel s i)) (seq 0 (prod s))).
+
 Definition zipw {A B C : Type} (f : A -> B -> C) (l1 : list A) (l2 : list B) : list C :=
   map (fun p => f (fst p) (snd p)) (combine l1 l2).
 
@@ -76,8 +82,8 @@ Definition bidx (src idx : list nat) : list nat :=
 Section Prims.
 Context {V : Type} (P : prims V).
 
-Definition expand (src tgt : list nat) (data : list V) : list V :=
-  tabulate tgt (fun idx => nth (ravel src (bidx src idx)) data (p_default P)).
+Definition expand (src tgt : list nat) (data : list V) : option (list V) :=
+  tabulate_opt tgt (fun idx => nth_error data (ravel src (bidx src idx))).
 
 (** ** Reshape (§4.12): defined iff the element counts agree; data unchanged. *)
 Definition reshape_val (s' : list nat) (t : tensor V) : option (tensor V) :=
@@ -92,22 +98,28 @@ Definition swap_last2 (idx : list nat) : list nat :=
   | _ => idx
   end.
 
-Definition transpose_data (pre : list nat) (x y : nat) (data : list V) : list V :=
-  tabulate (pre ++ [y; x])
-           (fun idx => nth (ravel (pre ++ [x; y]) (swap_last2 idx)) data (p_default P)).
+Definition transpose_data (pre : list nat) (x y : nat) (data : list V) : option (list V) :=
+  tabulate_opt (pre ++ [y; x])
+               (fun idx => nth_error data (ravel (pre ++ [x; y]) (swap_last2 idx))).
 
 (** ** Matmul (§4.10): [pa ++ [m;k]] times [pb ++ [k;n]]; the batch shapes
     broadcast ([rbcast pa pb = Some pc], as elementwise operands do) and each
     operand's batch index is the result's, mapped by [bidx]. *)
-Definition matmul_data (pa pb pc : list nat) (m k n : nat) (d1 d2 : list V) : list V :=
-  tabulate (pc ++ [m; n]) (fun idx =>
+Definition matmul_data (pa pb pc : list nat) (m k n : nat) (d1 d2 : list V)
+  : option (list V) :=
+  tabulate_opt (pc ++ [m; n]) (fun idx =>
     let b := firstn (length pc) idx in
     let i := nth (length pc) idx 0 in
     let j := nth (S (length pc)) idx 0 in
-    fold_left (fun acc kk =>
-        p_add P acc (p_mul P (nth (ravel (pa ++ [m; k]) (bidx pa b ++ [i; kk])) d1 (p_default P))
-                             (nth (ravel (pb ++ [k; n]) (bidx pb b ++ [kk; j])) d2 (p_default P))))
-      (seq 0 k) (p_zero P)).
+    match all_some (map (fun kk =>
+        match nth_error d1 (ravel (pa ++ [m; k]) (bidx pa b ++ [i; kk])),
+              nth_error d2 (ravel (pb ++ [k; n]) (bidx pb b ++ [kk; j])) with
+        | Some x, Some y => Some (p_mul P x y)
+        | _, _ => None
+        end) (seq 0 k)) with
+    | Some prods => Some (fold_left (p_add P) prods (p_zero P))
+    | None => None
+    end).
 
 (** ** Reductions (§4.16) *)
 Fixpoint reduced_dims (axs : list nat) (i : nat) (s : list nat) : list nat :=
@@ -130,14 +142,16 @@ Fixpoint merge_idx (axs : list nat) (kd : bool) (i : nat) (s oidx ridx : list na
   end.
 
 Definition reduce_data (op : redop) (axs : list nat) (kd : bool) (s : list nat)
-           (data : list V) : list V :=
+           (data : list V) : option (list V) :=
   let sub := reduced_dims axs 0 s in
-  tabulate (reduce_dims 1 axs kd 0 s) (fun oidx =>
-    p_red_fin P op (prod sub)
-      (fold_left (fun acc r =>
-          p_red_step P op acc
-            (nth (ravel s (merge_idx axs kd 0 s oidx (unravel sub r))) data (p_default P)))
-        (seq 0 (prod sub)) (p_red_init P op))).
+  tabulate_opt (reduce_dims 1 axs kd 0 s) (fun oidx =>
+    match all_some (map (fun r =>
+        nth_error data (ravel s (merge_idx axs kd 0 s oidx (unravel sub r))))
+        (seq 0 (prod sub))) with
+    | Some xs => Some (p_red_fin P op (prod sub)
+                          (fold_left (p_red_step P op) xs (p_red_init P op)))
+    | None => None
+    end).
 
 (** ** Environments and evaluation *)
 Definition env := list (var * tensor V).
@@ -163,28 +177,28 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     unop_ok op (t_dtype t) = true ->
     eval rho E (EUnary op e)
          (mkT (t_dtype t) (t_shape t) (t_device t) (map (p_unary P op) (t_data t)))
-| E_Binary : forall E op e1 e2 t1 t2 s,
+| E_Binary : forall E op e1 e2 t1 t2 s d1 d2,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_dtype t1 = t_dtype t2 ->
     binop_ok op (t_dtype t1) = true ->
     t_device t1 = t_device t2 ->
     rbcast (t_shape t1) (t_shape t2) = Some s ->
+    expand (t_shape t1) s (t_data t1) = Some d1 ->
+    expand (t_shape t2) s (t_data t2) = Some d2 ->
     eval rho E (EBinary op e1 e2)
-         (mkT (t_dtype t1) s (t_device t1)
-              (zipw (p_binary P op) (expand (t_shape t1) s (t_data t1))
-                                    (expand (t_shape t2) s (t_data t2))))
-| E_Compare : forall E op e1 e2 t1 t2 s,
+         (mkT (t_dtype t1) s (t_device t1) (zipw (p_binary P op) d1 d2))
+| E_Compare : forall E op e1 e2 t1 t2 s d1 d2,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_dtype t1 = t_dtype t2 ->
     t_device t1 = t_device t2 ->
     rbcast (t_shape t1) (t_shape t2) = Some s ->
+    expand (t_shape t1) s (t_data t1) = Some d1 ->
+    expand (t_shape t2) s (t_data t2) = Some d2 ->
     eval rho E (ECompare op e1 e2)
-         (mkT DBool s (t_device t1)
-              (zipw (p_compare P op) (expand (t_shape t1) s (t_data t1))
-                                     (expand (t_shape t2) s (t_data t2))))
-| E_Select : forall E c a b tc ta tb s1 s,
+         (mkT DBool s (t_device t1) (zipw (p_compare P op) d1 d2))
+| E_Select : forall E c a b tc ta tb s1 s dc da db,
     eval rho E c tc ->
     eval rho E a ta ->
     eval rho E b tb ->
@@ -194,11 +208,11 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     t_device ta = t_device tb ->
     rbcast (t_shape tc) (t_shape ta) = Some s1 ->
     rbcast s1 (t_shape tb) = Some s ->
+    expand (t_shape tc) s (t_data tc) = Some dc ->
+    expand (t_shape ta) s (t_data ta) = Some da ->
+    expand (t_shape tb) s (t_data tb) = Some db ->
     eval rho E (ESelect c a b)
-         (mkT (t_dtype ta) s (t_device ta)
-              (zipw3 (p_select P) (expand (t_shape tc) s (t_data tc))
-                                  (expand (t_shape ta) s (t_data ta))
-                                  (expand (t_shape tb) s (t_data tb))))
+         (mkT (t_dtype ta) s (t_device ta) (zipw3 (p_select P) dc da db))
 | E_Cast : forall E e dt t,
     eval rho E e t ->
     eval rho E (ECast e dt)
@@ -207,12 +221,12 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     eval rho E e t ->
     reshape_val (shape_at rho ds) t = Some t' ->
     eval rho E (EReshape e ds) t'
-| E_Transpose : forall E e t pre x y,
+| E_Transpose : forall E e t pre x y d,
     eval rho E e t ->
     t_shape t = pre ++ [x; y] ->
-    eval rho E (ETranspose e)
-         (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) (transpose_data pre x y (t_data t)))
-| E_Matmul : forall E e1 e2 t1 t2 pa pb pc m k n,
+    transpose_data pre x y (t_data t) = Some d ->
+    eval rho E (ETranspose e) (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) d)
+| E_Matmul : forall E e1 e2 t1 t2 pa pb pc m k n d,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_shape t1 = pa ++ [m; k] ->
@@ -221,17 +235,16 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     t_dtype t1 = t_dtype t2 ->
     is_numeric (t_dtype t1) = true ->
     t_device t1 = t_device t2 ->
-    eval rho E (EMatmul e1 e2)
-         (mkT (t_dtype t1) (pc ++ [m; n]) (t_device t1)
-              (matmul_data pa pb pc m k n (t_data t1) (t_data t2)))
-| E_Reduce : forall E op axes kd e t axs,
+    matmul_data pa pb pc m k n (t_data t1) (t_data t2) = Some d ->
+    eval rho E (EMatmul e1 e2) (mkT (t_dtype t1) (pc ++ [m; n]) (t_device t1) d)
+| E_Reduce : forall E op axes kd e t axs d,
     eval rho E e t ->
     redop_ok op (t_dtype t) = true ->
     resolve_axes (length (t_shape t)) axes = Some axs ->
     NoDup axs ->
+    reduce_data op axs kd (t_shape t) (t_data t) = Some d ->
     eval rho E (EReduce op axes kd e)
-         (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t)
-              (reduce_data op axs kd (t_shape t) (t_data t)))
+         (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t) d)
 | E_CopyToDevice : forall E e n t,
     eval rho E e t ->
     eval rho E (ECopyToDevice e n) (mkT (t_dtype t) (t_shape t) (Cuda n) (t_data t))
@@ -260,42 +273,42 @@ Definition env_ok {V : Type} (rho : valuation) (G : ctx) (E : list (var * tensor
 
 (** ** Sanity checks of the data semantics, on [nat] elements *)
 Definition nat_prims : prims nat :=
-  mk_prims nat 0 (fun _ x => x) (fun _ => Nat.add) (fun _ x y => if Nat.eqb x y then 1 else 0)
+  mk_prims nat (fun _ x => x) (fun _ => Nat.add) (fun _ x y => if Nat.eqb x y then 1 else 0)
            (fun c a b => if Nat.eqb c 0 then b else a) (fun _ _ x => x)
            0 Nat.add Nat.mul (fun _ => 0) (fun _ => Nat.add) (fun _ _ x => x).
 
-Example expand_row : expand nat_prims [1; 3] [2; 3] [10; 11; 12] = [10; 11; 12; 10; 11; 12].
+Example expand_row : @expand nat [1; 3] [2; 3] [10; 11; 12] = Some [10; 11; 12; 10; 11; 12].
 Proof. reflexivity. Qed.
 
-Example expand_col : expand nat_prims [2; 1] [2; 3] [10; 20] = [10; 10; 10; 20; 20; 20].
+Example expand_col : @expand nat [2; 1] [2; 3] [10; 20] = Some [10; 10; 10; 20; 20; 20].
 Proof. reflexivity. Qed.
 
-Example expand_lower_rank : expand nat_prims [3] [2; 3] [1; 2; 3] = [1; 2; 3; 1; 2; 3].
+Example expand_lower_rank : @expand nat [3] [2; 3] [1; 2; 3] = Some [1; 2; 3; 1; 2; 3].
 Proof. reflexivity. Qed.
 
-Example expand_scalar : expand nat_prims [] [2; 2] [7] = [7; 7; 7; 7].
+Example expand_scalar : @expand nat [] [2; 2] [7] = Some [7; 7; 7; 7].
 Proof. reflexivity. Qed.
 
 Example transpose_2x3 :
-  transpose_data nat_prims [] 2 3 [1; 2; 3; 4; 5; 6] = [1; 4; 2; 5; 3; 6].
+  @transpose_data nat [] 2 3 [1; 2; 3; 4; 5; 6] = Some [1; 4; 2; 5; 3; 6].
 Proof. reflexivity. Qed.
 
 Example matmul_2x2 :
-  matmul_data nat_prims [] [] [] 2 2 2 [1; 2; 3; 4] [5; 6; 7; 8] = [19; 22; 43; 50].
+  matmul_data nat_prims [] [] [] 2 2 2 [1; 2; 3; 4] [5; 6; 7; 8] = Some [19; 22; 43; 50].
 Proof. reflexivity. Qed.
 
 (** A [1 x 2] left operand against a batch of two [2 x 1] right operands:
     the left one is read for both batches (§4.10 batch broadcasting). *)
 Example matmul_batch_broadcast :
-  matmul_data nat_prims [] [2] [2] 1 2 1 [1; 2] [3; 4; 5; 6] = [11; 17].
+  matmul_data nat_prims [] [2] [2] 1 2 1 [1; 2] [3; 4; 5; 6] = Some [11; 17].
 Proof. reflexivity. Qed.
 
 Example reduce_rows :
-  reduce_data nat_prims RSum [1] false [2; 3] [1; 2; 3; 4; 5; 6] = [6; 15].
+  reduce_data nat_prims RSum [1] false [2; 3] [1; 2; 3; 4; 5; 6] = Some [6; 15].
 Proof. reflexivity. Qed.
 
 Example reduce_cols_keepdims :
-  reduce_data nat_prims RSum [0] true [2; 3] [1; 2; 3; 4; 5; 6] = [5; 7; 9].
+  reduce_data nat_prims RSum [0] true [2; 3] [1; 2; 3; 4; 5; 6] = Some [5; 7; 9].
 Proof. reflexivity. Qed.
 
 Example broadcast_add :
@@ -306,5 +319,6 @@ Example broadcast_add :
        (mkT DF32 [2; 3] Host [11; 12; 13; 21; 22; 23]).
 Proof.
   apply (E_Binary nat_prims _ _ BAdd _ _ (mkT DF32 [2; 1] Host [10; 20])
-                  (mkT DF32 [3] Host [1; 2; 3])); try reflexivity; constructor; reflexivity.
+                  (mkT DF32 [3] Host [1; 2; 3]) [2; 3] [10; 10; 10; 20; 20; 20] [1; 2; 3; 1; 2; 3]);
+    try reflexivity; constructor; reflexivity.
 Qed.

@@ -11,7 +11,7 @@
     - [eval_deterministic]: evaluation (of the whole core) is a function. *)
 
 From Coq Require Import List ZArith Lia.
-From ShapeML Require Import Syntax Broadcast Typing Semantics Reshape.
+From ShapeML Require Import Syntax Broadcast Typing Semantics Bounds Reshape.
 Import ListNotations.
 
 (** ** Auxiliary lemmas *)
@@ -66,9 +66,6 @@ Qed.
 Section Soundness.
 Context {V : Type} (P : prims V).
 
-Lemma expand_length : forall src tgt (d : list V),
-  length (expand P src tgt d) = prod tgt.
-Proof. intros. unfold expand. apply tabulate_length. Qed.
 
 (** ** Value-level soundness of the non-elementwise rules *)
 
@@ -89,19 +86,20 @@ Qed.
     shape [pre ++ [x; y]], and its transpose has type [T(dt, ds ++ [b; a], dev)]. *)
 Theorem transpose_sound : forall rho (t : tensor V) dt ds a b dev,
   val_has_type rho t (TTensor dt (ds ++ [a; b]) dev) ->
-  exists pre x y,
+  exists pre x y d,
     t_shape t = pre ++ [x; y] /\
-    val_has_type rho
-      (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) (transpose_data P pre x y (t_data t)))
+    transpose_data pre x y (t_data t) = Some d /\
+    val_has_type rho (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) d)
       (TTensor dt (ds ++ [b; a]) dev).
 Proof.
   intros rho t dt ds a b dev (Hdt & Hdev & Hsh & Hlen).
   unfold eval_shape in Hsh. rewrite map_app in Hsh. simpl in Hsh.
   destruct (split_shape_last2 _ _ _ _ Hsh) as (pre & x & y & Hs & Hpre & Hx & Hy).
-  exists pre, x, y. split; [exact Hs|].
-  simpl. split; [exact Hdt|]. split; [exact Hdev|]. split.
-  - unfold eval_shape. rewrite !map_app, Hpre. simpl. rewrite Hx, Hy. reflexivity.
-  - unfold transpose_data. apply tabulate_length.
+  rewrite Hs in Hlen.
+  destruct (transpose_some pre x y (t_data t) Hlen) as (d & Hd & Hdl).
+  exists pre, x, y, d. split; [exact Hs|]. split; [exact Hd|].
+  simpl. split; [exact Hdt|]. split; [exact Hdev|]. split; [|exact Hdl].
+  unfold eval_shape. rewrite !map_app, Hpre. simpl. rewrite Hx, Hy. reflexivity.
 Qed.
 
 (** §4.10 T-Matmul: under a valuation satisfying Φ, the run-time checks of
@@ -118,9 +116,8 @@ Theorem matmul_sound : forall (Phi : constraint) rho (t1 t2 : tensor V)
     t_shape t1 = pa ++ [mm; kk] /\
     t_shape t2 = pb ++ [kk; nn] /\
     rbcast pa pb = Some pc /\
-    val_has_type rho
-      (mkT (t_dtype t1) (pc ++ [mm; nn]) (t_device t1)
-           (matmul_data P pa pb pc mm kk nn (t_data t1) (t_data t2)))
+    exists d, matmul_data P pa pb pc mm kk nn (t_data t1) (t_data t2) = Some d /\
+    val_has_type rho (mkT (t_dtype t1) (pc ++ [mm; nn]) (t_device t1) d)
       (TTensor dt (dc ++ [m; n]) dev).
 Proof.
   intros Phi rho t1 t2 dt da db dc m k k' n dev HPhi
@@ -132,11 +129,13 @@ Proof.
   { specialize (Hk rho HPhi). cbv beta in Hk. lia. }
   subst kk2.
   destruct (bshape_runtime _ _ _ _ _ _ _ Hb HPhi Hpa Hpb) as (pc & Hpc & Hpcm).
+  rewrite Hs1 in Hlen1. rewrite Hs2 in Hlen2.
+  destruct (matmul_some P _ _ _ _ _ _ _ _ Hpc Hlen1 Hlen2) as (d & Hd & Hdl).
   exists pa, pb, pc, mm, kk, nn.
   split; [exact Hs1|]. split; [exact Hs2|]. split; [exact Hpc|].
-  simpl. split; [exact Hdt1|]. split; [exact Hdev1|]. split.
-  - unfold eval_shape. rewrite !map_app, Hpcm. simpl. rewrite Hm, Hn. reflexivity.
-  - unfold matmul_data. apply tabulate_length.
+  exists d. split; [exact Hd|].
+  simpl. split; [exact Hdt1|]. split; [exact Hdev1|]. split; [|exact Hdl].
+  unfold eval_shape. rewrite !map_app, Hpcm. simpl. rewrite Hm, Hn. reflexivity.
 Qed.
 
 (** §4.16 T-Reduce: the axes resolve identically at run time, and the
@@ -145,18 +144,18 @@ Theorem reduce_sound : forall rho (t : tensor V) op axes kd dt ds dev axs,
   val_has_type rho t (TTensor dt ds dev) ->
   resolve_axes (length ds) axes = Some axs ->
   resolve_axes (length (t_shape t)) axes = Some axs /\
-  val_has_type rho
-    (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t)
-         (reduce_data P op axs kd (t_shape t) (t_data t)))
+  exists d, reduce_data P op axs kd (t_shape t) (t_data t) = Some d /\
+  val_has_type rho (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t) d)
     (TTensor dt (reduce_dims (DLit 1) axs kd 0 ds) dev).
 Proof.
   intros rho t op axes kd dt ds dev axs (Hdt & Hdev & Hsh & Hlen) Hax.
   assert (Hl : length (t_shape t) = length ds).
   { rewrite <- (map_length Z.of_nat), Hsh. unfold eval_shape. apply map_length. }
   split; [rewrite Hl; exact Hax|].
-  simpl. split; [exact Hdt|]. split; [exact Hdev|]. split.
-  - rewrite reduce_dims_map, Hsh. unfold eval_shape. rewrite reduce_dims_map. reflexivity.
-  - unfold reduce_data. apply tabulate_length.
+  destruct (reduce_some P op axs kd _ _ Hlen) as (d & Hd & Hdl).
+  exists d. split; [exact Hd|].
+  simpl. split; [exact Hdt|]. split; [exact Hdev|]. split; [|exact Hdl].
+  rewrite reduce_dims_map, Hsh. unfold eval_shape. rewrite reduce_dims_map. reflexivity.
 Qed.
 
 (** ** Type soundness (progress and preservation together, big-step) *)
@@ -194,17 +193,23 @@ Proof.
       destruct (IH1 E HE) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
       destruct (IH2 E HE) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb HPhi Hsh1 Hsh2) as [s [Hs Hsm]].
+      destruct (rbcast_into _ _ _ Hs) as [Hi1 Hi2].
+      destruct (expand_some _ _ _ Hi1 Hlen1) as (d1 & Hd1 & Hl1).
+      destruct (expand_some _ _ _ Hi2 Hlen2) as (d2 & Hd2 & Hl2).
       eexists. split.
-      + apply E_Binary; try eassumption; congruence.
-      + simpl. rewrite zipw_length, !expand_length, Nat.min_id. auto.
+      + eapply E_Binary; try eassumption; congruence.
+      + simpl. rewrite zipw_length, Hl1, Hl2, Nat.min_id. auto.
     - (* T-Compare: any dtype, bool included (spec §4.7) *)
       intros G op e1 e2 dt ds1 ds2 ds dev _ IH1 _ IH2 Hb E HE.
       destruct (IH1 E HE) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
       destruct (IH2 E HE) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb HPhi Hsh1 Hsh2) as [s [Hs Hsm]].
+      destruct (rbcast_into _ _ _ Hs) as [Hi1 Hi2].
+      destruct (expand_some _ _ _ Hi1 Hlen1) as (d1 & Hd1 & Hl1).
+      destruct (expand_some _ _ _ Hi2 Hlen2) as (d2 & Hd2 & Hl2).
       eexists. split.
-      + apply E_Compare; try eassumption; congruence.
-      + simpl. rewrite zipw_length, !expand_length, Nat.min_id. auto.
+      + eapply E_Compare; try eassumption; congruence.
+      + simpl. rewrite zipw_length, Hl1, Hl2, Nat.min_id. auto.
     - (* T-Select *)
       intros G c a b dt dsc dsa dsb ds1 ds dev _ IHc _ IHa _ IHb Hb1 Hb2 E HE.
       destruct (IHc E HE) as [tc [Evc (Hdtc & Hdevc & Hshc & Hlenc)]].
@@ -212,9 +217,14 @@ Proof.
       destruct (IHb E HE) as [tb [Evb (Hdtb & Hdevb & Hshb & Hlenb)]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb1 HPhi Hshc Hsha) as [s1 [Hs1 Hsm1]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb2 HPhi Hsm1 Hshb) as [s [Hs Hsm]].
+      destruct (rbcast_into _ _ _ Hs1) as [Hic Hia].
+      destruct (rbcast_into _ _ _ Hs) as [Hi1 Hib].
+      destruct (expand_some _ _ _ (bcast_into_trans _ _ _ Hic Hi1) Hlenc) as (d1 & Hd1 & Hl1).
+      destruct (expand_some _ _ _ (bcast_into_trans _ _ _ Hia Hi1) Hlena) as (d2 & Hd2 & Hl2).
+      destruct (expand_some _ _ _ Hib Hlenb) as (d3 & Hd3 & Hl3).
       eexists. split.
       + eapply E_Select; try eassumption; congruence.
-      + simpl. rewrite zipw3_length, !expand_length, !Nat.min_id. auto.
+      + simpl. rewrite zipw3_length, Hl1, Hl2, Hl3, !Nat.min_id. auto.
     - (* T-Cast *)
       intros G e dt dt' ds dev _ IH E HE.
       destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
@@ -225,14 +235,14 @@ Proof.
       destruct (IH1 E HE) as [t1 [Ev1 Ht1]].
       destruct (IH2 E HE) as [t2 [Ev2 Ht2]].
       destruct (matmul_sound _ _ _ _ _ _ _ _ _ _ _ _ _ HPhi Ht1 Ht2 Hk Hb)
-        as (pa & pb & pc & mm & kk & nn & Hs1 & Hs2 & Hpc & Ht).
+        as (pa & pb & pc & mm & kk & nn & Hs1 & Hs2 & Hpc & d & Hd & Ht).
       eexists. split; [|exact Ht].
       destruct Ht1 as (Hdt1 & Hdev1 & _), Ht2 as (Hdt2 & Hdev2 & _).
       eapply E_Matmul; try eassumption; congruence.
     - (* T-Transpose *)
       intros G e dt ds a b dev _ IH E HE.
       destruct (IH E HE) as [t [Ev Ht]].
-      destruct (transpose_sound _ _ _ _ _ _ _ Ht) as (pre & x & y & Hs & Ht').
+      destruct (transpose_sound _ _ _ _ _ _ _ Ht) as (pre & x & y & d & Hs & Hd & Ht').
       eexists. split; [|exact Ht']. eapply E_Transpose; eassumption.
     - (* T-Reshape *)
       intros G e dt ds ds' dev _ IH Hwf Hobl E HE.
@@ -243,10 +253,10 @@ Proof.
     - (* T-Reduce *)
       intros G op axes kd e dt ds dev axs _ IH Hop Hax Hnd E HE.
       destruct (IH E HE) as [t [Ev Ht]].
-      destruct (reduce_sound _ _ op axes kd _ _ _ _ Ht Hax) as [Hax' Ht'].
+      destruct (reduce_sound _ _ op axes kd _ _ _ _ Ht Hax) as [Hax' (d & Hd & Ht')].
       eexists. split; [|exact Ht'].
       destruct Ht as (Hdt & _).
-      eapply E_Reduce; [exact Ev | rewrite Hdt; exact Hop | exact Hax' | exact Hnd].
+      eapply E_Reduce; [exact Ev | rewrite Hdt; exact Hop | exact Hax' | exact Hnd | exact Hd].
     - (* T-CopyToDevice *)
       intros G e dt ds dev n _ IH E HE.
       destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
