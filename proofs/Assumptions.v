@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Soundness.
+From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -13,6 +13,8 @@ Print Assumptions ShapeML.Syntax.norm_mod_mul_sound.
 Print Assumptions ShapeML.Syntax.eval_var_pos.
 Print Assumptions ShapeML.Syntax.prodZ_of_nat.
 Print Assumptions ShapeML.Syntax.reduce_dims_map.
+Print Assumptions ShapeML.Syntax.replace_at_app.
+Print Assumptions ShapeML.Syntax.map_replace_at.
 
 (* Broadcast.v *)
 Print Assumptions ShapeML.Broadcast.bdim_function.
@@ -28,6 +30,8 @@ Print Assumptions ShapeML.Broadcast.bshape_iff_obligations.
 Print Assumptions ShapeML.Broadcast.map_of_nat_nil.
 Print Assumptions ShapeML.Broadcast.bshape_rev_runtime.
 Print Assumptions ShapeML.Broadcast.bshape_runtime.
+
+(* Typing.v *)
 
 (* Semantics.v *)
 Print Assumptions ShapeML.Semantics.expand_row.
@@ -76,6 +80,29 @@ Print Assumptions ShapeML.Reshape.wf_ty_nonneg.
 Print Assumptions ShapeML.Reshape.reshape_obligation_sound.
 Print Assumptions ShapeML.Reshape.reshape_obligation_sound_wf.
 Print Assumptions ShapeML.Reshape.reshape_obligation_necessary.
+
+(* Constructs.v *)
+Print Assumptions ShapeML.Constructs.in_bounds_z_of_nat.
+Print Assumptions ShapeML.Constructs.map_to_nat_of_nat.
+Print Assumptions ShapeML.Constructs.read_at_some.
+Print Assumptions ShapeML.Constructs.in_bounds_mid_inv.
+Print Assumptions ShapeML.Constructs.in_bounds_mid.
+Print Assumptions ShapeML.Constructs.split_typed_shape.
+Print Assumptions ShapeML.Constructs.of_nat_inj_list.
+Print Assumptions ShapeML.Constructs.obl_eval_eq.
+Print Assumptions ShapeML.Constructs.slice_sound.
+Print Assumptions ShapeML.Constructs.firstn_mid.
+Print Assumptions ShapeML.Constructs.skipn_mid.
+Print Assumptions ShapeML.Constructs.nth_mid.
+Print Assumptions ShapeML.Constructs.replace_mid.
+Print Assumptions ShapeML.Constructs.concat_sound.
+Print Assumptions ShapeML.Constructs.broadcast_to_sound.
+Print Assumptions ShapeML.Constructs.in_bounds_nth.
+Print Assumptions ShapeML.Constructs.in_bounds_nth_inv.
+Print Assumptions ShapeML.Constructs.index_of_spec.
+Print Assumptions ShapeML.Constructs.permute_sound.
+Print Assumptions ShapeML.Constructs.fill_sound.
+Print Assumptions ShapeML.Constructs.iota_sound.
 
 (* Soundness.v *)
 Print Assumptions ShapeML.Soundness.tabulate_length.

@@ -6,7 +6,7 @@
     about shapes, dtypes and devices.  The evaluation relation covers the
     whole core; its soundness is proven in Soundness.v and Reshape.v. *)
 
-From Coq Require Import String List ZArith Lia.
+From Coq Require Import String List ZArith Lia Permutation.
 From ShapeML Require Import Syntax Broadcast.
 Import ListNotations.
 
@@ -22,12 +22,15 @@ Record prims (V : Type) : Type := mk_prims {
   p_mul     : V -> V -> V;
   p_red_init : redop -> V;
   p_red_step : redop -> V -> V -> V;
-  p_red_fin  : redop -> nat -> V -> V     (* reduce_mean divides by the count *)
+  p_red_fin  : redop -> nat -> V -> V;    (* reduce_mean divides by the count *)
+  p_num     : dtype -> number -> V;      (* a literal at a dtype *)
+  p_of_nat  : dtype -> nat -> V          (* iota's elements *)
 }.
 Arguments p_unary {V}. Arguments p_binary {V}.
 Arguments p_compare {V}. Arguments p_select {V}. Arguments p_cast {V}.
 Arguments p_zero {V}. Arguments p_add {V}. Arguments p_mul {V}.
 Arguments p_red_init {V}. Arguments p_red_step {V}. Arguments p_red_fin {V}.
+Arguments p_num {V}. Arguments p_of_nat {V}.
 
 (** ** Tensors *)
 Record tensor (V : Type) : Type := mkT {
@@ -153,6 +156,52 @@ Definition reduce_data (op : redop) (axs : list nat) (kd : bool) (s : list nat)
     | None => None
     end).
 
+(** ** Checked reads at an integer multi-index
+    A read outside the shape, on any axis (a negative coordinate included),
+    is [None]: evaluation gets stuck. *)
+Fixpoint in_bounds_z (idx : list Z) (s : list nat) : bool :=
+  match idx, s with
+  | [], [] => true
+  | i :: idx', d :: s' => (0 <=? i)%Z && (i <? Z.of_nat d)%Z && in_bounds_z idx' s'
+  | _, _ => false
+  end.
+
+Definition read_at (s : list nat) (data : list V) (idx : list Z) : option V :=
+  if in_bounds_z idx s then nth_error data (ravel s (map Z.to_nat idx)) else None.
+
+(** ** Slice (§4.15): along axis [k], [sz] elements from [st]. *)
+Definition slice_data (s : list nat) (k : nat) (st : Z) (sz : nat) (data : list V)
+  : option (list V) :=
+  tabulate_opt (replace_at k sz s) (fun idx =>
+    read_at s data (replace_at k (Z.of_nat (nth k idx 0%nat) + st)%Z (map Z.of_nat idx))).
+
+(** ** Concat (§4.14) of two operands along axis [k]. *)
+Definition concat_data (s1 s2 : list nat) (k : nat) (d1 d2 : list V) : option (list V) :=
+  let n1 := nth k s1 0 in
+  let n2 := nth k s2 0 in
+  tabulate_opt (replace_at k (n1 + n2) s1) (fun idx =>
+    let j := nth k idx 0 in
+    if j <? n1 then read_at s1 d1 (map Z.of_nat idx)
+    else read_at s2 d2 (map Z.of_nat (replace_at k (j - n1) idx))).
+
+(** ** Broadcast_to (§4.13): the source read through [bidx]. *)
+Definition bto_data (src tgt : list nat) (data : list V) : option (list V) :=
+  tabulate_opt tgt (fun idx => read_at src data (map Z.of_nat (bidx src idx))).
+
+(** ** Permute (§4.11): result dimension [i] is source dimension [p_i]. *)
+Fixpoint index_of (j : nat) (p : list nat) : nat :=
+  match p with
+  | [] => 0
+  | x :: p' => if Nat.eqb x j then 0 else S (index_of j p')
+  end.
+
+Definition perm_src (p idx : list nat) : list nat :=
+  map (fun j => nth (index_of j p) idx 0) (seq 0 (length p)).
+
+Definition permute_data (s p : list nat) (data : list V) : option (list V) :=
+  tabulate_opt (map (fun i => nth i s 0) p)
+               (fun idx => read_at s data (map Z.of_nat (perm_src p idx))).
+
 (** ** Environments and evaluation *)
 Definition env := list (var * tensor V).
 
@@ -250,7 +299,58 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     eval rho E (ECopyToDevice e n) (mkT (t_dtype t) (t_shape t) (Cuda n) (t_data t))
 | E_CopyToHost : forall E e t,
     eval rho E e t ->
-    eval rho E (ECopyToHost e) (mkT (t_dtype t) (t_shape t) Host (t_data t)).
+    eval rho E (ECopyToHost e) (mkT (t_dtype t) (t_shape t) Host (t_data t))
+| E_Slice : forall E e a st sz t k d,
+    eval rho E e t ->
+    resolve_axis (length (t_shape t)) a = Some k ->
+    slice_data (t_shape t) k (eval_dim rho st) (Z.to_nat (eval_dim rho sz)) (t_data t) = Some d ->
+    eval rho E (ESlice e a st sz)
+         (mkT (t_dtype t) (replace_at k (Z.to_nat (eval_dim rho sz)) (t_shape t)) (t_device t) d)
+| E_Concat : forall E e1 e2 a t1 t2 k d,
+    eval rho E e1 t1 ->
+    eval rho E e2 t2 ->
+    t_dtype t1 = t_dtype t2 ->
+    t_device t1 = t_device t2 ->
+    length (t_shape t1) = length (t_shape t2) ->
+    resolve_axis (length (t_shape t1)) a = Some k ->
+    firstn k (t_shape t1) = firstn k (t_shape t2) ->
+    skipn (S k) (t_shape t1) = skipn (S k) (t_shape t2) ->
+    concat_data (t_shape t1) (t_shape t2) k (t_data t1) (t_data t2) = Some d ->
+    eval rho E (EConcat e1 e2 a)
+         (mkT (t_dtype t1) (replace_at k (nth k (t_shape t1) 0 + nth k (t_shape t2) 0) (t_shape t1))
+              (t_device t1) d)
+| E_BroadcastTo : forall E e ds t d,
+    eval rho E e t ->
+    bto_data (t_shape t) (shape_at rho ds) (t_data t) = Some d ->
+    eval rho E (EBroadcastTo e ds) (mkT (t_dtype t) (shape_at rho ds) (t_device t) d)
+| E_Permute : forall E e p t d,
+    eval rho E e t ->
+    Permutation p (seq 0 (length (t_shape t))) ->
+    permute_data (t_shape t) p (t_data t) = Some d ->
+    eval rho E (EPermute e p)
+         (mkT (t_dtype t) (map (fun i => nth i (t_shape t) 0) p) (t_device t) d)
+| E_Const : forall E n dt dev,
+    eval rho E (EConst n dt dev) (mkT dt [] dev [p_num P dt n])
+| E_Fill : forall E n dt ds dev,
+    eval rho E (EFill n (TTensor dt ds dev))
+         (mkT dt (shape_at rho ds) dev (repeat (p_num P dt n) (prod (shape_at rho ds))))
+| E_Iota : forall E dt ds dev k,
+    k < length ds ->
+    eval rho E (EIota (TTensor dt ds dev) k)
+         (mkT dt (shape_at rho ds) dev
+              (tabulate (shape_at rho ds) (fun idx => p_of_nat P dt (nth k idx 0))))
+| E_BinaryNumR : forall E op e1 n t1,
+    eval rho E e1 t1 ->
+    binop_ok op (t_dtype t1) = true ->
+    eval rho E (EBinary op e1 (ENum n))
+         (mkT (t_dtype t1) (t_shape t1) (t_device t1)
+              (map (fun x => p_binary P op x (p_num P (t_dtype t1) n)) (t_data t1)))
+| E_BinaryNumL : forall E op n e2 t2,
+    eval rho E e2 t2 ->
+    binop_ok op (t_dtype t2) = true ->
+    eval rho E (EBinary op (ENum n) e2)
+         (mkT (t_dtype t2) (t_shape t2) (t_device t2)
+              (map (fun x => p_binary P op (p_num P (t_dtype t2) n) x) (t_data t2))).
 
 End Prims.
 
@@ -275,7 +375,8 @@ Definition env_ok {V : Type} (rho : valuation) (G : ctx) (E : list (var * tensor
 Definition nat_prims : prims nat :=
   mk_prims nat (fun _ x => x) (fun _ => Nat.add) (fun _ x y => if Nat.eqb x y then 1 else 0)
            (fun c a b => if Nat.eqb c 0 then b else a) (fun _ _ x => x)
-           0 Nat.add Nat.mul (fun _ => 0) (fun _ => Nat.add) (fun _ _ x => x).
+           0 Nat.add Nat.mul (fun _ => 0) (fun _ => Nat.add) (fun _ _ x => x)
+           (fun _ n => match n with NInt z => Z.to_nat z | NReal _ => 0 end) (fun _ i => i).
 
 Example expand_row : @expand nat [1; 3] [2; 3] [10; 11; 12] = Some [10; 11; 12; 10; 11; 12].
 Proof. reflexivity. Qed.

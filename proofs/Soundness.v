@@ -11,7 +11,7 @@
     - [eval_deterministic]: evaluation (of the whole core) is a function. *)
 
 From Coq Require Import List ZArith Lia.
-From ShapeML Require Import Syntax Broadcast Typing Semantics Bounds Reshape.
+From ShapeML Require Import Syntax Broadcast Typing Semantics Bounds Reshape Constructs.
 Import ListNotations.
 
 (** ** Auxiliary lemmas *)
@@ -265,6 +265,58 @@ Proof.
       intros G e dt ds dev _ IH E HE.
       destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_CopyToHost; exact Ev|]. simpl. auto.
+    - (* T-Slice *)
+      intros G e dt ds dev a k st sz dk _ IH Hax Hk Hst Hsz Hin E HE.
+      destruct (IH E HE) as [t [Ev Ht]].
+      destruct (slice_sound rho t dt ds dev k st sz dk Ht Hk (Hst rho HPhi) (Hsz rho HPhi) (Hin rho HPhi))
+        as (d & Hd & Ht').
+      eexists. split; [|exact Ht'].
+      destruct Ht as (_ & _ & Hsh & _).
+      assert (Hl : length (t_shape t) = length ds).
+      { rewrite <- (map_length Z.of_nat), Hsh. unfold eval_shape. apply map_length. }
+      eapply E_Slice; [exact Ev | rewrite Hl; exact Hax | exact Hd].
+    - (* T-Concat *)
+      intros G e1 e2 dt ds1 ds2 dev a k d1 d2 _ IH1 _ IH2 Hlen Hax Hk1 Hk2 Hpre Hpost E HE.
+      destruct (IH1 E HE) as [t1 [Ev1 Ht1]].
+      destruct (IH2 E HE) as [t2 [Ev2 Ht2]].
+      destruct (concat_sound Phi rho t1 t2 dt ds1 ds2 dev k d1 d2 HPhi Ht1 Ht2 Hk1 Hk2 Hpre Hpost)
+        as (Hl & Hf & Hsk & d & Hd & Ht).
+      eexists. split; [|exact Ht].
+      destruct Ht1 as (Hdt1 & Hdev1 & Hsh1 & _), Ht2 as (Hdt2 & Hdev2 & _).
+      assert (Hl1 : length (t_shape t1) = length ds1).
+      { rewrite <- (map_length Z.of_nat), Hsh1. unfold eval_shape. apply map_length. }
+      rewrite <- Hl1 in Hax.
+      eapply E_Concat; try eassumption; congruence.
+    - (* T-BroadcastTo *)
+      intros G e dt ds ds' dev _ IH Hwf Hb E HE.
+      destruct (IH E HE) as [t [Ev Ht]].
+      destruct (broadcast_to_sound _ _ _ _ _ _ _ _ HPhi Ht Hwf Hb) as (d & Hd & Ht').
+      destruct Ht as (Hdt & Hdev & _). subst.
+      eexists. split; [|exact Ht']. eapply E_BroadcastTo; eassumption.
+    - (* T-Permute *)
+      intros G e dt ds dev p _ IH Hp E HE.
+      destruct (IH E HE) as [t [Ev Ht]].
+      destruct (permute_sound _ _ _ _ _ p Ht Hp) as (Hp' & d & Hd & Ht').
+      eexists. split; [|exact Ht']. eapply E_Permute; eassumption.
+    - (* T-Const *)
+      intros G n dt dev Hn E HE.
+      eexists. split; [apply E_Const|]. simpl. auto.
+    - (* T-Fill *)
+      intros G n dt ds dev Hwf Hn E HE.
+      eexists. split; [apply E_Fill|]. eapply fill_sound; eassumption.
+    - (* T-Iota *)
+      intros G dt ds dev k Hwf Hnum Hk E HE.
+      eexists. split; [apply E_Iota; exact Hk|]. eapply iota_sound; eassumption.
+    - (* T-Binary with a bare number on the right *)
+      intros G op e1 n dt ds dev _ IH Hop Hn E HE.
+      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      eexists. split; [apply E_BinaryNumR; [exact Ev | rewrite Hdt; exact Hop]|].
+      simpl. rewrite map_length. auto.
+    - (* T-Binary with a bare number on the left *)
+      intros G op n e2 dt ds dev _ IH Hop Hn E HE.
+      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      eexists. split; [apply E_BinaryNumL; [exact Ev | rewrite Hdt; exact Hop]|].
+      simpl. rewrite map_length. auto.
     - (* T-Sub *)
       intros G e dt ds ds' dev _ IH Hall E HE.
       destruct (IH E HE) as [t [Ev Ht]].
@@ -316,6 +368,9 @@ Theorem eval_deterministic : forall rho E e t1 t2,
 Proof.
   intros rho E e t1 t2 H1. revert t2.
   induction H1; intros t2' Hev2; inversion Hev2; subst;
+    repeat match goal with
+    | H : eval P _ _ (ENum _) _ |- _ => inversion H
+    end;
     repeat match goal with
     | IH : forall t, eval P ?r ?E0 ?e0 t -> ?t0 = t, H : eval P ?r ?E0 ?e0 ?t3 |- _ =>
         specialize (IH _ H); subst

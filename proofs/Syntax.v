@@ -178,6 +178,22 @@ Definition redop_ok (op : redop) (dt : dtype) : bool :=
   | _ => is_numeric dt
   end.
 
+(** ** §2 numbers and §4.9 representability
+    A numeric literal is an integer or a literal with a fraction or an
+    exponent (kept as its text: the model never computes with it). *)
+Inductive number : Type :=
+| NInt (z : Z)
+| NReal (text : string).
+
+(** §4.9: an integral dtype needs an integer literal, [bool] needs 0 or 1. *)
+Definition num_ok (dt : dtype) (n : number) : bool :=
+  match dt, n with
+  | (DF32 | DF64 | DBF16), _ => true
+  | (DI32 | DI64), NInt _ => true
+  | DBool, NInt z => (z =? 0)%Z || (z =? 1)%Z
+  | _, _ => false
+  end.
+
 (** ** Core expressions
     [ELet x e1 e2] is the statement [(let x e1)] followed by the rest of
     the function body [e2]; [ELetAsc] is [(let x τ e1)].  Reduction axes
@@ -199,7 +215,15 @@ Inductive expr : Type :=
 | EReshape (e : expr) (ds : shape)
 | EReduce (op : redop) (axes : option (list Z)) (keepdims : bool) (e : expr)
 | ECopyToDevice (e : expr) (n : nat)   (* (copy_to_device e (cuda n)) *)
-| ECopyToHost (e : expr).
+| ECopyToHost (e : expr)
+| ESlice (e : expr) (axis : Z) (start size : dim)   (* §4.15 *)
+| EConcat (e1 e2 : expr) (axis : Z)   (* §4.14, two operands; see proofs.md *)
+| EBroadcastTo (e : expr) (ds : shape) (* §4.13 *)
+| EPermute (e : expr) (p : list nat)   (* §4.11 *)
+| EConst (n : number) (dt : dtype) (dev : device)  (* §4.9 *)
+| EFill (n : number) (t : ty)          (* §4.9, the form with a type *)
+| EIota (t : ty) (axis : nat)          (* §4.9 *)
+| ENum (n : number).                   (* §2 bare number, an operand of T-Binary *)
 
 (** Association lists: typing contexts Γ and run-time environments. *)
 Fixpoint lookup {A : Type} (x : var) (l : list (var * A)) : option A :=
@@ -253,6 +277,11 @@ Fixpoint reduce_dims {A : Type} (one : A) (axs : list nat) (kd : bool) (i : nat)
       else d :: reduce_dims one axs kd (S i) ds'
   end.
 
+(** [l] with its element at position [a] replaced by [x] (slice and concat
+    change one dimension). *)
+Definition replace_at {A : Type} (a : nat) (x : A) (l : list A) : list A :=
+  firstn a l ++ x :: skipn (S a) l.
+
 (** ** Lemmas: soundness of the §3.3 normalization steps on [floordiv]/[mod]. *)
 Lemma norm_floordiv_mul_sound : forall rho (c : positive) p,
   eval_dim rho (DFloorDiv (DMul (DLit (Zpos c)) p) c) = eval_dim rho p.
@@ -281,4 +310,19 @@ Proof.
   intros A B f one axs kd i ds. revert i.
   induction ds as [|d ds IH]; intros i; simpl; [reflexivity|].
   destruct (existsb (Nat.eqb i) axs), kd; simpl; rewrite ?IH; reflexivity.
+Qed.
+
+Lemma replace_at_app : forall {A : Type} (l1 l2 : list A) x y,
+  replace_at (length l1) x (l1 ++ y :: l2) = l1 ++ x :: l2.
+Proof.
+  intros A l1 l2 x y. unfold replace_at.
+  induction l1 as [|z l1 IH]; [reflexivity|].
+  cbn [length firstn skipn app]. f_equal. exact IH.
+Qed.
+
+Lemma map_replace_at : forall {A B : Type} (f : A -> B) a x l,
+  map f (replace_at a x l) = replace_at a (f x) (map f l).
+Proof.
+  intros A B f a x l. unfold replace_at. rewrite map_app. cbn [map].
+  rewrite firstn_map, skipn_map. reflexivity.
 Qed.

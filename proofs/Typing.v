@@ -6,7 +6,7 @@
     the implementation discharges with Z3 are [entails Phi _] propositions
     (over all valuations satisfying Φ). *)
 
-From Coq Require Import List ZArith.
+From Coq Require Import List ZArith Permutation.
 From ShapeML Require Import Syntax Broadcast.
 Import ListNotations.
 
@@ -17,6 +17,13 @@ Import ListNotations.
 (** §4.12: the reshape obligation [Φ ⊨ ∏ d = ∏ d']. *)
 Definition reshape_obl (Phi : constraint) (ds ds' : shape) : Prop :=
   entails Phi (fun rho => prodZ (eval_shape rho ds) = prodZ (eval_shape rho ds')).
+
+(** §4.13: aligned from the right, each source dimension is the literal 1
+    or equal to the target's under Φ; the target may have extra leading
+    dimensions. *)
+Definition bto_obl (Phi : constraint) (ds ds' : shape) : Prop :=
+  exists pre tl, ds' = pre ++ tl /\
+    Forall2 (fun a b => a = DLit 1 \/ dim_eq_obl Phi a b) ds tl.
 
 Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
 (* §4.1 T-Var *)
@@ -100,6 +107,65 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
 | T_CopyToHost : forall G e dt ds dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     synth Delta Phi G (ECopyToHost e) (TTensor dt ds Host)
+(* §4.15 T-Slice  (axis [a] may count from the end) *)
+| T_Slice : forall G e dt ds dev a k st sz da,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    resolve_axis (length ds) a = Some k ->
+    nth_error ds k = Some da ->
+    entails Phi (fun rho => 0 <= eval_dim rho st)%Z ->
+    entails Phi (fun rho => 1 <= eval_dim rho sz)%Z ->
+    entails Phi (fun rho => eval_dim rho st + eval_dim rho sz <= eval_dim rho da)%Z ->
+    synth Delta Phi G (ESlice e a st sz) (TTensor dt (replace_at k sz ds) dev)
+(* §4.14 T-Concat  (two operands; the n-ary form is their left fold) *)
+| T_Concat : forall G e1 e2 dt ds1 ds2 dev a k d1 d2,
+    synth Delta Phi G e1 (TTensor dt ds1 dev) ->
+    synth Delta Phi G e2 (TTensor dt ds2 dev) ->
+    length ds1 = length ds2 ->
+    resolve_axis (length ds1) a = Some k ->
+    nth_error ds1 k = Some d1 ->
+    nth_error ds2 k = Some d2 ->
+    Forall2 (dim_eq_obl Phi) (firstn k ds1) (firstn k ds2) ->
+    Forall2 (dim_eq_obl Phi) (skipn (S k) ds1) (skipn (S k) ds2) ->
+    synth Delta Phi G (EConcat e1 e2 a) (TTensor dt (replace_at k (DAdd d1 d2) ds1) dev)
+(* §4.13 T-BroadcastTo *)
+| T_BroadcastTo : forall G e dt ds ds' dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    wf_ty Delta Phi (TTensor dt ds' dev) ->
+    bto_obl Phi ds ds' ->
+    synth Delta Phi G (EBroadcastTo e ds') (TTensor dt ds' dev)
+(* §4.11 T-Permute *)
+| T_Permute : forall G e dt ds dev p,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    Permutation p (seq 0 (length ds)) ->
+    synth Delta Phi G (EPermute e p) (TTensor dt (map (fun i => nth i ds (DLit 1)) p) dev)
+(* §4.9 T-Const *)
+| T_Const : forall G n dt dev,
+    num_ok dt n = true ->
+    synth Delta Phi G (EConst n dt dev) (TTensor dt [] dev)
+(* §4.9 T-Fill *)
+| T_Fill : forall G n dt ds dev,
+    wf_ty Delta Phi (TTensor dt ds dev) ->
+    num_ok dt n = true ->
+    synth Delta Phi G (EFill n (TTensor dt ds dev)) (TTensor dt ds dev)
+(* §4.9 T-Iota *)
+| T_Iota : forall G dt ds dev k,
+    wf_ty Delta Phi (TTensor dt ds dev) ->
+    is_numeric dt = true ->
+    k < length ds ->
+    synth Delta Phi G (EIota (TTensor dt ds dev) k) (TTensor dt ds dev)
+(* §2 / §4.6 T-Binary with a bare number on the right: a rank-0 constant of
+   the other operand's dtype and device *)
+| T_BinaryNumR : forall G op e1 n dt ds dev,
+    synth Delta Phi G e1 (TTensor dt ds dev) ->
+    binop_ok op dt = true ->
+    num_ok dt n = true ->
+    synth Delta Phi G (EBinary op e1 (ENum n)) (TTensor dt ds dev)
+(* §2 / §4.6 T-Binary with a bare number on the left *)
+| T_BinaryNumL : forall G op n e2 dt ds dev,
+    synth Delta Phi G e2 (TTensor dt ds dev) ->
+    binop_ok op dt = true ->
+    num_ok dt n = true ->
+    synth Delta Phi G (EBinary op (ENum n) e2) (TTensor dt ds dev)
 with check (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
 (* §4.3 T-Sub *)
 | T_Sub : forall G e dt ds ds' dev,
