@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness.
+From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -129,3 +129,15 @@ Print Assumptions ShapeML.Soundness.preservation_core.
 Print Assumptions ShapeML.Soundness.preservation_matmul.
 Print Assumptions ShapeML.Soundness.preservation_transpose.
 Print Assumptions ShapeML.Soundness.preservation_reduce.
+
+(* Where.v *)
+Print Assumptions ShapeML.Where.eval_dim_b_val.
+Print Assumptions ShapeML.Where.eval_dim_val_of.
+Print Assumptions ShapeML.Where.rt_check_cstr_iff.
+Print Assumptions ShapeML.Where.rt_check_sound.
+Print Assumptions ShapeML.Where.rt_check_complete.
+Print Assumptions ShapeML.Where.smt_discharges.
+Print Assumptions ShapeML.Where.smt_discharges_dim_eq.
+Print Assumptions ShapeML.Where.smt_mod_agrees.
+Print Assumptions ShapeML.Where.dumped_enc_contract.
+Print Assumptions ShapeML.Where.runtime_checked_sound.

@@ -111,7 +111,7 @@ Inductive cstr : Type :=
 | CLe (a b : dim)
 | CGt (a b : dim)
 | CGe (a b : dim)
-| CDivides (a b : dim).   (* (divides a b) : b mod a = 0 *)
+| CDivides (a b : dim).   (* (divides a b) : a >= 1 and b mod a = 0 (§2) *)
 
 Definition cstr_holds (rho : valuation) (c : cstr) : Prop :=
   match c with
@@ -121,7 +121,7 @@ Definition cstr_holds (rho : valuation) (c : cstr) : Prop :=
   | CLe a b => eval_dim rho a <= eval_dim rho b
   | CGt a b => eval_dim rho a > eval_dim rho b
   | CGe a b => eval_dim rho a >= eval_dim rho b
-  | CDivides a b => eval_dim rho b mod eval_dim rho a = 0
+  | CDivides a b => 1 <= eval_dim rho a /\ eval_dim rho b mod eval_dim rho a = 0
   end%Z.
 
 (** The constraint denoted by a function's [where] clause. *)
