@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where.
+From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -141,3 +141,10 @@ Print Assumptions ShapeML.Where.smt_discharges_dim_eq.
 Print Assumptions ShapeML.Where.smt_mod_agrees.
 Print Assumptions ShapeML.Where.dumped_enc_contract.
 Print Assumptions ShapeML.Where.runtime_checked_sound.
+
+(* Necessity.v *)
+Print Assumptions ShapeML.Necessity.reshape_obligation_needed.
+Print Assumptions ShapeML.Necessity.broadcast_obligation_needed.
+Print Assumptions ShapeML.Necessity.ex_typed.
+Print Assumptions ShapeML.Necessity.example_sound.
+Print Assumptions ShapeML.Necessity.example_runs.
