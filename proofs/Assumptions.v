@@ -15,6 +15,10 @@ Print Assumptions ShapeML.Syntax.prodZ_of_nat.
 Print Assumptions ShapeML.Syntax.reduce_dims_map.
 Print Assumptions ShapeML.Syntax.replace_at_app.
 Print Assumptions ShapeML.Syntax.map_replace_at.
+Print Assumptions ShapeML.Syntax.subst_eval.
+Print Assumptions ShapeML.Syntax.subst_eval_shape.
+Print Assumptions ShapeML.Syntax.subst_cstr_holds.
+Print Assumptions ShapeML.Syntax.sub_of_pos.
 
 (* Broadcast.v *)
 Print Assumptions ShapeML.Broadcast.bdim_function.
@@ -116,6 +120,9 @@ Print Assumptions ShapeML.Soundness.split_shape_last2.
 Print Assumptions ShapeML.Soundness.transpose_sound.
 Print Assumptions ShapeML.Soundness.matmul_sound.
 Print Assumptions ShapeML.Soundness.reduce_sound.
+Print Assumptions ShapeML.Soundness.val_has_type_subst.
+Print Assumptions ShapeML.Soundness.args_sound.
+Print Assumptions ShapeML.Soundness.env_of_args.
 Print Assumptions ShapeML.Soundness.type_soundness_mut.
 Print Assumptions ShapeML.Soundness.type_soundness.
 Print Assumptions ShapeML.Soundness.type_soundness_check.
@@ -126,6 +133,7 @@ Print Assumptions ShapeML.Soundness.preservation.
 Print Assumptions ShapeML.Soundness.preservation_check.
 Print Assumptions ShapeML.Soundness.type_soundness_core.
 Print Assumptions ShapeML.Soundness.preservation_core.
+Print Assumptions ShapeML.Soundness.call_sound.
 Print Assumptions ShapeML.Soundness.preservation_matmul.
 Print Assumptions ShapeML.Soundness.preservation_transpose.
 Print Assumptions ShapeML.Soundness.preservation_reduce.

@@ -209,24 +209,24 @@ Definition env := list (var * tensor V).
     the environment [E], [e] evaluates to [t].  Run-time checks (dtype,
     device, broadcast compatibility, element counts) make ill-typed
     programs stuck; the soundness theorems show well-typed ones never are. *)
-Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
-| E_Var : forall E x t,
+Inductive eval : valuation -> env -> expr -> tensor V -> Prop :=
+| E_Var : forall rho E x t,
     lookup x E = Some t ->
     eval rho E (EVar x) t
-| E_Let : forall E x e1 e2 t1 t2,
+| E_Let : forall rho E x e1 e2 t1 t2,
     eval rho E e1 t1 ->
     eval rho ((x, t1) :: E) e2 t2 ->
     eval rho E (ELet x e1 e2) t2
-| E_LetAsc : forall E x ty e1 e2 t1 t2,
+| E_LetAsc : forall rho E x ty e1 e2 t1 t2,
     eval rho E e1 t1 ->
     eval rho ((x, t1) :: E) e2 t2 ->
     eval rho E (ELetAsc x ty e1 e2) t2
-| E_Unary : forall E op e t,
+| E_Unary : forall rho E op e t,
     eval rho E e t ->
     unop_ok op (t_dtype t) = true ->
     eval rho E (EUnary op e)
          (mkT (t_dtype t) (t_shape t) (t_device t) (map (p_unary P op) (t_data t)))
-| E_Binary : forall E op e1 e2 t1 t2 s d1 d2,
+| E_Binary : forall rho E op e1 e2 t1 t2 s d1 d2,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_dtype t1 = t_dtype t2 ->
@@ -237,7 +237,7 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     expand (t_shape t2) s (t_data t2) = Some d2 ->
     eval rho E (EBinary op e1 e2)
          (mkT (t_dtype t1) s (t_device t1) (zipw (p_binary P op) d1 d2))
-| E_Compare : forall E op e1 e2 t1 t2 s d1 d2,
+| E_Compare : forall rho E op e1 e2 t1 t2 s d1 d2,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_dtype t1 = t_dtype t2 ->
@@ -247,7 +247,7 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     expand (t_shape t2) s (t_data t2) = Some d2 ->
     eval rho E (ECompare op e1 e2)
          (mkT DBool s (t_device t1) (zipw (p_compare P op) d1 d2))
-| E_Select : forall E c a b tc ta tb s1 s dc da db,
+| E_Select : forall rho E c a b tc ta tb s1 s dc da db,
     eval rho E c tc ->
     eval rho E a ta ->
     eval rho E b tb ->
@@ -262,20 +262,20 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     expand (t_shape tb) s (t_data tb) = Some db ->
     eval rho E (ESelect c a b)
          (mkT (t_dtype ta) s (t_device ta) (zipw3 (p_select P) dc da db))
-| E_Cast : forall E e dt t,
+| E_Cast : forall rho E e dt t,
     eval rho E e t ->
     eval rho E (ECast e dt)
          (mkT dt (t_shape t) (t_device t) (map (p_cast P (t_dtype t) dt) (t_data t)))
-| E_Reshape : forall E e ds t t',
+| E_Reshape : forall rho E e ds t t',
     eval rho E e t ->
     reshape_val (shape_at rho ds) t = Some t' ->
     eval rho E (EReshape e ds) t'
-| E_Transpose : forall E e t pre x y d,
+| E_Transpose : forall rho E e t pre x y d,
     eval rho E e t ->
     t_shape t = pre ++ [x; y] ->
     transpose_data pre x y (t_data t) = Some d ->
     eval rho E (ETranspose e) (mkT (t_dtype t) (pre ++ [y; x]) (t_device t) d)
-| E_Matmul : forall E e1 e2 t1 t2 pa pb pc m k n d,
+| E_Matmul : forall rho E e1 e2 t1 t2 pa pb pc m k n d,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_shape t1 = pa ++ [m; k] ->
@@ -286,7 +286,7 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     t_device t1 = t_device t2 ->
     matmul_data pa pb pc m k n (t_data t1) (t_data t2) = Some d ->
     eval rho E (EMatmul e1 e2) (mkT (t_dtype t1) (pc ++ [m; n]) (t_device t1) d)
-| E_Reduce : forall E op axes kd e t axs d,
+| E_Reduce : forall rho E op axes kd e t axs d,
     eval rho E e t ->
     redop_ok op (t_dtype t) = true ->
     resolve_axes (length (t_shape t)) axes = Some axs ->
@@ -294,19 +294,19 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     reduce_data op axs kd (t_shape t) (t_data t) = Some d ->
     eval rho E (EReduce op axes kd e)
          (mkT (t_dtype t) (reduce_dims 1 axs kd 0 (t_shape t)) (t_device t) d)
-| E_CopyToDevice : forall E e n t,
+| E_CopyToDevice : forall rho E e n t,
     eval rho E e t ->
     eval rho E (ECopyToDevice e n) (mkT (t_dtype t) (t_shape t) (Cuda n) (t_data t))
-| E_CopyToHost : forall E e t,
+| E_CopyToHost : forall rho E e t,
     eval rho E e t ->
     eval rho E (ECopyToHost e) (mkT (t_dtype t) (t_shape t) Host (t_data t))
-| E_Slice : forall E e a st sz t k d,
+| E_Slice : forall rho E e a st sz t k d,
     eval rho E e t ->
     resolve_axis (length (t_shape t)) a = Some k ->
     slice_data (t_shape t) k (eval_dim rho st) (Z.to_nat (eval_dim rho sz)) (t_data t) = Some d ->
     eval rho E (ESlice e a st sz)
          (mkT (t_dtype t) (replace_at k (Z.to_nat (eval_dim rho sz)) (t_shape t)) (t_device t) d)
-| E_Concat : forall E e1 e2 a t1 t2 k d,
+| E_Concat : forall rho E e1 e2 a t1 t2 k d,
     eval rho E e1 t1 ->
     eval rho E e2 t2 ->
     t_dtype t1 = t_dtype t2 ->
@@ -319,38 +319,46 @@ Inductive eval (rho : valuation) : env -> expr -> tensor V -> Prop :=
     eval rho E (EConcat e1 e2 a)
          (mkT (t_dtype t1) (replace_at k (nth k (t_shape t1) 0 + nth k (t_shape t2) 0) (t_shape t1))
               (t_device t1) d)
-| E_BroadcastTo : forall E e ds t d,
+| E_BroadcastTo : forall rho E e ds t d,
     eval rho E e t ->
     bto_data (t_shape t) (shape_at rho ds) (t_data t) = Some d ->
     eval rho E (EBroadcastTo e ds) (mkT (t_dtype t) (shape_at rho ds) (t_device t) d)
-| E_Permute : forall E e p t d,
+| E_Permute : forall rho E e p t d,
     eval rho E e t ->
     Permutation p (seq 0 (length (t_shape t))) ->
     permute_data (t_shape t) p (t_data t) = Some d ->
     eval rho E (EPermute e p)
          (mkT (t_dtype t) (map (fun i => nth i (t_shape t) 0) p) (t_device t) d)
-| E_Const : forall E n dt dev,
+| E_Const : forall rho E n dt dev,
     eval rho E (EConst n dt dev) (mkT dt [] dev [p_num P dt n])
-| E_Fill : forall E n dt ds dev,
+| E_Fill : forall rho E n dt ds dev,
     eval rho E (EFill n (TTensor dt ds dev))
          (mkT dt (shape_at rho ds) dev (repeat (p_num P dt n) (prod (shape_at rho ds))))
-| E_Iota : forall E dt ds dev k,
+| E_Iota : forall rho E dt ds dev k,
     k < length ds ->
     eval rho E (EIota (TTensor dt ds dev) k)
          (mkT dt (shape_at rho ds) dev
               (tabulate (shape_at rho ds) (fun idx => p_of_nat P dt (nth k idx 0))))
-| E_BinaryNumR : forall E op e1 n t1,
+| E_BinaryNumR : forall rho E op e1 n t1,
     eval rho E e1 t1 ->
     binop_ok op (t_dtype t1) = true ->
     eval rho E (EBinary op e1 (ENum n))
          (mkT (t_dtype t1) (t_shape t1) (t_device t1)
               (map (fun x => p_binary P op x (p_num P (t_dtype t1) n)) (t_data t1)))
-| E_BinaryNumL : forall E op n e2 t2,
+| E_BinaryNumL : forall rho E op n e2 t2,
     eval rho E e2 t2 ->
     binop_ok op (t_dtype t2) = true ->
     eval rho E (EBinary op (ENum n) e2)
          (mkT (t_dtype t2) (t_shape t2) (t_device t2)
-              (map (fun x => p_binary P op (p_num P (t_dtype t2) n) x) (t_data t2))).
+              (map (fun x => p_binary P op (p_num P (t_dtype t2) n) x) (t_data t2)))
+(* §4.18 / §5.1: the body runs with the parameters bound to the arguments'
+   values, under the callee's valuation ρ ∘ σ (which must be positive). *)
+| E_Call : forall rho E f dims wh params ret body sub args ts t,
+    all_some (map (fun x => lookup x E) args) = Some ts ->
+    length ts = length params ->
+    Forall (fun p => 1 <= eval_dim rho (snd p))%Z sub ->
+    eval (compose rho (sub_of sub)) (combine (map fst params) ts) body t ->
+    eval rho E (ECall f dims wh params ret body sub args) t.
 
 End Prims.
 

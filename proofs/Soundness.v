@@ -159,39 +159,82 @@ Proof.
 Qed.
 
 (** ** Type soundness (progress and preservation together, big-step) *)
+(** ** Calls: arguments and the callee's environment *)
+Lemma val_has_type_subst : forall rho s (t : tensor V) dt ds dev,
+  (forall x, (1 <= eval_dim rho (s x))%Z) ->
+  val_has_type rho t (TTensor dt (map (subst_dim s) ds) dev) <->
+  val_has_type (compose rho s) t (TTensor dt ds dev).
+Proof.
+  intros rho s t dt ds dev Hs. simpl. rewrite subst_eval_shape by exact Hs. reflexivity.
+Qed.
+
+Lemma args_sound : forall (Phi : constraint) rho s G (E : list (var * tensor V)) args
+                          (params : list (var * ty)),
+  Phi rho -> env_ok rho G E -> (forall x, (1 <= eval_dim rho (s x))%Z) ->
+  Forall2 (fun x p => exists dt ds ds' dev,
+             lookup x G = Some (TTensor dt ds dev) /\ snd p = TTensor dt ds' dev /\
+             Forall2 (dim_eq_obl Phi) ds (map (subst_dim s) ds'))
+          args params ->
+  exists ts, all_some (map (fun x => lookup x E) args) = Some ts /\
+             Forall2 (fun t p => val_has_type (compose rho s) t (snd p)) ts params.
+Proof.
+  intros Phi rho s G E args params HPhi HE Hs H.
+  induction H as [|x p args params Hx _ IH].
+  - exists []. split; [reflexivity | constructor].
+  - destruct Hx as (dt & ds & ds' & dev & Hl & Hp & Hobl).
+    destruct (HE _ _ Hl) as [t [HlE Ht]].
+    destruct IH as [ts [Hts Hall]].
+    exists (t :: ts). simpl. rewrite HlE, Hts. split; [reflexivity|].
+    constructor; [|exact Hall]. rewrite Hp.
+    apply val_has_type_subst; [exact Hs|]. eapply sub_sound; eassumption.
+Qed.
+
+Lemma env_of_args : forall rho' (ts : list (tensor V)) (params : list (var * ty)),
+  Forall2 (fun t p => val_has_type rho' t (snd p)) ts params ->
+  env_ok rho' params (combine (map fst params) ts).
+Proof.
+  intros rho' ts params H. induction H as [|t [n ty] ts params Ht _ IH].
+  - apply env_ok_nil.
+  - simpl. apply env_ok_cons; assumption.
+Qed.
+
 Definition sound_at (rho : valuation) (G : ctx) (e : expr) (ty : ty) : Prop :=
   forall E, env_ok rho G E -> exists t, eval P rho E e t /\ val_has_type rho t ty.
 
-Theorem type_soundness_mut : forall Delta (Phi : constraint) rho, Phi rho ->
-  (forall G e ty, synth Delta Phi G e ty -> sound_at rho G e ty) /\
-  (forall G e ty, check Delta Phi G e ty -> sound_at rho G e ty).
+Theorem type_soundness_mut :
+  (forall Delta (Phi : constraint) G e ty, synth Delta Phi G e ty ->
+     forall rho, Phi rho -> sound_at rho G e ty) /\
+  (forall Delta (Phi : constraint) G e ty, check Delta Phi G e ty ->
+     forall rho, Phi rho -> sound_at rho G e ty).
 Proof.
-  intros Delta Phi rho HPhi.
-  assert (Hsyn : forall G e ty, synth Delta Phi G e ty -> sound_at rho G e ty).
-  { apply (synth_mut Delta Phi (sound_at rho) (sound_at rho)); unfold sound_at.
+  assert (Hsyn : forall Delta (Phi : constraint) G e ty, synth Delta Phi G e ty ->
+            forall rho, Phi rho -> sound_at rho G e ty).
+  { apply (synth_mut (fun Delta Phi G e ty => forall rho, Phi rho -> sound_at rho G e ty)
+                     (fun Delta Phi G e ty => forall rho, Phi rho -> sound_at rho G e ty));
+      unfold sound_at.
     - (* T-Var *)
-      intros G x ty Hx E HE.
+      intros Delta Phi G x ty Hx rho HPhi E HE.
       destruct (HE _ _ Hx) as [t' [Hl Ht]]. exists t'. split; [constructor|]; assumption.
     - (* T-Let *)
-      intros G x e1 e2 t1 t2 _ _ IH1 _ IH2 E HE.
-      destruct (IH1 E HE) as [t1' [Ev1 Ht1]].
-      destruct (IH2 ((x, t1') :: E) (env_ok_cons _ _ _ _ _ _ HE Ht1)) as [t2' [Ev2 Ht2]].
+      intros Delta Phi G x e1 e2 t1 t2 _ _ IH1 _ IH2 rho HPhi E HE.
+      destruct (IH1 rho HPhi E HE) as [t1' [Ev1 Ht1]].
+      destruct (IH2 rho HPhi ((x, t1') :: E) (env_ok_cons _ _ _ _ _ _ HE Ht1)) as [t2' [Ev2 Ht2]].
       exists t2'. split; [econstructor; eassumption | assumption].
     - (* T-LetAsc *)
-      intros G x t' e1 e2 t2 _ _ _ IH1 _ IH2 E HE.
-      destruct (IH1 E HE) as [t1' [Ev1 Ht1]].
-      destruct (IH2 ((x, t1') :: E) (env_ok_cons _ _ _ _ _ _ HE Ht1)) as [t2' [Ev2 Ht2]].
+      intros Delta Phi G x t' e1 e2 t2 _ _ _ IH1 _ IH2 rho HPhi E HE.
+      destruct (IH1 rho HPhi E HE) as [t1' [Ev1 Ht1]].
+      destruct (IH2 rho HPhi ((x, t1') :: E) (env_ok_cons _ _ _ _ _ _ HE Ht1)) as [t2' [Ev2 Ht2]].
       exists t2'. split; [econstructor; eassumption | assumption].
     - (* T-Unary *)
-      intros G op e dt ds dev _ IH Hop E HE.
-      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      intros Delta Phi G op e dt ds dev _ IH Hop rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split.
       + apply E_Unary; [exact Ev | rewrite Hdt; exact Hop].
       + simpl. rewrite map_length. auto.
     - (* T-Binary *)
-      intros G op e1 e2 dt ds1 ds2 ds dev _ IH1 _ IH2 Hop Hb E HE.
-      destruct (IH1 E HE) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
-      destruct (IH2 E HE) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
+      intros Delta Phi G op e1 e2 dt ds1 ds2 ds dev _ IH1 _ IH2 Hop Hb rho HPhi E HE.
+      destruct (IH1 rho HPhi E HE) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
+      destruct (IH2 rho HPhi E HE) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb HPhi Hsh1 Hsh2) as [s [Hs Hsm]].
       destruct (rbcast_into _ _ _ Hs) as [Hi1 Hi2].
       destruct (expand_some _ _ _ Hi1 Hlen1) as (d1 & Hd1 & Hl1).
@@ -200,9 +243,9 @@ Proof.
       + eapply E_Binary; try eassumption; congruence.
       + simpl. rewrite zipw_length, Hl1, Hl2, Nat.min_id. auto.
     - (* T-Compare: any dtype, bool included (spec §4.7) *)
-      intros G op e1 e2 dt ds1 ds2 ds dev _ IH1 _ IH2 Hb E HE.
-      destruct (IH1 E HE) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
-      destruct (IH2 E HE) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
+      intros Delta Phi G op e1 e2 dt ds1 ds2 ds dev _ IH1 _ IH2 Hb rho HPhi E HE.
+      destruct (IH1 rho HPhi E HE) as [t1 [Ev1 (Hdt1 & Hdev1 & Hsh1 & Hlen1)]].
+      destruct (IH2 rho HPhi E HE) as [t2 [Ev2 (Hdt2 & Hdev2 & Hsh2 & Hlen2)]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb HPhi Hsh1 Hsh2) as [s [Hs Hsm]].
       destruct (rbcast_into _ _ _ Hs) as [Hi1 Hi2].
       destruct (expand_some _ _ _ Hi1 Hlen1) as (d1 & Hd1 & Hl1).
@@ -211,10 +254,10 @@ Proof.
       + eapply E_Compare; try eassumption; congruence.
       + simpl. rewrite zipw_length, Hl1, Hl2, Nat.min_id. auto.
     - (* T-Select *)
-      intros G c a b dt dsc dsa dsb ds1 ds dev _ IHc _ IHa _ IHb Hb1 Hb2 E HE.
-      destruct (IHc E HE) as [tc [Evc (Hdtc & Hdevc & Hshc & Hlenc)]].
-      destruct (IHa E HE) as [ta [Eva (Hdta & Hdeva & Hsha & Hlena)]].
-      destruct (IHb E HE) as [tb [Evb (Hdtb & Hdevb & Hshb & Hlenb)]].
+      intros Delta Phi G c a b dt dsc dsa dsb ds1 ds dev _ IHc _ IHa _ IHb Hb1 Hb2 rho HPhi E HE.
+      destruct (IHc rho HPhi E HE) as [tc [Evc (Hdtc & Hdevc & Hshc & Hlenc)]].
+      destruct (IHa rho HPhi E HE) as [ta [Eva (Hdta & Hdeva & Hsha & Hlena)]].
+      destruct (IHb rho HPhi E HE) as [tb [Evb (Hdtb & Hdevb & Hshb & Hlenb)]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb1 HPhi Hshc Hsha) as [s1 [Hs1 Hsm1]].
       destruct (bshape_runtime _ _ _ _ _ _ _ Hb2 HPhi Hsm1 Hshb) as [s [Hs Hsm]].
       destruct (rbcast_into _ _ _ Hs1) as [Hic Hia].
@@ -226,48 +269,48 @@ Proof.
       + eapply E_Select; try eassumption; congruence.
       + simpl. rewrite zipw3_length, Hl1, Hl2, Hl3, !Nat.min_id. auto.
     - (* T-Cast *)
-      intros G e dt dt' ds dev _ IH E HE.
-      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      intros Delta Phi G e dt dt' ds dev _ IH rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_Cast; exact Ev|].
       simpl. rewrite map_length. auto.
     - (* T-Matmul *)
-      intros G e1 e2 dt da db dc m k k' n dev _ IH1 _ IH2 Hnum Hk Hb E HE.
-      destruct (IH1 E HE) as [t1 [Ev1 Ht1]].
-      destruct (IH2 E HE) as [t2 [Ev2 Ht2]].
+      intros Delta Phi G e1 e2 dt da db dc m k k' n dev _ IH1 _ IH2 Hnum Hk Hb rho HPhi E HE.
+      destruct (IH1 rho HPhi E HE) as [t1 [Ev1 Ht1]].
+      destruct (IH2 rho HPhi E HE) as [t2 [Ev2 Ht2]].
       destruct (matmul_sound _ _ _ _ _ _ _ _ _ _ _ _ _ HPhi Ht1 Ht2 Hk Hb)
         as (pa & pb & pc & mm & kk & nn & Hs1 & Hs2 & Hpc & d & Hd & Ht).
       eexists. split; [|exact Ht].
       destruct Ht1 as (Hdt1 & Hdev1 & _), Ht2 as (Hdt2 & Hdev2 & _).
       eapply E_Matmul; try eassumption; congruence.
     - (* T-Transpose *)
-      intros G e dt ds a b dev _ IH E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G e dt ds a b dev _ IH rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (transpose_sound _ _ _ _ _ _ _ Ht) as (pre & x & y & d & Hs & Hd & Ht').
       eexists. split; [|exact Ht']. eapply E_Transpose; eassumption.
     - (* T-Reshape *)
-      intros G e dt ds ds' dev _ IH Hwf Hobl E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G e dt ds ds' dev _ IH Hwf Hobl rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (reshape_obligation_sound_wf _ _ _ _ _ _ _ _ Hwf Hobl HPhi Ht)
         as [t' [Hr [Ht' _]]].
       exists t'. split; [eapply E_Reshape; eassumption | exact Ht'].
     - (* T-Reduce *)
-      intros G op axes kd e dt ds dev axs _ IH Hop Hax Hnd E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G op axes kd e dt ds dev axs _ IH Hop Hax Hnd rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (reduce_sound _ _ op axes kd _ _ _ _ Ht Hax) as [Hax' (d & Hd & Ht')].
       eexists. split; [|exact Ht'].
       destruct Ht as (Hdt & _).
       eapply E_Reduce; [exact Ev | rewrite Hdt; exact Hop | exact Hax' | exact Hnd | exact Hd].
     - (* T-CopyToDevice *)
-      intros G e dt ds dev n _ IH E HE.
-      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      intros Delta Phi G e dt ds dev n _ IH rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_CopyToDevice; exact Ev|]. simpl. auto.
     - (* T-CopyToHost *)
-      intros G e dt ds dev _ IH E HE.
-      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      intros Delta Phi G e dt ds dev _ IH rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_CopyToHost; exact Ev|]. simpl. auto.
     - (* T-Slice *)
-      intros G e dt ds dev a k st sz dk _ IH Hax Hk Hst Hsz Hin E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G e dt ds dev a k st sz dk _ IH Hax Hk Hst Hsz Hin rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (slice_sound rho t dt ds dev k st sz dk Ht Hk (Hst rho HPhi) (Hsz rho HPhi) (Hin rho HPhi))
         as (d & Hd & Ht').
       eexists. split; [|exact Ht'].
@@ -276,9 +319,9 @@ Proof.
       { rewrite <- (map_length Z.of_nat), Hsh. unfold eval_shape. apply map_length. }
       eapply E_Slice; [exact Ev | rewrite Hl; exact Hax | exact Hd].
     - (* T-Concat *)
-      intros G e1 e2 dt ds1 ds2 dev a k d1 d2 _ IH1 _ IH2 Hlen Hax Hk1 Hk2 Hpre Hpost E HE.
-      destruct (IH1 E HE) as [t1 [Ev1 Ht1]].
-      destruct (IH2 E HE) as [t2 [Ev2 Ht2]].
+      intros Delta Phi G e1 e2 dt ds1 ds2 dev a k d1 d2 _ IH1 _ IH2 Hlen Hax Hk1 Hk2 Hpre Hpost rho HPhi E HE.
+      destruct (IH1 rho HPhi E HE) as [t1 [Ev1 Ht1]].
+      destruct (IH2 rho HPhi E HE) as [t2 [Ev2 Ht2]].
       destruct (concat_sound Phi rho t1 t2 dt ds1 ds2 dev k d1 d2 HPhi Ht1 Ht2 Hk1 Hk2 Hpre Hpost)
         as (Hl & Hf & Hsk & d & Hd & Ht).
       eexists. split; [|exact Ht].
@@ -288,42 +331,58 @@ Proof.
       rewrite <- Hl1 in Hax.
       eapply E_Concat; try eassumption; congruence.
     - (* T-BroadcastTo *)
-      intros G e dt ds ds' dev _ IH Hwf Hb E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G e dt ds ds' dev _ IH Hwf Hb rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (broadcast_to_sound _ _ _ _ _ _ _ _ HPhi Ht Hwf Hb) as (d & Hd & Ht').
       destruct Ht as (Hdt & Hdev & _). subst.
       eexists. split; [|exact Ht']. eapply E_BroadcastTo; eassumption.
     - (* T-Permute *)
-      intros G e dt ds dev p _ IH Hp E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G e dt ds dev p _ IH Hp rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (permute_sound _ _ _ _ _ p Ht Hp) as (Hp' & d & Hd & Ht').
       eexists. split; [|exact Ht']. eapply E_Permute; eassumption.
     - (* T-Const *)
-      intros G n dt dev Hn E HE.
+      intros Delta Phi G n dt dev Hn rho HPhi E HE.
       eexists. split; [apply E_Const|]. simpl. auto.
     - (* T-Fill *)
-      intros G n dt ds dev Hwf Hn E HE.
+      intros Delta Phi G n dt ds dev Hwf Hn rho HPhi E HE.
       eexists. split; [apply E_Fill|]. eapply fill_sound; eassumption.
     - (* T-Iota *)
-      intros G dt ds dev k Hwf Hnum Hk E HE.
+      intros Delta Phi G dt ds dev k Hwf Hnum Hk rho HPhi E HE.
       eexists. split; [apply E_Iota; exact Hk|]. eapply iota_sound; eassumption.
     - (* T-Binary with a bare number on the right *)
-      intros G op e1 n dt ds dev _ IH Hop Hn E HE.
-      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      intros Delta Phi G op e1 n dt ds dev _ IH Hop Hn rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_BinaryNumR; [exact Ev | rewrite Hdt; exact Hop]|].
       simpl. rewrite map_length. auto.
     - (* T-Binary with a bare number on the left *)
-      intros G op n e2 dt ds dev _ IH Hop Hn E HE.
-      destruct (IH E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
+      intros Delta Phi G op n e2 dt ds dev _ IH Hop Hn rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_BinaryNumL; [exact Ev | rewrite Hdt; exact Hop]|].
       simpl. rewrite map_length. auto.
+    - (* T-Call *)
+      intros Delta Phi G f dims wh params rdt rds rdev body sub args _ IHb Hargs Hpos Hwh
+             rho HPhi E HE.
+      assert (Hp : Forall (fun p => (1 <= eval_dim rho (snd p))%Z) sub).
+      { eapply Forall_impl; [|exact Hpos]. intros p Hp'. exact (Hp' rho HPhi). }
+      pose proof (sub_of_pos rho sub Hp) as Hs.
+      destruct (args_sound _ _ _ _ E _ _ HPhi HE Hs Hargs) as (ts & Hts & Hty).
+      assert (Hw : where_constraint wh (compose rho (sub_of sub))).
+      { unfold where_constraint. apply Forall_forall. intros c Hc.
+        apply subst_cstr_holds; [exact Hs|]. rewrite Forall_forall in Hwh.
+        exact (Hwh c Hc rho HPhi). }
+      destruct (IHb _ Hw _ (env_of_args _ _ _ Hty)) as [t [Ev Ht]].
+      exists t. split.
+      + eapply E_Call; [exact Hts | exact (Forall2_len _ _ _ Hty) | exact Hp | exact Ev].
+      + apply val_has_type_subst; assumption.
     - (* T-Sub *)
-      intros G e dt ds ds' dev _ IH Hall E HE.
-      destruct (IH E HE) as [t [Ev Ht]].
+      intros Delta Phi G e dt ds ds' dev _ IH Hall rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       exists t. split; [exact Ev | eapply sub_sound; eassumption]. }
   split; [exact Hsyn|].
-  intros G e ty Hc E HE. destruct Hc as [G e dt ds ds' dev Hs Hall].
-  destruct (Hsyn _ _ _ Hs E HE) as [t [Ev Ht]].
+  intros Delta Phi G e ty Hc rho HPhi E HE.
+  destruct Hc as [Delta Phi G e dt ds ds' dev Hs Hall].
+  destruct (Hsyn _ _ _ _ _ Hs rho HPhi E HE) as [t [Ev Ht]].
   exists t. split; [exact Ev | eapply sub_sound; eassumption].
 Qed.
 
@@ -333,7 +392,7 @@ Theorem type_soundness : forall Delta (Phi : constraint) G e ty rho E,
   exists t, eval P rho E e t /\ val_has_type rho t ty.
 Proof.
   intros Delta Phi G e ty rho E Hs HPhi HE.
-  exact (proj1 (type_soundness_mut Delta Phi rho HPhi) G e ty Hs E HE).
+  exact (proj1 type_soundness_mut Delta Phi G e ty Hs rho HPhi E HE).
 Qed.
 
 (** ... and for the checking judgment. *)
@@ -342,7 +401,7 @@ Theorem type_soundness_check : forall Delta (Phi : constraint) G e ty rho E,
   exists t, eval P rho E e t /\ val_has_type rho t ty.
 Proof.
   intros Delta Phi G e ty rho E Hs HPhi HE.
-  exact (proj2 (type_soundness_mut Delta Phi rho HPhi) G e ty Hs E HE).
+  exact (proj2 type_soundness_mut Delta Phi G e ty Hs rho HPhi E HE).
 Qed.
 
 (** Closed form: empty context and environment. *)
@@ -370,6 +429,10 @@ Proof.
   induction H1; intros t2' Hev2; inversion Hev2; subst;
     repeat match goal with
     | H : eval P _ _ (ENum _) _ |- _ => inversion H
+    end;
+    repeat match goal with
+    | Ha : all_some ?l = Some ?a, Hb : all_some ?l = Some ?b |- _ =>
+        rewrite Ha in Hb; injection Hb as Hb; subst b
     end;
     repeat match goal with
     | IH : forall t, eval P ?r ?E0 ?e0 t -> ?t0 = t, H : eval P ?r ?E0 ?e0 ?t3 |- _ =>
@@ -413,6 +476,15 @@ Corollary preservation_core : forall Delta (Phi : constraint) G e ty rho E t,
   synth Delta Phi G e ty -> Phi rho -> env_ok rho G E ->
   eval P rho E e t -> val_has_type rho t ty.
 Proof. exact preservation. Qed.
+
+(** §4.18: calls are sound (the T-Call case of [type_soundness], with the
+    substitution lemma [subst_eval] behind it). *)
+Corollary call_sound : forall Delta (Phi : constraint) G f dims wh params ret body sub args
+                              ty rho E,
+  synth Delta Phi G (ECall f dims wh params ret body sub args) ty -> Phi rho ->
+  env_ok rho G E ->
+  exists t, eval P rho E (ECall f dims wh params ret body sub args) t /\ val_has_type rho t ty.
+Proof. intros. eapply type_soundness; eassumption. Qed.
 
 Corollary preservation_matmul : forall Delta (Phi : constraint) G e1 e2 ty rho E t,
   synth Delta Phi G (EMatmul e1 e2) ty -> Phi rho -> env_ok rho G E ->
