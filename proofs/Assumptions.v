@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity.
+From ShapeML Require Syntax Normalize Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -19,6 +19,31 @@ Print Assumptions ShapeML.Syntax.subst_eval.
 Print Assumptions ShapeML.Syntax.subst_eval_shape.
 Print Assumptions ShapeML.Syntax.subst_cstr_holds.
 Print Assumptions ShapeML.Syntax.sub_of_pos.
+
+(* Normalize.v *)
+Print Assumptions ShapeML.Normalize.norm_comm.
+Print Assumptions ShapeML.Normalize.norm_mul_comm.
+Print Assumptions ShapeML.Normalize.norm_floordiv_exact.
+Print Assumptions ShapeML.Normalize.norm_cancel.
+Print Assumptions ShapeML.Normalize.norm_one.
+Print Assumptions ShapeML.Normalize.eval_mono_dim.
+Print Assumptions ShapeML.Normalize.constant_of_spec.
+Print Assumptions ShapeML.Normalize.eval_to_dim.
+Print Assumptions ShapeML.Normalize.eval_const.
+Print Assumptions ShapeML.Normalize.eval_add_term.
+Print Assumptions ShapeML.Normalize.eval_padd.
+Print Assumptions ShapeML.Normalize.eval_pneg.
+Print Assumptions ShapeML.Normalize.eval_psub.
+Print Assumptions ShapeML.Normalize.eval_mono_app.
+Print Assumptions ShapeML.Normalize.eval_mono_perm.
+Print Assumptions ShapeML.Normalize.insert_atom_perm.
+Print Assumptions ShapeML.Normalize.sort_mono_perm.
+Print Assumptions ShapeML.Normalize.eval_pmul.
+Print Assumptions ShapeML.Normalize.eval_div_coeffs.
+Print Assumptions ShapeML.Normalize.eval_pfloordiv.
+Print Assumptions ShapeML.Normalize.eval_pmod.
+Print Assumptions ShapeML.Normalize.eval_poly_of.
+Print Assumptions ShapeML.Normalize.norm_sound.
 
 (* Broadcast.v *)
 Print Assumptions ShapeML.Broadcast.bdim_function.
