@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Normalize Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity.
+From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -45,6 +45,17 @@ Print Assumptions ShapeML.Normalize.eval_pmod.
 Print Assumptions ShapeML.Normalize.eval_poly_of.
 Print Assumptions ShapeML.Normalize.norm_sound.
 
+(* Solver.v *)
+Print Assumptions ShapeML.Solver.eval_mono_vars_pos.
+Print Assumptions ShapeML.Solver.nonneg_sound.
+Print Assumptions ShapeML.Solver.eval_diff.
+Print Assumptions ShapeML.Solver.decide_syn_sound.
+Print Assumptions ShapeML.Solver.subst_eval_agree.
+Print Assumptions ShapeML.Solver.definition_rewrite_sound.
+Print Assumptions ShapeML.Solver.where_definition_sound.
+Print Assumptions ShapeML.Solver.decide_ge.
+Print Assumptions ShapeML.Solver.decide_reshape_by_definition.
+
 (* Broadcast.v *)
 Print Assumptions ShapeML.Broadcast.bdim_function.
 Print Assumptions ShapeML.Broadcast.bdim_deterministic.
@@ -58,6 +69,8 @@ Print Assumptions ShapeML.Broadcast.bshape_rev_obl.
 Print Assumptions ShapeML.Broadcast.bshape_iff_obligations.
 Print Assumptions ShapeML.Broadcast.map_of_nat_nil.
 Print Assumptions ShapeML.Broadcast.bshape_rev_runtime.
+Print Assumptions ShapeML.Broadcast.bshape_n_runtime.
+Print Assumptions ShapeML.Broadcast.norm_dim_ok.
 Print Assumptions ShapeML.Broadcast.bshape_runtime.
 
 (* Typing.v *)

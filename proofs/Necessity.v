@@ -100,7 +100,7 @@ Proof.
   - apply (T_Let _ _ _ _ _ _ (TTensor DF32 [dB; dF] Host)); [reflexivity| |].
     + apply (T_Binary _ _ _ _ _ _ DF32 [dB; dF] [dF]); [constructor; reflexivity
         | constructor; reflexivity | reflexivity | ].
-      unfold bshape. simpl. constructor; [constructor | constructor].
+      unfold bshape, bshape_n. simpl. apply BR_Cons; [apply BD_Same; reflexivity | apply BR_NilR].
     + change [dB; DLit 2] with (replace_at 1 (DLit 2) [dB; dF]).
       apply (T_Slice _ _ _ _ DF32 [dB; dF] Host 1 1 (DLit 0) (DLit 2) dF);
         [constructor; reflexivity | reflexivity | reflexivity | | | ];

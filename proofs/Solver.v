@@ -1,0 +1,168 @@
+(** * Solver.v — the solver's syntactic shortcuts are sound
+
+    Before Z3, the checker decides a goal from normal forms alone when it
+    can ([decide_syntactically] in src/smt/shape_solver.cpp), first as is,
+    then after rewriting it with the definitions that the [where] clause
+    gives ([defining_substitution]: [D = H·Dh]).  [decide_syn] mirrors the
+    first (the constant-difference, non-negative-polynomial, and the
+    constant, [1 | b] and [a | a] cases of [divides]); [decide_syn_sound]:
+    when it answers true, the goal holds under every valuation.
+    [definition_rewrite_sound]: rewriting with a substitution that each
+    valuation satisfying Φ agrees with (as a [where] equality [x = d]
+    gives) and then deciding syntactically proves the goal under Φ. *)
+
+From Coq Require Import String List ZArith Bool Lia.
+From ShapeML Require Import Syntax Normalize.
+Import ListNotations.
+
+(** Every term has a non-negative coefficient and only variables: the
+    polynomial is [>= 0] when every variable is [>= 1]. *)
+Definition is_var_atom (a : atom) : bool := match a with AVar _ => true | _ => false end.
+Definition nonneg (p : poly) : bool :=
+  forallb (fun t => Z.leb 0 (snd t) && forallb is_var_atom (fst t)) p.
+
+Definition term_eq_dec : forall t u : term, {t = u} + {t <> u}.
+Proof. decide equality; auto using mono_eq_dec, Z.eq_dec. Defined.
+
+Definition poly_eq_dec : forall p q : poly, {p = q} + {p <> q} := list_eq_dec term_eq_dec.
+
+Definition diff (a b : dim) : poly := psub (poly_of a) (poly_of b).
+
+(** [(divides a a)] holds when [a >= 1] is decided. *)
+Definition divides_self (a b : dim) : bool :=
+  if poly_eq_dec (poly_of a) (poly_of b)
+  then match constant_of (diff a (DLit 1)) with
+       | Some k => Z.leb 0 k | None => nonneg (diff a (DLit 1)) end
+  else false.
+
+Definition decide_syn (c : cstr) : bool :=
+  match c with
+  | CEq a b => match constant_of (diff a b) with Some k => Z.eqb k 0 | None => false end
+  | CNe a b => match constant_of (diff a b) with Some k => negb (Z.eqb k 0) | None => false end
+  | CGe a b => match constant_of (diff a b) with
+               | Some k => Z.leb 0 k | None => nonneg (diff a b) end
+  | CLe a b => match constant_of (diff a b) with
+               | Some k => Z.leb k 0 | None => nonneg (psub (const 0) (diff a b)) end
+  | CGt a b => match constant_of (diff a b) with
+               | Some k => Z.ltb 0 k | None => nonneg (psub (diff a b) (const 1)) end
+  | CLt a b => match constant_of (diff a b) with
+               | Some k => Z.ltb k 0 | None => nonneg (psub (const (-1)) (diff a b)) end
+  | CDivides a b =>
+      match constant_of (poly_of a), constant_of (poly_of b) with
+      | Some ka, Some kb => Z.leb 1 ka && Z.eqb (kb mod ka) 0
+      | Some ka, None => Z.eqb ka 1 || divides_self a b
+      | None, _ => divides_self a b
+      end
+  end.
+
+Lemma eval_mono_vars_pos : forall rho l, forallb is_var_atom l = true -> (1 <= eval_mono rho l)%Z.
+Proof.
+  intros rho l H. unfold eval_mono. induction l as [|a l IH]; cbn [fold_right]; [lia|].
+  simpl in H. apply andb_true_iff in H as [Ha Hl].
+  destruct a as [x| |]; try discriminate. cbn [atom_dim eval_dim]. specialize (IH Hl).
+  pose proof (Pos2Z.is_pos (rho x)). nia.
+Qed.
+
+Lemma nonneg_sound : forall rho p, nonneg p = true -> (0 <= eval_poly rho p)%Z.
+Proof.
+  intros rho p H. induction p as [|t p IH]; [simpl; lia|].
+  simpl in H. apply andb_true_iff in H as [Ht Hp]. apply andb_true_iff in Ht as [Hc Hv].
+  apply Z.leb_le in Hc. pose proof (eval_mono_vars_pos rho _ Hv).
+  change (eval_poly rho (t :: p)) with (eval_term rho t + eval_poly rho p)%Z.
+  unfold eval_term. specialize (IH Hp). unfold term, mono in *. nia.
+Qed.
+
+Lemma eval_diff : forall rho a b, eval_poly rho (diff a b) = (eval_dim rho a - eval_dim rho b)%Z.
+Proof. intros. unfold diff. rewrite eval_psub, !eval_poly_of. reflexivity. Qed.
+
+(** The syntactic decisions are sound: a goal decided true holds under
+    every valuation (all variables [>= 1]). *)
+Theorem decide_syn_sound : forall c, decide_syn c = true -> forall rho, cstr_holds rho c.
+Proof.
+  intros c H rho. destruct c as [a b|a b|a b|a b|a b|a b|a b]; simpl in H |- *;
+    pose proof (eval_diff rho a b) as Hd.
+  - destruct (constant_of (diff a b)) as [k|] eqn:Hk; [|discriminate].
+    apply Z.eqb_eq in H. subst k. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
+  - destruct (constant_of (diff a b)) as [k|] eqn:Hk; [|discriminate].
+    apply negb_true_iff, Z.eqb_neq in H. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
+  - destruct (constant_of (diff a b)) as [k|] eqn:Hk.
+    + apply Z.ltb_lt in H. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
+    + apply (nonneg_sound rho) in H. rewrite eval_psub, eval_const, Hd in H. lia.
+  - destruct (constant_of (diff a b)) as [k|] eqn:Hk.
+    + apply Z.leb_le in H. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
+    + apply (nonneg_sound rho) in H. rewrite eval_psub, eval_const, Hd in H. lia.
+  - destruct (constant_of (diff a b)) as [k|] eqn:Hk.
+    + apply Z.ltb_lt in H. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
+    + apply (nonneg_sound rho) in H. rewrite eval_psub, eval_const, Hd in H. lia.
+  - destruct (constant_of (diff a b)) as [k|] eqn:Hk.
+    + apply Z.leb_le in H. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
+    + apply (nonneg_sound rho) in H. rewrite Hd in H. lia.
+  - pose proof (eval_poly_of rho a) as Ha. pose proof (eval_poly_of rho b) as Hb.
+    assert (Hself : divides_self a b = true -> cstr_holds rho (CDivides a b)).
+    { unfold divides_self. intros Hs.
+      destruct (poly_eq_dec (poly_of a) (poly_of b)) as [E|]; [|discriminate].
+      assert (Hab : eval_dim rho a = eval_dim rho b) by (rewrite <- Ha, <- Hb, E; reflexivity).
+      pose proof (eval_diff rho a (DLit 1)) as Hd1. simpl in Hd1.
+      assert (H1 : (1 <= eval_dim rho a)%Z).
+      { destruct (constant_of (diff a (DLit 1))) as [k|] eqn:Hk.
+        - apply Z.leb_le in Hs. rewrite (constant_of_spec rho _ _ Hk) in Hd1. lia.
+        - apply (nonneg_sound rho) in Hs. lia. }
+      simpl. split; [exact H1|]. rewrite <- Hab. apply Z.mod_same. lia. }
+    destruct (constant_of (poly_of a)) as [ka|] eqn:Hka;
+      [destruct (constant_of (poly_of b)) as [kb|] eqn:Hkb|].
+    + apply andb_true_iff in H as [H1 H2]. apply Z.leb_le in H1. apply Z.eqb_eq in H2.
+      rewrite (constant_of_spec rho _ _ Hka) in Ha. rewrite (constant_of_spec rho _ _ Hkb) in Hb.
+      rewrite <- Ha, <- Hb. split; assumption.
+    + apply orb_true_iff in H as [H|H]; [|exact (Hself H)].
+      apply Z.eqb_eq in H. subst ka. rewrite (constant_of_spec rho _ _ Hka) in Ha.
+      rewrite <- Ha. split; [lia|]. apply Z.mod_1_r.
+    + exact (Hself H).
+Qed.
+
+(** Rewriting with the [where] clause's definitions first.  [s] is a
+    substitution that agrees with every valuation satisfying Φ (each [x] is
+    mapped to a [d] with [Φ ⊨ x = d]); deciding the rewritten goal
+    syntactically proves the goal under Φ. *)
+Lemma subst_eval_agree : forall rho s d,
+  (forall y, eval_dim rho (s y) = eval_dim rho (DVar y)) ->
+  eval_dim rho (subst_dim s d) = eval_dim rho d.
+Proof. intros rho s d Hs. induction d; simpl; try congruence. apply Hs. Qed.
+
+Theorem definition_rewrite_sound : forall (Phi : constraint) s g,
+  (forall rho, Phi rho -> forall y, eval_dim rho (s y) = eval_dim rho (DVar y)) ->
+  decide_syn (subst_cstr s g) = true ->
+  entails Phi (fun rho => cstr_holds rho g).
+Proof.
+  intros Phi s g Hs Hdec rho HPhi.
+  pose proof (decide_syn_sound _ Hdec rho) as H.
+  specialize (Hs rho HPhi).
+  destruct g; simpl in *; rewrite !subst_eval_agree in H by exact Hs; exact H.
+Qed.
+
+(** The substitution a [where] equality [(= x d)] gives. *)
+Definition single (x : dvar) (d : dim) : dvar -> dim :=
+  fun y => if String.eqb y x then d else DVar y.
+
+Corollary where_definition_sound : forall cs x d g,
+  In (CEq (DVar x) d) cs ->
+  decide_syn (subst_cstr (single x d) g) = true ->
+  entails (where_constraint cs) (fun rho => cstr_holds rho g).
+Proof.
+  intros cs x d g Hin Hdec. apply (definition_rewrite_sound _ (single x d)); [|exact Hdec].
+  intros rho HPhi y. unfold single. destruct (String.eqb_spec y x) as [->|]; [|reflexivity].
+  unfold where_constraint in HPhi. rewrite Forall_forall in HPhi.
+  specialize (HPhi _ Hin). simpl in HPhi. symmetry. exact HPhi.
+Qed.
+
+Local Open Scope string_scope.
+
+(** Examples: [2·K + 1 >= K] is decided syntactically; [D = H·Dh] makes
+    the reshape obligation [B·D = B·H·Dh] syntactic. *)
+Example decide_ge : decide_syn (CGe (DAdd (DMul (DLit 2) (DVar "K")) (DLit 1)) (DVar "K")) = true.
+Proof. reflexivity. Qed.
+
+Example decide_reshape_by_definition :
+  decide_syn (subst_cstr (single "D" (DMul (DVar "H") (DVar "Dh")))
+                (CEq (DMul (DVar "B") (DVar "D"))
+                     (DMul (DMul (DVar "B") (DVar "H")) (DVar "Dh")))) = true.
+Proof. reflexivity. Qed.
