@@ -53,8 +53,11 @@ Print Assumptions ShapeML.Solver.decide_syn_sound.
 Print Assumptions ShapeML.Solver.subst_eval_agree.
 Print Assumptions ShapeML.Solver.definition_rewrite_sound.
 Print Assumptions ShapeML.Solver.where_definition_sound.
+Print Assumptions ShapeML.Solver.eval_agree.
+Print Assumptions ShapeML.Solver.witness_rewrite_sound.
 Print Assumptions ShapeML.Solver.decide_ge.
 Print Assumptions ShapeML.Solver.decide_reshape_by_definition.
+Print Assumptions ShapeML.Solver.decide_by_witness.
 
 (* Broadcast.v *)
 Print Assumptions ShapeML.Broadcast.bdim_function.

@@ -154,6 +154,58 @@ Proof.
   specialize (HPhi _ Hin). simpl in HPhi. symmetry. exact HPhi.
 Qed.
 
+(** Definitions with a witness: [(divides H D)] is read as [D = H·w] and
+    [(= (mod v C) 0)] as [v = C·w], [w] a fresh variable.  Under Φ the
+    witness exists ([w = D / H >= 1]), so deciding the rewritten goal
+    syntactically (for every [w]) proves the goal under Φ. *)
+Definition cvars (c : cstr) : list dvar :=
+  match c with
+  | CEq x y | CNe x y | CLt x y | CLe x y | CGt x y | CGe x y | CDivides x y =>
+      dim_vars x ++ dim_vars y
+  end.
+
+Lemma eval_agree : forall (r1 r2 : valuation) d,
+  (forall y, In y (dim_vars d) -> r1 y = r2 y) -> eval_dim r1 d = eval_dim r2 d.
+Proof.
+  intros r1 r2 d H. induction d; simpl in *;
+    try (rewrite IHd1, IHd2 by (intros y Hy; apply H; apply in_or_app; auto); reflexivity);
+    try (rewrite IHd by exact H; reflexivity).
+  - reflexivity.
+  - rewrite (H x (or_introl eq_refl)). reflexivity.
+Qed.
+
+Theorem witness_rewrite_sound : forall (Phi : constraint) x a w g,
+  entails Phi (fun rho => 1 <= eval_dim rho a /\ eval_dim rho (DVar x) mod eval_dim rho a = 0)%Z ->
+  ~ In w (dim_vars a) -> w <> x -> ~ In w (cvars g) ->
+  decide_syn (subst_cstr (single x (DMul a (DVar w))) g) = true ->
+  entails Phi (fun rho => cstr_holds rho g).
+Proof.
+  intros Phi x a w g Hdef Hwa Hwx Hwg Hdec rho HPhi.
+  destruct (Hdef rho HPhi) as [Ha Hm].
+  set (q := (eval_dim rho (DVar x) / eval_dim rho a)%Z).
+  assert (Hx : eval_dim rho (DVar x) = (eval_dim rho a * q)%Z) by (apply Z_div_exact_2; lia).
+  assert (Hq : (1 <= q)%Z).
+  { pose proof (eval_var_pos rho x). destruct (Z_lt_le_dec q 1); [|lia]. nia. }
+  set (rho' := fun y => if String.eqb y w then Z.to_pos q else rho y).
+  assert (Hoff : forall d, ~ In w (dim_vars d) -> eval_dim rho' d = eval_dim rho d).
+  { intros d Hd. apply eval_agree. intros y Hy. unfold rho'.
+    destruct (String.eqb_spec y w) as [->|]; [contradiction|reflexivity]. }
+  assert (Hsub : forall d, ~ In w (dim_vars d) ->
+            eval_dim rho' (subst_dim (single x (DMul a (DVar w))) d) = eval_dim rho d).
+  { induction d; intros Hd; simpl in Hd |- *;
+      try (rewrite IHd1, IHd2 by (intro; apply Hd; apply in_or_app; auto); reflexivity);
+      try (rewrite IHd by exact Hd; reflexivity).
+    - reflexivity.
+    - unfold single. destruct (String.eqb_spec x0 x) as [->|Hne].
+      + simpl. rewrite (Hoff a Hwa). unfold rho'. rewrite String.eqb_refl.
+        rewrite Z2Pos.id by lia. simpl in Hx. lia.
+      + simpl. unfold rho'. destruct (String.eqb_spec x0 w) as [->|]; [|reflexivity].
+        exfalso. apply Hd. left. reflexivity. }
+  pose proof (decide_syn_sound _ Hdec rho') as H.
+  destruct g; simpl in Hwg, H |- *;
+    rewrite !Hsub in H by (intro; apply Hwg; apply in_or_app; auto); exact H.
+Qed.
+
 Local Open Scope string_scope.
 
 (** Examples: [2·K + 1 >= K] is decided syntactically; [D = H·Dh] makes
@@ -165,4 +217,11 @@ Example decide_reshape_by_definition :
   decide_syn (subst_cstr (single "D" (DMul (DVar "H") (DVar "Dh")))
                 (CEq (DMul (DVar "B") (DVar "D"))
                      (DMul (DMul (DVar "B") (DVar "H")) (DVar "Dh")))) = true.
+Proof. reflexivity. Qed.
+
+(** [(where (divides 64 D))] read as [D = 64·w] makes [D mod 64 = 0]
+    syntactic. *)
+Example decide_by_witness :
+  decide_syn (subst_cstr (single "D" (DMul (DLit 64) (DVar "#w0")))
+                (CEq (DMod (DVar "D") 64) (DLit 0))) = true.
 Proof. reflexivity. Qed.
