@@ -197,3 +197,9 @@ Print Assumptions ShapeML.Necessity.broadcast_obligation_needed.
 Print Assumptions ShapeML.Necessity.ex_typed.
 Print Assumptions ShapeML.Necessity.example_sound.
 Print Assumptions ShapeML.Necessity.example_runs.
+Print Assumptions ShapeML.Necessity.unravel_ravel.
+Print Assumptions ShapeML.Necessity.all_some_none.
+Print Assumptions ShapeML.Necessity.tabulate_opt_none.
+Print Assumptions ShapeML.Necessity.in_bounds_z_mid.
+Print Assumptions ShapeML.Necessity.in_bounds_zeros.
+Print Assumptions ShapeML.Necessity.slice_obligation_needed.

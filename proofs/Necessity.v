@@ -13,8 +13,8 @@
       concrete program (matmul, a broadcast bias add, a slice), and its
       hypotheses satisfied by concrete values (a guard against vacuity). *)
 
-From Coq Require Import String List ZArith Lia.
-From ShapeML Require Import Syntax Broadcast Typing Semantics Reshape Soundness.
+From Coq Require Import String List ZArith Bool Lia.
+From ShapeML Require Import Syntax Broadcast Typing Semantics Bounds Reshape Constructs Soundness.
 Import ListNotations.
 Open Scope string_scope.
 
@@ -140,4 +140,86 @@ Proof.
     destruct Ht as (_ & _ & Hsh & _). simpl in Hsh.
     destruct (t_shape t) as [|a [|c [|]]]; try discriminate.
     cbn in Hsh. injection Hsh as Ha Hc. f_equal; [lia | f_equal; lia].
+Qed.
+
+(** ** Slice: the obligations are needed
+    If the start is negative, or start + size exceeds the axis, slicing a
+    value of a well-formed type is stuck (some read is out of bounds). *)
+Lemma unravel_ravel : forall s idx, in_bounds idx s -> unravel s (ravel s idx) = idx.
+Proof.
+  intros s idx H. induction H as [|k d idx s Hk Hb IH]; [reflexivity|].
+  simpl. pose proof (ravel_in_bounds s idx Hb) as Hr.
+  assert (Hp : prod s <> 0) by lia.
+  rewrite Nat.div_add_l by exact Hp. rewrite Nat.div_small by exact Hr.
+  rewrite Nat.add_0_r.
+  replace (k * prod s + ravel s idx) with (ravel s idx + k * prod s) by lia.
+  rewrite Nat.mod_add by exact Hp.
+  rewrite Nat.mod_small by exact Hr. rewrite IH. reflexivity.
+Qed.
+
+Lemma all_some_none : forall {A B : Type} (g : A -> option B) l x,
+  In x l -> g x = None -> all_some (map g l) = None.
+Proof.
+  intros A B g l x Hin Hx. induction l as [|y l IH]; [destruct Hin|].
+  simpl. destruct Hin as [->|Hin]; [rewrite Hx; reflexivity|].
+  destruct (g y); [|reflexivity]. rewrite (IH Hin). reflexivity.
+Qed.
+
+Lemma tabulate_opt_none : forall {A : Type} s (f : list nat -> option A) idx,
+  in_bounds idx s -> f idx = None -> tabulate_opt s f = None.
+Proof.
+  intros A s f idx Hb Hf. unfold tabulate_opt.
+  apply (all_some_none _ _ (ravel s idx)).
+  - apply in_seq. split; [lia|]. simpl. apply ravel_in_bounds. exact Hb.
+  - rewrite unravel_ravel by exact Hb. exact Hf.
+Qed.
+
+Lemma in_bounds_z_mid : forall l1 c l2 s1 x s2,
+  length l1 = length s1 ->
+  in_bounds_z (l1 ++ c :: l2) (s1 ++ x :: s2) =
+  (in_bounds_z l1 s1 && (Z.leb 0 c && Z.ltb c (Z.of_nat x)) && in_bounds_z l2 s2).
+Proof.
+  induction l1 as [|a l1 IH]; intros c l2 [|d s1] x s2 Hl; simpl in Hl; try discriminate.
+  - simpl. destruct (Z.leb 0 c && Z.ltb c (Z.of_nat x)); reflexivity.
+  - simpl. rewrite IH by lia.
+    destruct (Z.leb 0 a && Z.ltb a (Z.of_nat d)); reflexivity.
+Qed.
+
+Lemma in_bounds_zeros : forall s, Forall (fun d => 1 <= d) s -> in_bounds (repeat 0 (length s)) s.
+Proof. intros s H. induction H; simpl; constructor; [lia | assumption]. Qed.
+
+Theorem slice_obligation_needed : forall {V : Type} rho (t : tensor V) dt ds dev k st sz dk,
+  val_has_type rho t (TTensor dt ds dev) ->
+  Forall (fun d => (1 <= eval_dim rho d)%Z) ds ->
+  nth_error ds k = Some dk ->
+  (1 <= eval_dim rho sz)%Z ->
+  (eval_dim rho st < 0 \/ eval_dim rho st + eval_dim rho sz > eval_dim rho dk)%Z ->
+  slice_data (t_shape t) k (eval_dim rho st) (Z.to_nat (eval_dim rho sz)) (t_data t) = None.
+Proof.
+  intros V rho t dt ds dev k st sz dk (_ & _ & Hsh & _) Hpos Hk Hsz Hbad.
+  destruct (Constructs.split_typed_shape _ _ _ _ _ Hsh Hk)
+    as (ds1 & ds2 & sh1 & x & sh2 & -> & -> & Hl1 & Hl2 & H1 & Hx & H2).
+  apply Forall_app in Hpos as [P1 P2]. inversion P2 as [|? ? Px P2']; subst.
+  assert (Q : forall sh ds', map Z.of_nat sh = eval_shape rho ds' ->
+             Forall (fun d => (1 <= eval_dim rho d)%Z) ds' -> Forall (fun d => 1 <= d) sh).
+  { intros sh ds' Hm Hf. revert sh Hm. induction Hf as [|d ds' Hd _ IH]; intros [|y sh] Hm;
+      try discriminate; constructor.
+    - simpl in Hm. injection Hm as Hy _. lia.
+    - simpl in Hm. injection Hm as _ Hm. apply IH. exact Hm. }
+  pose proof (Q _ _ H1 P1) as Z1. pose proof (Q _ _ H2 P2') as Z2.
+  set (j := if (eval_dim rho st <? 0)%Z then 0 else Z.to_nat (eval_dim rho sz) - 1).
+  unfold slice_data. rewrite <- Hl2, replace_at_app.
+  apply (tabulate_opt_none _ _ (repeat 0 (length sh1) ++ j :: repeat 0 (length sh2))).
+  - apply Constructs.in_bounds_mid; [apply in_bounds_zeros; exact Z1| |apply in_bounds_zeros; exact Z2].
+    unfold j. destruct (Z.ltb_spec (eval_dim rho st) 0); lia.
+  - rewrite (Constructs.nth_mid _ _ _ _ _ (repeat_length 0 (length sh1))), map_app. cbn [map].
+    rewrite <- (repeat_length 0 (length sh1)) at 1.
+    rewrite <- (map_length Z.of_nat (repeat 0 (length sh1))), replace_at_app.
+    unfold read_at. rewrite in_bounds_z_mid by (rewrite map_length, repeat_length; reflexivity).
+    replace (Z.leb 0 (Z.of_nat j + eval_dim rho st) && Z.ltb (Z.of_nat j + eval_dim rho st) (Z.of_nat x))
+      with false; [rewrite andb_false_r, andb_false_l; reflexivity|].
+    symmetry. apply andb_false_iff. unfold j.
+    destruct (Z.ltb_spec (eval_dim rho st) 0).
+    + left. apply Z.leb_gt. lia.
+    + right. apply Z.ltb_ge. lia.
 Qed.
