@@ -5,6 +5,8 @@
       obligation, then it is not the case that the reshape evaluates in
       every environment (some valuation satisfying Φ and some value of the
       source type make it stuck).
+    - [slice_obligation_needed]: a negative start, or start + size past the
+      axis, makes the slice of a well-formed value stuck.
     - [broadcast_obligation_needed]: for operands [N] and [M], B-Shape
       demands [Φ ⊨ N = M]; without that premise the rule would type [x + y]
       as [N], and a valuation ([N = 1], [M = 3]) evaluates it to a value of
