@@ -49,6 +49,9 @@ Print Assumptions ShapeML.Normalize.norm_sound.
 Print Assumptions ShapeML.Solver.eval_mono_vars_pos.
 Print Assumptions ShapeML.Solver.nonneg_sound.
 Print Assumptions ShapeML.Solver.eval_diff.
+Print Assumptions ShapeML.Solver.remove_one_perm.
+Print Assumptions ShapeML.Solver.remove_atoms_perm.
+Print Assumptions ShapeML.Solver.divides_mono_sound.
 Print Assumptions ShapeML.Solver.decide_syn_sound.
 Print Assumptions ShapeML.Solver.subst_eval_agree.
 Print Assumptions ShapeML.Solver.definition_rewrite_sound.
@@ -58,6 +61,7 @@ Print Assumptions ShapeML.Solver.witness_rewrite_sound.
 Print Assumptions ShapeML.Solver.decide_ge.
 Print Assumptions ShapeML.Solver.decide_reshape_by_definition.
 Print Assumptions ShapeML.Solver.decide_by_witness.
+Print Assumptions ShapeML.Solver.decide_divides_monomial.
 
 (* Broadcast.v *)
 Print Assumptions ShapeML.Broadcast.bdim_function.

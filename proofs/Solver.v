@@ -11,7 +11,7 @@
     valuation satisfying Φ agrees with (as a [where] equality [x = d]
     gives) and then deciding syntactically proves the goal under Φ. *)
 
-From Coq Require Import String List ZArith Bool Lia.
+From Coq Require Import String List ZArith Bool Lia Permutation.
 From ShapeML Require Import Syntax Normalize.
 Import ListNotations.
 
@@ -35,6 +35,31 @@ Definition divides_self (a b : dim) : bool :=
        | Some k => Z.leb 0 k | None => nonneg (diff a (DLit 1)) end
   else false.
 
+(** [(divides a b)] with [a = c·m], one term with [c >= 1] over variables
+    only, and every term of [b] a multiple of [c·m]. *)
+Fixpoint remove_one (a : atom) (l : mono) : option mono :=
+  match l with
+  | [] => None
+  | x :: l' => if atom_eq_dec a x then Some l'
+               else match remove_one a l' with Some r => Some (x :: r) | None => None end
+  end.
+
+Fixpoint remove_atoms (m l : mono) : option mono :=
+  match m with
+  | [] => Some l
+  | a :: m' => match remove_one a l with Some l' => remove_atoms m' l' | None => None end
+  end.
+
+Definition divides_mono (a b : dim) : bool :=
+  match poly_of a with
+  | [(m, c)] =>
+      Z.ltb 0 c && forallb is_var_atom m &&
+      forallb (fun t => Z.eqb (snd t mod c) 0 &&
+                        match remove_atoms m (fst t) with Some _ => true | None => false end)
+              (poly_of b)
+  | _ => false
+  end.
+
 Definition decide_syn (c : cstr) : bool :=
   match c with
   | CEq a b => match constant_of (diff a b) with Some k => Z.eqb k 0 | None => false end
@@ -48,11 +73,11 @@ Definition decide_syn (c : cstr) : bool :=
   | CLt a b => match constant_of (diff a b) with
                | Some k => Z.ltb k 0 | None => nonneg (psub (const (-1)) (diff a b)) end
   | CDivides a b =>
-      match constant_of (poly_of a), constant_of (poly_of b) with
-      | Some ka, Some kb => Z.leb 1 ka && Z.eqb (kb mod ka) 0
-      | Some ka, None => Z.eqb ka 1 || divides_self a b
-      | None, _ => divides_self a b
-      end
+      (match constant_of (poly_of a), constant_of (poly_of b) with
+       | Some ka, Some kb => Z.leb 1 ka && Z.eqb (kb mod ka) 0
+       | Some ka, None => Z.eqb ka 1 || divides_self a b
+       | None, _ => divides_self a b
+       end) || divides_mono a b
   end.
 
 Lemma eval_mono_vars_pos : forall rho l, forallb is_var_atom l = true -> (1 <= eval_mono rho l)%Z.
@@ -74,6 +99,50 @@ Qed.
 
 Lemma eval_diff : forall rho a b, eval_poly rho (diff a b) = (eval_dim rho a - eval_dim rho b)%Z.
 Proof. intros. unfold diff. rewrite eval_psub, !eval_poly_of. reflexivity. Qed.
+
+Lemma remove_one_perm : forall a l r, remove_one a l = Some r -> Permutation l (a :: r).
+Proof.
+  intros a l. induction l as [|x l IH]; intros r H; simpl in H; [discriminate|].
+  destruct (atom_eq_dec a x) as [->|]; [injection H as <-; reflexivity|].
+  destruct (remove_one a l) as [r'|] eqn:E; [|discriminate]. injection H as <-.
+  rewrite (IH r' eq_refl). apply perm_swap.
+Qed.
+
+Lemma remove_atoms_perm : forall m l r, remove_atoms m l = Some r -> Permutation l (m ++ r).
+Proof.
+  induction m as [|a m IH]; intros l r H; simpl in H; [injection H as <-; reflexivity|].
+  destruct (remove_one a l) as [l'|] eqn:E; [|discriminate].
+  rewrite (remove_one_perm _ _ _ E). simpl. apply perm_skip. apply IH. exact H.
+Qed.
+
+Lemma divides_mono_sound : forall a b, divides_mono a b = true ->
+  forall rho, cstr_holds rho (CDivides a b).
+Proof.
+  intros a b H rho. unfold divides_mono in H. simpl.
+  pose proof (eval_poly_of rho a) as Ha. pose proof (eval_poly_of rho b) as Hb.
+  destruct (poly_of a) as [|[m c] [|t0 p0]]; try discriminate.
+  apply andb_true_iff in H as [H Hall]. apply andb_true_iff in H as [Hc Hv].
+  apply Z.ltb_lt in Hc.
+  pose proof (eval_mono_vars_pos rho m Hv) as HM.
+  assert (Hea : eval_dim rho a = (c * eval_mono rho m)%Z).
+  { rewrite <- Ha. change (eval_poly rho [(m, c)]) with (c * eval_mono rho m + 0)%Z. lia. }
+  assert (Hq : forall p, forallb (fun t => Z.eqb (snd t mod c) 0 &&
+                          match remove_atoms m (fst t) with Some _ => true | None => false end) p = true ->
+            exists q, eval_poly rho p = (c * eval_mono rho m * q)%Z).
+  { induction p as [|t p IH]; intros Hp; [exists 0%Z; simpl; lia|].
+    simpl in Hp. apply andb_true_iff in Hp as [Ht Hp]. apply andb_true_iff in Ht as [Hk Hr].
+    apply Z.eqb_eq in Hk.
+    destruct (remove_atoms m (fst t)) as [r|] eqn:Er; [|discriminate].
+    destruct (IH Hp) as [q Hq].
+    exists (snd t / c * eval_mono rho r + q)%Z.
+    change (eval_poly rho (t :: p)) with (eval_term rho t + eval_poly rho p)%Z.
+    rewrite Hq. unfold eval_term.
+    rewrite (eval_mono_perm rho _ _ (remove_atoms_perm _ _ _ Er)), eval_mono_app.
+    rewrite (Z_div_exact_2 (snd t) c) at 1 by lia. unfold mono, term in *. ring. }
+  destruct (Hq _ Hall) as [q Hbq]. rewrite Hb in Hbq.
+  rewrite Hea, Hbq. split; [nia|].
+  rewrite Z.mul_comm. apply Z.mod_mul. nia.
+Qed.
 
 (** The syntactic decisions are sound: a goal decided true holds under
     every valuation (all variables [>= 1]). *)
@@ -97,7 +166,8 @@ Proof.
   - destruct (constant_of (diff a b)) as [k|] eqn:Hk.
     + apply Z.leb_le in H. rewrite (constant_of_spec rho _ _ Hk) in Hd. lia.
     + apply (nonneg_sound rho) in H. rewrite Hd in H. lia.
-  - pose proof (eval_poly_of rho a) as Ha. pose proof (eval_poly_of rho b) as Hb.
+  - apply orb_true_iff in H as [H|H]; [|exact (divides_mono_sound a b H rho)].
+    pose proof (eval_poly_of rho a) as Ha. pose proof (eval_poly_of rho b) as Hb.
     assert (Hself : divides_self a b = true -> cstr_holds rho (CDivides a b)).
     { unfold divides_self. intros Hs.
       destruct (poly_eq_dec (poly_of a) (poly_of b)) as [E|]; [|discriminate].
@@ -224,4 +294,11 @@ Proof. reflexivity. Qed.
 Example decide_by_witness :
   decide_syn (subst_cstr (single "D" (DMul (DLit 64) (DVar "#w0")))
                 (CEq (DMod (DVar "D") 64) (DLit 0))) = true.
+Proof. reflexivity. Qed.
+
+(** [2·H] divides [4·H·Dh + 2·H]: one monomial that divides every term. *)
+Example decide_divides_monomial :
+  decide_syn (CDivides (DMul (DLit 2) (DVar "H"))
+                       (DAdd (DMul (DMul (DLit 4) (DVar "H")) (DVar "Dh"))
+                             (DMul (DLit 2) (DVar "H")))) = true.
 Proof. reflexivity. Qed.
