@@ -111,7 +111,7 @@ Inductive cstr : Type :=
 | CLe (a b : dim)
 | CGt (a b : dim)
 | CGe (a b : dim)
-| CDivides (a b : dim).   (* (divides a b) : b mod a = 0 *)
+| CDivides (a b : dim).   (* (divides a b) : a >= 1 and b mod a = 0 (§2) *)
 
 Definition cstr_holds (rho : valuation) (c : cstr) : Prop :=
   match c with
@@ -121,7 +121,7 @@ Definition cstr_holds (rho : valuation) (c : cstr) : Prop :=
   | CLe a b => eval_dim rho a <= eval_dim rho b
   | CGt a b => eval_dim rho a > eval_dim rho b
   | CGe a b => eval_dim rho a >= eval_dim rho b
-  | CDivides a b => eval_dim rho b mod eval_dim rho a = 0
+  | CDivides a b => 1 <= eval_dim rho a /\ eval_dim rho b mod eval_dim rho a = 0
   end%Z.
 
 (** The constraint denoted by a function's [where] clause. *)
@@ -178,6 +178,22 @@ Definition redop_ok (op : redop) (dt : dtype) : bool :=
   | _ => is_numeric dt
   end.
 
+(** ** §2 numbers and §4.9 representability
+    A numeric literal is an integer or a literal with a fraction or an
+    exponent (kept as its text: the model never computes with it). *)
+Inductive number : Type :=
+| NInt (z : Z)
+| NReal (text : string).
+
+(** §4.9: an integral dtype needs an integer literal, [bool] needs 0 or 1. *)
+Definition num_ok (dt : dtype) (n : number) : bool :=
+  match dt, n with
+  | (DF32 | DF64 | DBF16), _ => true
+  | (DI32 | DI64), NInt _ => true
+  | DBool, NInt z => (z =? 0)%Z || (z =? 1)%Z
+  | _, _ => false
+  end.
+
 (** ** Core expressions
     [ELet x e1 e2] is the statement [(let x e1)] followed by the rest of
     the function body [e2]; [ELetAsc] is [(let x τ e1)].  Reduction axes
@@ -199,7 +215,21 @@ Inductive expr : Type :=
 | EReshape (e : expr) (ds : shape)
 | EReduce (op : redop) (axes : option (list Z)) (keepdims : bool) (e : expr)
 | ECopyToDevice (e : expr) (n : nat)   (* (copy_to_device e (cuda n)) *)
-| ECopyToHost (e : expr).
+| ECopyToHost (e : expr)
+| ESlice (e : expr) (axis : Z) (start size : dim)   (* §4.15 *)
+| EConcat (e1 e2 : expr) (axis : Z)   (* §4.14, two operands; see proofs.md *)
+| EBroadcastTo (e : expr) (ds : shape) (* §4.13 *)
+| EPermute (e : expr) (p : list nat)   (* §4.11 *)
+| EConst (n : number) (dt : dtype) (dev : device)  (* §4.9 *)
+| EFill (n : number) (t : ty)          (* §4.9, the form with a type *)
+| EIota (t : ty) (axis : nat)          (* §4.9 *)
+| ENum (n : number)                    (* §2 bare number, an operand of T-Binary *)
+(* §4.18 a call in the typed IR (A-normal form, §7): the arguments are
+   variables, the callee's definition ([dims], [where], parameters, result
+   type, body) is carried by the call, and [sub] gives the callee's shape
+   variables the caller's dimensions (inferred by §5.2 or given by [:dims]). *)
+| ECall (f : string) (dims : list dvar) (wh : list cstr) (params : list (var * ty))
+        (ret : ty) (body : expr) (sub : list (dvar * dim)) (args : list var).
 
 (** Association lists: typing contexts Γ and run-time environments. *)
 Fixpoint lookup {A : Type} (x : var) (l : list (var * A)) : option A :=
@@ -253,6 +283,43 @@ Fixpoint reduce_dims {A : Type} (one : A) (axs : list nat) (kd : bool) (i : nat)
       else d :: reduce_dims one axs kd (S i) ds'
   end.
 
+(** ** Substitution of shape variables (§4.18) *)
+Fixpoint subst_dim (s : dvar -> dim) (d : dim) : dim :=
+  match d with
+  | DLit n => DLit n
+  | DVar x => s x
+  | DAdd a b => DAdd (subst_dim s a) (subst_dim s b)
+  | DSub a b => DSub (subst_dim s a) (subst_dim s b)
+  | DMul a b => DMul (subst_dim s a) (subst_dim s b)
+  | DFloorDiv a c => DFloorDiv (subst_dim s a) c
+  | DMod a c => DMod (subst_dim s a) c
+  end.
+
+Definition subst_cstr (s : dvar -> dim) (c : cstr) : cstr :=
+  match c with
+  | CEq a b => CEq (subst_dim s a) (subst_dim s b)
+  | CNe a b => CNe (subst_dim s a) (subst_dim s b)
+  | CLt a b => CLt (subst_dim s a) (subst_dim s b)
+  | CLe a b => CLe (subst_dim s a) (subst_dim s b)
+  | CGt a b => CGt (subst_dim s a) (subst_dim s b)
+  | CGe a b => CGe (subst_dim s a) (subst_dim s b)
+  | CDivides a b => CDivides (subst_dim s a) (subst_dim s b)
+  end.
+
+(** A call's substitution as a function; a variable it does not give stays. *)
+Definition sub_of (sub : list (dvar * dim)) : dvar -> dim :=
+  fun x => match lookup x sub with Some d => d | None => DVar x end.
+
+(** [ρ ∘ σ]: the callee's valuation, the caller's valuation of each
+    substituted dimension (positive by the call's obligations). *)
+Definition compose (rho : valuation) (s : dvar -> dim) : valuation :=
+  fun x => Z.to_pos (eval_dim rho (s x)).
+
+(** [l] with its element at position [a] replaced by [x] (slice and concat
+    change one dimension). *)
+Definition replace_at {A : Type} (a : nat) (x : A) (l : list A) : list A :=
+  firstn a l ++ x :: skipn (S a) l.
+
 (** ** Lemmas: soundness of the §3.3 normalization steps on [floordiv]/[mod]. *)
 Lemma norm_floordiv_mul_sound : forall rho (c : positive) p,
   eval_dim rho (DFloorDiv (DMul (DLit (Zpos c)) p) c) = eval_dim rho p.
@@ -281,4 +348,53 @@ Proof.
   intros A B f one axs kd i ds. revert i.
   induction ds as [|d ds IH]; intros i; simpl; [reflexivity|].
   destruct (existsb (Nat.eqb i) axs), kd; simpl; rewrite ?IH; reflexivity.
+Qed.
+
+Lemma replace_at_app : forall {A : Type} (l1 l2 : list A) x y,
+  replace_at (length l1) x (l1 ++ y :: l2) = l1 ++ x :: l2.
+Proof.
+  intros A l1 l2 x y. unfold replace_at.
+  induction l1 as [|z l1 IH]; [reflexivity|].
+  cbn [length firstn skipn app]. f_equal. exact IH.
+Qed.
+
+Lemma map_replace_at : forall {A B : Type} (f : A -> B) a x l,
+  map f (replace_at a x l) = replace_at a (f x) (map f l).
+Proof.
+  intros A B f a x l. unfold replace_at. rewrite map_app. cbn [map].
+  rewrite firstn_map, skipn_map. reflexivity.
+Qed.
+
+(** The substitution lemma: [eval (subst σ d) = eval (ρ ∘ σ) d] when σ maps
+    every variable to a positive value under ρ. *)
+Lemma subst_eval : forall rho s d,
+  (forall x, (1 <= eval_dim rho (s x))%Z) ->
+  eval_dim rho (subst_dim s d) = eval_dim (compose rho s) d.
+Proof.
+  intros rho s d Hs. induction d; simpl; try congruence.
+  unfold compose. rewrite Z2Pos.id; [reflexivity|]. specialize (Hs x). lia.
+Qed.
+
+Lemma subst_eval_shape : forall rho s ds,
+  (forall x, (1 <= eval_dim rho (s x))%Z) ->
+  eval_shape rho (map (subst_dim s) ds) = eval_shape (compose rho s) ds.
+Proof.
+  intros rho s ds Hs. unfold eval_shape. rewrite map_map. apply map_ext.
+  intros d. apply subst_eval. exact Hs.
+Qed.
+
+Lemma subst_cstr_holds : forall rho s c,
+  (forall x, (1 <= eval_dim rho (s x))%Z) ->
+  (cstr_holds rho (subst_cstr s c) <-> cstr_holds (compose rho s) c).
+Proof.
+  intros rho s c Hs. destruct c; simpl; rewrite !subst_eval by exact Hs; reflexivity.
+Qed.
+
+Lemma sub_of_pos : forall rho sub,
+  Forall (fun p => (1 <= eval_dim rho (snd p))%Z) sub ->
+  forall x, (1 <= eval_dim rho (sub_of sub x))%Z.
+Proof.
+  intros rho sub H x. unfold sub_of. induction H as [|[y d] sub Hd _ IH]; simpl.
+  - lia.
+  - destruct (String.eqb x y); [exact Hd | exact IH].
 Qed.

@@ -6,7 +6,7 @@
     the implementation discharges with Z3 are [entails Phi _] propositions
     (over all valuations satisfying Φ). *)
 
-From Coq Require Import List ZArith.
+From Coq Require Import List ZArith Permutation.
 From ShapeML Require Import Syntax Broadcast.
 Import ListNotations.
 
@@ -18,44 +18,51 @@ Import ListNotations.
 Definition reshape_obl (Phi : constraint) (ds ds' : shape) : Prop :=
   entails Phi (fun rho => prodZ (eval_shape rho ds) = prodZ (eval_shape rho ds')).
 
-Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
+(** §4.13: aligned from the right, each source dimension is the literal 1
+    or equal to the target's under Φ; the target may have extra leading
+    dimensions. *)
+Definition bto_obl (Phi : constraint) (ds ds' : shape) : Prop :=
+  exists pre tl, ds' = pre ++ tl /\
+    Forall2 (fun a b => a = DLit 1 \/ dim_eq_obl Phi a b) ds tl.
+
+Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
 (* §4.1 T-Var *)
-| T_Var : forall G x t,
+| T_Var : forall Delta Phi G x t,
     lookup x G = Some t ->
     synth Delta Phi G (EVar x) t
 (* §4.2 T-Let  (rebinding a name in scope is E0102) *)
-| T_Let : forall G x e1 e2 t1 t2,
+| T_Let : forall Delta Phi G x e1 e2 t1 t2,
     lookup x G = None ->
     synth Delta Phi G e1 t1 ->
     synth Delta Phi ((x, t1) :: G) e2 t2 ->
     synth Delta Phi G (ELet x e1 e2) t2
 (* §4.2 T-LetAsc *)
-| T_LetAsc : forall G x t' e1 e2 t2,
+| T_LetAsc : forall Delta Phi G x t' e1 e2 t2,
     lookup x G = None ->
     wf_ty Delta Phi t' ->
     check Delta Phi G e1 t' ->
     synth Delta Phi ((x, t') :: G) e2 t2 ->
     synth Delta Phi G (ELetAsc x t' e1 e2) t2
 (* §4.4 T-Unary *)
-| T_Unary : forall G op e dt ds dev,
+| T_Unary : forall Delta Phi G op e dt ds dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     unop_ok op dt = true ->
     synth Delta Phi G (EUnary op e) (TTensor dt ds dev)
 (* §4.6 T-Binary  (result shape by §4.5 B-Shape) *)
-| T_Binary : forall G op e1 e2 dt ds1 ds2 ds dev,
+| T_Binary : forall Delta Phi G op e1 e2 dt ds1 ds2 ds dev,
     synth Delta Phi G e1 (TTensor dt ds1 dev) ->
     synth Delta Phi G e2 (TTensor dt ds2 dev) ->
     binop_ok op dt = true ->
     bshape Phi ds1 ds2 ds ->
     synth Delta Phi G (EBinary op e1 e2) (TTensor dt ds dev)
 (* §4.7 T-Compare *)
-| T_Compare : forall G op e1 e2 dt ds1 ds2 ds dev,
+| T_Compare : forall Delta Phi G op e1 e2 dt ds1 ds2 ds dev,
     synth Delta Phi G e1 (TTensor dt ds1 dev) ->
     synth Delta Phi G e2 (TTensor dt ds2 dev) ->
     bshape Phi ds1 ds2 ds ->
     synth Delta Phi G (ECompare op e1 e2) (TTensor DBool ds dev)
 (* §4.7 T-Select *)
-| T_Select : forall G c a b dt dsc dsa dsb ds1 ds dev,
+| T_Select : forall Delta Phi G c a b dt dsc dsa dsb ds1 ds dev,
     synth Delta Phi G c (TTensor DBool dsc dev) ->
     synth Delta Phi G a (TTensor dt dsa dev) ->
     synth Delta Phi G b (TTensor dt dsb dev) ->
@@ -63,11 +70,11 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
     bshape Phi ds1 dsb ds ->
     synth Delta Phi G (ESelect c a b) (TTensor dt ds dev)
 (* §4.8 T-Cast *)
-| T_Cast : forall G e dt dt' ds dev,
+| T_Cast : forall Delta Phi G e dt dt' ds dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     synth Delta Phi G (ECast e dt') (TTensor dt' ds dev)
 (* §4.10 T-Matmul *)
-| T_Matmul : forall G e1 e2 dt da db dc m k k' n dev,
+| T_Matmul : forall Delta Phi G e1 e2 dt da db dc m k k' n dev,
     synth Delta Phi G e1 (TTensor dt (da ++ [m; k]) dev) ->
     synth Delta Phi G e2 (TTensor dt (db ++ [k'; n]) dev) ->
     is_numeric dt = true ->
@@ -75,17 +82,17 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
     bshape Phi da db dc ->
     synth Delta Phi G (EMatmul e1 e2) (TTensor dt (dc ++ [m; n]) dev)
 (* §4.11 T-Transpose *)
-| T_Transpose : forall G e dt ds a b dev,
+| T_Transpose : forall Delta Phi G e dt ds a b dev,
     synth Delta Phi G e (TTensor dt (ds ++ [a; b]) dev) ->
     synth Delta Phi G (ETranspose e) (TTensor dt (ds ++ [b; a]) dev)
 (* §4.12 T-Reshape *)
-| T_Reshape : forall G e dt ds ds' dev,
+| T_Reshape : forall Delta Phi G e dt ds ds' dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     wf_ty Delta Phi (TTensor dt ds' dev) ->
     reshape_obl Phi ds ds' ->
     synth Delta Phi G (EReshape e ds') (TTensor dt ds' dev)
 (* §4.16 T-Reduce *)
-| T_Reduce : forall G op axes kd e dt ds dev axs,
+| T_Reduce : forall Delta Phi G op axes kd e dt ds dev axs,
     synth Delta Phi G e (TTensor dt ds dev) ->
     redop_ok op dt = true ->
     resolve_axes (length ds) axes = Some axs ->
@@ -93,16 +100,90 @@ Inductive synth (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Pr
     synth Delta Phi G (EReduce op axes kd e)
           (TTensor dt (reduce_dims (DLit 1) axs kd 0 ds) dev)
 (* §4.17 T-CopyToDevice *)
-| T_CopyToDevice : forall G e dt ds dev n,
+| T_CopyToDevice : forall Delta Phi G e dt ds dev n,
     synth Delta Phi G e (TTensor dt ds dev) ->
     synth Delta Phi G (ECopyToDevice e n) (TTensor dt ds (Cuda n))
 (* §4.17 T-CopyToHost *)
-| T_CopyToHost : forall G e dt ds dev,
+| T_CopyToHost : forall Delta Phi G e dt ds dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     synth Delta Phi G (ECopyToHost e) (TTensor dt ds Host)
-with check (Delta : list dvar) (Phi : constraint) : ctx -> expr -> ty -> Prop :=
+(* §4.15 T-Slice  (axis [a] may count from the end) *)
+| T_Slice : forall Delta Phi G e dt ds dev a k st sz da,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    resolve_axis (length ds) a = Some k ->
+    nth_error ds k = Some da ->
+    entails Phi (fun rho => 0 <= eval_dim rho st)%Z ->
+    entails Phi (fun rho => 1 <= eval_dim rho sz)%Z ->
+    entails Phi (fun rho => eval_dim rho st + eval_dim rho sz <= eval_dim rho da)%Z ->
+    synth Delta Phi G (ESlice e a st sz) (TTensor dt (replace_at k sz ds) dev)
+(* §4.14 T-Concat  (two operands; the n-ary form is their left fold) *)
+| T_Concat : forall Delta Phi G e1 e2 dt ds1 ds2 dev a k d1 d2,
+    synth Delta Phi G e1 (TTensor dt ds1 dev) ->
+    synth Delta Phi G e2 (TTensor dt ds2 dev) ->
+    length ds1 = length ds2 ->
+    resolve_axis (length ds1) a = Some k ->
+    nth_error ds1 k = Some d1 ->
+    nth_error ds2 k = Some d2 ->
+    Forall2 (dim_eq_obl Phi) (firstn k ds1) (firstn k ds2) ->
+    Forall2 (dim_eq_obl Phi) (skipn (S k) ds1) (skipn (S k) ds2) ->
+    synth Delta Phi G (EConcat e1 e2 a) (TTensor dt (replace_at k (DAdd d1 d2) ds1) dev)
+(* §4.13 T-BroadcastTo *)
+| T_BroadcastTo : forall Delta Phi G e dt ds ds' dev,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    wf_ty Delta Phi (TTensor dt ds' dev) ->
+    bto_obl Phi ds ds' ->
+    synth Delta Phi G (EBroadcastTo e ds') (TTensor dt ds' dev)
+(* §4.11 T-Permute *)
+| T_Permute : forall Delta Phi G e dt ds dev p,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    Permutation p (seq 0 (length ds)) ->
+    synth Delta Phi G (EPermute e p) (TTensor dt (map (fun i => nth i ds (DLit 1)) p) dev)
+(* §4.9 T-Const *)
+| T_Const : forall Delta Phi G n dt dev,
+    num_ok dt n = true ->
+    synth Delta Phi G (EConst n dt dev) (TTensor dt [] dev)
+(* §4.9 T-Fill *)
+| T_Fill : forall Delta Phi G n dt ds dev,
+    wf_ty Delta Phi (TTensor dt ds dev) ->
+    num_ok dt n = true ->
+    synth Delta Phi G (EFill n (TTensor dt ds dev)) (TTensor dt ds dev)
+(* §4.9 T-Iota *)
+| T_Iota : forall Delta Phi G dt ds dev k,
+    wf_ty Delta Phi (TTensor dt ds dev) ->
+    is_numeric dt = true ->
+    k < length ds ->
+    synth Delta Phi G (EIota (TTensor dt ds dev) k) (TTensor dt ds dev)
+(* §2 / §4.6 T-Binary with a bare number on the right: a rank-0 constant of
+   the other operand's dtype and device *)
+| T_BinaryNumR : forall Delta Phi G op e1 n dt ds dev,
+    synth Delta Phi G e1 (TTensor dt ds dev) ->
+    binop_ok op dt = true ->
+    num_ok dt n = true ->
+    synth Delta Phi G (EBinary op e1 (ENum n)) (TTensor dt ds dev)
+(* §2 / §4.6 T-Binary with a bare number on the left *)
+| T_BinaryNumL : forall Delta Phi G op n e2 dt ds dev,
+    synth Delta Phi G e2 (TTensor dt ds dev) ->
+    binop_ok op dt = true ->
+    num_ok dt n = true ->
+    synth Delta Phi G (EBinary op (ENum n) e2) (TTensor dt ds dev)
+(* §4.18 T-Call: the callee is well typed under its own shape variables and
+   [where] clause; each argument's dimensions equal the parameter's,
+   instantiated; every substituted dimension is >= 1 (E0305) and every
+   callee constraint, instantiated, holds (E0306): obligations in the caller.
+   The result type is the callee's, instantiated. *)
+| T_Call : forall Delta Phi G f dims wh params rdt rds rdev body sub args,
+    check dims (where_constraint wh) params body (TTensor rdt rds rdev) ->
+    Forall2 (fun x p => exists dt ds ds' dev,
+               lookup x G = Some (TTensor dt ds dev) /\ snd p = TTensor dt ds' dev /\
+               Forall2 (dim_eq_obl Phi) ds (map (subst_dim (sub_of sub)) ds'))
+            args params ->
+    Forall (fun p => entails Phi (fun rho => 1 <= eval_dim rho (snd p))%Z) sub ->
+    Forall (fun c => entails Phi (fun rho => cstr_holds rho (subst_cstr (sub_of sub) c))) wh ->
+    synth Delta Phi G (ECall f dims wh params (TTensor rdt rds rdev) body sub args)
+          (TTensor rdt (map (subst_dim (sub_of sub)) rds) rdev)
+with check : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
 (* §4.3 T-Sub *)
-| T_Sub : forall G e dt ds ds' dev,
+| T_Sub : forall Delta Phi G e dt ds ds' dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     Forall2 (dim_eq_obl Phi) ds ds' ->
     check Delta Phi G e (TTensor dt ds' dev).
