@@ -513,6 +513,15 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
   std::string bound;
   for (const auto& d : callee.dims) bound += (bound.empty() ? "" : ", ") + d + "=" + sub[d].str();
   bool ok = true;
+  // The callee was checked for values >= 1 of its variables (§3.4): an
+  // inferred value must be >= 1 too, as an explicit one is above. (Found by
+  // the Coq model's T-Call, docs/design/proofs.md: (+ N 1) against K infers
+  // N = K - 1, which is 0 at K = 1.)
+  for (const auto& d : callee.dims)
+    if (!given_map.count(d) && !sub[d].obviously_positive())
+      ok &= env.require({K::Ge, sub[d], Poly::constant(1)},
+                        {"E0305", "the call binds shape variable `" + d + "` of `" + name + "` to " + sub[d].str() + ", which may be less than 1", "",
+                         "", {"inferred: " + bound, "every shape variable is >= 1: the callee was checked only for such values"}});
   for (size_t i = 0; i < args.size(); ++i) {
     TensorType pt = callee.values[callee.params[i]].type;
     for (auto& d : pt.shape) d = d.subst(sub);
