@@ -63,7 +63,7 @@ step generated_gpu 180 python3 tests/gpu/generated_gpu.py run --runtime "$carry/
 step transformer_gpu 420 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
   --json "$out/transformer_gpu.json" ${TRANSFORMER_FLAGS:-}
 step storylm0_gpu 300 python3 tests/gpu/storylm0_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/storylm0"
-step mlpkit_gpu 120 bash -c "set -o pipefail; LD_LIBRARY_PATH=\"$carry/lib:$carry/mlpkit:\$LD_LIBRARY_PATH\" \"$carry/mlpkit/mlpkit_test\" \"$carry/mlpkit/mlp_model.so\" \"$carry/mlpkit/mlp_gpu_model.so\" | tee /dev/stderr | grep -q \"GPU: max abs error\""
+step mlpkit_gpu 120 bash -c "set -o pipefail; LD_LIBRARY_PATH=\"$carry/lib:$carry/mlpkit:\$LD_LIBRARY_PATH\" \"$carry/mlpkit/mlpkit_test\" \"$carry/mlpkit/mlp_model.so\" \"$carry/mlpkit/mlp_gpu_model.so\" | tee -a /dev/stderr | grep -q \"GPU: max abs error\""
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
 step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \
@@ -79,10 +79,23 @@ step obs_overhead 600 python3 bench/obs_overhead.py run --gpu --on "$carry/obs/o
 step obs_gpu 120 python3 tests/gpu/obs_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" --module "$carry/modules/mlp_gpu.so" \
   --trace "$out/obs_gpu_trace.json"
 # NVTX ranges named after shapeml's launches, as Nsight Systems sees them (when nsys is installed).
-step obs_nvtx 180 bash -c "command -v nsys >/dev/null || { echo 'nsys not installed: skipped'; exit 0; }; \
-  nsys profile -t nvtx,cuda -f true -o /tmp/shapeml-obs env LD_LIBRARY_PATH=\"$carry/obs/on/lib:\$LD_LIBRARY_PATH\" \
+# NVTX: the plugin names a range after each launch. With Nsight Systems, its
+# NVTX summary; without it (the H200 machine has only Nsight Compute), ncu
+# profiling only the kernels inside ranges named `launch ...` must find the
+# plan's kernels, and a filter no range matches must find none.
+step obs_nvtx 240 bash -c "set -o pipefail; run=(env LD_LIBRARY_PATH=\"$carry/obs/on/lib:\$LD_LIBRARY_PATH\" \
   SHAPEML_CUDA_PLUGIN=\"$carry/obs/on/lib/libshapeml_cuda.so\" \"$carry/obs/on/bin/obs_overhead_bench\" \"$carry/obs/modules/mlp_gpu.so\" \
-  mlp_gpu 20 --cuda --graph-off 4x128x256 256x1024 1024 1024x256 256 && nsys stats -q --report nvtx_sum /tmp/shapeml-obs.nsys-rep | tee /dev/stderr | grep -q 'launch'"
+  mlp_gpu 2 --cuda --graph-off 4x128x256 256x1024 1024 1024x256 256); \
+  if command -v nsys >/dev/null; then nsys profile -t nvtx,cuda -f true -o /tmp/shapeml-obs \"\${run[@]}\" && \
+    nsys stats -q --report nvtx_sum /tmp/shapeml-obs.nsys-rep | tee -a /dev/stderr | grep -q 'launch'; \
+  elif command -v ncu >/dev/null; then \
+    ncu --nvtx --nvtx-include 'regex:launch.*/' --metrics gpu__time_duration.sum \"\${run[@]}\" > /tmp/ncu-in.txt 2>&1; \
+    ncu --nvtx --nvtx-include 'regex:^no-such-range/' --metrics gpu__time_duration.sum \"\${run[@]}\" > /tmp/ncu-out.txt 2>&1; \
+    n_in=\$(grep -c 'gpu__time_duration.sum' /tmp/ncu-in.txt); n_out=\$(grep -c 'gpu__time_duration.sum' /tmp/ncu-out.txt); \
+    grep -E '^  [a-zA-Z_].*\\(|gpu__time_duration' /tmp/ncu-in.txt | head -12; \
+    echo \"ncu: \$n_in kernel(s) inside NVTX ranges 'launch ...', \$n_out inside a range that does not exist\"; \
+    [ \$n_in -ge 3 ] && [ \$n_out -eq 0 ]; \
+  else echo 'neither nsys nor ncu: skipped'; fi"
 step graph_bench 180 bash -c "set -o pipefail; \"$carry/bin/gpu_graph_bench\" \"$carry/modules/mlp_gpu.plan.txt\" | tee \"$out/graph_bench.json\""
 step memory_bench 180 "$carry/bin/cuda_memory_bench" "${BENCH_ITERATIONS:-100000}"
 # PyTorch's caching allocator, from C++ against the installed torch's c10, in
