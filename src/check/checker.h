@@ -38,8 +38,6 @@ struct CheckStats {
   smt::SolverStats verify_solver;
   /// check_seconds includes verify_seconds.
   double parse_seconds = 0, check_seconds = 0, verify_seconds = 0;
-  /// The reverse-mode pass (src/transform), part of check_seconds.
-  double differentiate_seconds = 0;
   size_t functions = 0, bindings = 0;
 };
 

@@ -79,11 +79,9 @@ check::CheckResult check_source(std::string name, std::string text, const check:
 
     // differentiate: the bodies of `(grad NAME OF)` (an IR pass; verify re-checks them)
     if (r.module) {
-      auto tg = Clock::now();
       obs::Span s("compiler", "differentiate");
       transform::reverse_mode(*r.module, r.diags, opts.obligation_timeout_ms);
       if (r.diags.error_count()) r.module.reset();
-      r.stats.differentiate_seconds = seconds_since(tg);
     }
 
     auto t1 = Clock::now();

@@ -30,7 +30,6 @@ class IrBuilder final : public check::RuleEnv {
   /// binding the caller appends itself).
   ir::ValueId value(std::string name, types::TensorType t, syntax::Span span);
 
-  const types::TensorType& type(ir::ValueId v) const { return f_.values[v].type; }
   /// Whether `goal` holds for every shape satisfying the where clause.
   bool proves(const types::ShapeConstraint& goal);
 
