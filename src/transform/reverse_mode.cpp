@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -12,7 +11,6 @@
 namespace shapeml::transform {
 namespace {
 
-using syntax::OpFamily;
 using syntax::OpKind;
 using types::Poly;
 using types::Shape;
