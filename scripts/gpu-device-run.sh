@@ -24,6 +24,10 @@
 #   - the tests again under compute-sanitizer memcheck (racecheck on memory)
 #
 #   bash scripts/gpu-device-run.sh gpu-carry "$OUT"
+#
+# GPU_STEPS=REGEX runs only the steps whose names match (an extended regex,
+# e.g. GPU_STEPS='kernel_tests|cudnn_softmax'); the others are listed as
+# skipped. For a quick look at one area; a full run is what a closing note cites.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=$(cd "${1:-gpu-carry}" && pwd)
@@ -36,6 +40,10 @@ export PYTHONUNBUFFERED=1
 failed=()
 step() {  # name, timeout seconds, command...
   local name=$1 limit=$2; shift 2
+  if [[ -n "${GPU_STEPS:-}" && ! "$name" =~ ^(${GPU_STEPS})$ ]]; then
+    echo "=== $name: skipped (GPU_STEPS)" >>"$log"
+    return 0
+  fi
   echo "=== $name" | tee -a "$log"
   local t0=$SECONDS
   timeout "$limit" "$@" >>"$log" 2>&1
@@ -69,6 +77,13 @@ step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapem
 step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/dlpack_torch.json"
 step cudnn_softmax 240 python3 bench/cudnn_softmax_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/cudnn" --json "$out/cudnn_softmax.json"
+# The softmax kernels under Nsight Compute: one launch per (shape, op) of the
+# bench's agreement check; throughput, occupancy and registers per kernel.
+step softmax_ncu 240 bash -c "if ! command -v ncu >/dev/null; then echo 'ncu not found: skipped'; exit 0; fi; \
+  ncu --kernel-name-base demangled --kernel-name 'regex:softmax_(warp|block|online|columns)' -c 12 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats \
+    python3 bench/cudnn_softmax_gpu.py run --check-only --runtime \"$carry/lib/libshapeml_runtime.so\" --dir \"$carry/cudnn\" \
+    > \"$out/softmax_ncu.txt\" 2>&1; rc=\$?; grep -E 'softmax_|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy' \"$out/softmax_ncu.txt\"; exit \$rc"
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
 # Observability: the overhead of instrumentation (default mode, tracing,
 # GPU timing) against a build with it compiled out, on the MLP and the

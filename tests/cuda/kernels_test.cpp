@@ -913,9 +913,14 @@ std::vector<double> softmax_ref(const Tensor& x, size_t axis, bool log) {
 
 TEST(Kernels, SoftmaxEveryAxisDtypeAndMaskedRows) {
   REQUIRE_GPU();
+  // Last-axis rows of every launch shape (softmax.cu): warp per row with
+  // scalar (5, 7, 33, 130) and 16-byte loads (512); block per row with the
+  // row in registers (1000, 3000, 4097 for f32; 12000 with 1024 threads);
+  // online two-read rows (4097 for f64, 12000 for bf16, 20000 vector, 20001
+  // scalar); other axes take the column kernel.
   for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16})
-    // rows of 7..1000 take the warp-per-row kernel, 3000 the block-per-row one
-    for (const Shape& shape : {Shape{3, 5, 7}, Shape{64, 1000}, Shape{2, 33}, Shape{5}, Shape{3, 3000}})
+    for (const Shape& shape : {Shape{3, 5, 7}, Shape{64, 1000}, Shape{2, 33}, Shape{5}, Shape{3, 3000}, Shape{4, 130}, Shape{3, 512},
+                               Shape{2, 4097}, Shape{2, 12000}, Shape{2, 20000}, Shape{2, 20001}})
       for (size_t axis = 0; axis < shape.size(); ++axis)
         for (const char* op : {"softmax", "log_softmax"}) {
           Tensor x = random(dt, shape, -20, 20);
@@ -930,17 +935,35 @@ TEST(Kernels, SoftmaxEveryAxisDtypeAndMaskedRows) {
           auto r = run(b.p, {x}, {{dt, shape}});
           ASSERT_EQ(r.size(), 1u);
           double tol = dt == GpuDType::F64 ? 1e-13 : dt == GpuDType::F32 ? 2e-6 : 1e-2;
-          expect_near(r[0], want, tol, tol, std::string(op) + " " + abi::gpu_dtype_name(dt) + " axis " + std::to_string(axis));
+          expect_near(r[0], want, tol, tol, std::string(op) + " " + abi::gpu_dtype_name(dt) + " axis " + std::to_string(axis) + " of " +
+                                                std::to_string(shape.back()));
         }
-  // A row of -inf gives NaN (as PyTorch); the other rows are unaffected.
-  Tensor x = random(GpuDType::F32, {2, 40});
-  for (int j = 0; j < 40; ++j) x.v[static_cast<size_t>(40 + j)] = -INFINITY;
-  PlanBuilder b;
-  int32_t in = b.input(0, GpuDType::F32, {2, 40}), out = b.output(0, GpuDType::F32, {2, 40});
-  b.launch("softmax", "softmax", {in}, {out}, {1});
-  auto r = run(b.p, {x}, {{GpuDType::F32, {2, 40}}});
-  ASSERT_EQ(r.size(), 1u);
-  expect_near(r[0], softmax_ref(x, 1, false), 2e-6, 2e-6, "softmax with a row of -inf");
+}
+
+// Rows with special values, for each last-axis launch shape: a row of -inf
+// gives NaN (as PyTorch), a NaN makes its row NaN, a row whose first half is
+// -inf (threads of the online kernel that see only -inf) and a row of +inf
+// and finite values; the other rows are unaffected.
+TEST(Kernels, SoftmaxSpecialRowsEveryLaunchShape) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::F64})
+    for (int64_t n : {40, 1000, 3000, 12000, 20000, 20001})
+      for (const char* op : {"softmax", "log_softmax"}) {
+        Shape shape = {5, n};
+        Tensor x = random(dt, shape);
+        auto at = [&](int64_t row, int64_t j) -> double& { return x.v[static_cast<size_t>(row * n + j)]; };
+        for (int64_t j = 0; j < n; ++j) at(1, j) = -INFINITY;
+        at(2, n / 3) = NAN;
+        for (int64_t j = 0; j < n / 2; ++j) at(3, j) = -INFINITY;
+        at(4, n - 1) = INFINITY;
+        std::vector<double> want = softmax_ref(x, 1, std::string(op) == "log_softmax");  // the +inf row: exp(inf - inf) makes it NaN
+        PlanBuilder b;
+        int32_t in = b.input(0, dt, shape), out = b.output(0, dt, shape);
+        b.launch("softmax", op, {in}, {out}, {1});
+        auto r = run(b.p, {x}, {{dt, shape}});
+        ASSERT_EQ(r.size(), 1u);
+        expect_near(r[0], want, 2e-6, 2e-6, std::string(op) + " special rows of " + std::to_string(n));
+      }
 }
 
 TEST(Kernels, RepeatInterleaveEveryAxis) {

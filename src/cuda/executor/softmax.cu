@@ -1,20 +1,29 @@
 // Softmax and log-softmax along one axis (kernels.h). The executor views the
-// input as a dense [outer, n, inner] tensor; three launch shapes:
-//   warp     inner == 1 and n <= 1024 (attention's rows): one warp per row,
-//            the row held in registers (n/32 values a lane): one read and
-//            one write of global memory, warp-shuffle reductions, no
-//            shared memory or block barriers
-//   rows     inner == 1, longer rows: one block per row,
-//            three passes over the row (max, sum of exponentials, write),
-//            block reductions through warp shuffles
+// input as a dense [outer, n, inner] tensor; four launch shapes:
+//   warp     inner == 1, n <= 512 (attention's rows): one warp per row, the
+//            row held in registers (up to 16 values a lane)
+//   block    inner == 1, n <= 8192 (4096 for f64; 16384 for f32 rows of
+//            vector loads): one block per row, the row held in registers
+//            (16 values a thread, 8 for f64)
+//   online   inner == 1, longer rows: one block per row, two reads of the row
+//            (max and sum of exponentials together, rescaling the running
+//            sum when the running max grows; then the write)
 //   columns  inner > 1: one thread per (outer, inner) pair, coalesced across
-//            threads, the same three passes along the strided axis
-// Compute: f32 for f32 and bf16, f64 for f64, and the sum of exponentials
-// in f64 for every dtype (as the CPU back end: long rows keep ~1e-8
-// relative accuracy; f64 adds are cheap next to the exp). The max is subtracted before
-// exp (no overflow for any finite input); NaN anywhere in a row makes the row
-// NaN (nan_max), and a row of -inf gives NaN, as PyTorch does. log_softmax is
-// (x - max) - log(sum), which keeps the small differences of large logits.
+//            threads, three passes along the strided axis
+// The first three read the row with 16-byte vector loads when the row length
+// is a multiple of 4 and both buffers are 16-byte aligned (f32), else with
+// scalar loads; one read and one write of global memory for warp and block.
+//
+// Accuracy: compute in f32 for f32 and bf16, f64 for f64. The sum of
+// exponentials is added in f32 within a group of 4 consecutive values
+// (pairwise: at most 2 roundings, relative error <= 2^-23) and in f64 across
+// groups, lanes and warps, so a row of any length keeps ~1e-7 relative
+// accuracy (the CPU back end sums in f64; the kernel tests hold 2e-6 against
+// float64). The max is subtracted before exp (no overflow for any finite
+// input); NaN anywhere in a row makes the row NaN (nan_max), and a row of
+// -inf gives NaN, as PyTorch does. log_softmax is (x - max) - log(sum), which
+// keeps the small differences of large logits. Measured against cuDNN and
+// PyTorch in docs/design/gpu-kernels.md.
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"
 
@@ -39,7 +48,125 @@ template <class A, class F> __device__ __forceinline__ A block_reduce(A v, A* sh
   return v;
 }
 
-template <class T> __global__ void softmax_rows(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+// log(sum) and 1/sum in the compute type, from the f64 sum rounded once: f32
+// logf and division are within an ulp, and far cheaper than f64 log and
+// division, which every lane of a row would otherwise compute.
+template <class A> __device__ __forceinline__ void row_scale(double sum, bool log, A& lsum, A& inv) {
+  const A s = static_cast<A>(sum);
+  lsum = log ? k_log(s) : A(0);
+  inv = A(1) / s;
+}
+
+template <class A, class F> __device__ __forceinline__ A warp_reduce(A v, F f) {
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum of exp(x[k] - m) over kN values: f32 pairs of pairs, f64 across groups
+// of 4 (see the accuracy note above). For f64, all in f64.
+template <class A, int kN> __device__ __forceinline__ double sum_exp(const A* x, A m) {
+  double s = 0;
+#pragma unroll
+  for (int k = 0; k < kN; k += 4) {
+    A e0 = k_exp(x[k] - m), e1 = k + 1 < kN ? k_exp(x[k + 1] - m) : A(0);
+    A e2 = k + 2 < kN ? k_exp(x[k + 2] - m) : A(0), e3 = k + 3 < kN ? k_exp(x[k + 3] - m) : A(0);
+    s += static_cast<double>((e0 + e1) + (e2 + e3));
+  }
+  return s;
+}
+
+// The row's values this thread holds: kPer values, in runs of kV consecutive
+// elements, run i of thread t at element (i * group + t) * kV (coalesced
+// across the group). Out-of-row slots hold -inf (exp gives 0).
+template <class T, int kPer, int kV> __device__ __forceinline__ void load_row(const T* p, int64_t n, int group, int t,
+                                                                            typename Compute<T>::type (&v)[kPer]) {
+  using A = typename Compute<T>::type;
+#pragma unroll
+  for (int i = 0; i < kPer / kV; ++i) {
+    const int base = (i * group + t) * kV;  // a held row is at most 16384 long
+    if constexpr (kV == 4) {
+      static_assert(sizeof(T) == 4, "vector loads are for 4-byte types");
+      if (base < n) {  // n % 4 == 0: the whole run is in the row
+        const float4 f = *reinterpret_cast<const float4*>(p + base);
+        v[4 * i] = f.x, v[4 * i + 1] = f.y, v[4 * i + 2] = f.z, v[4 * i + 3] = f.w;
+      } else {
+        v[4 * i] = v[4 * i + 1] = v[4 * i + 2] = v[4 * i + 3] = neg_inf<A>();
+      }
+    } else {
+      v[i] = base < n ? static_cast<A>(to_compute(p[base])) : neg_inf<A>();
+    }
+  }
+}
+
+// Writes out[j] = log ? (x - m) - lsum : exp(x - m) * inv for the held values.
+template <class T, int kPer, int kV> __device__ __forceinline__ void store_row(T* q, int64_t n, int group, int t,
+                                                                             const typename Compute<T>::type (&v)[kPer],
+                                                                             typename Compute<T>::type m, bool log,
+                                                                             typename Compute<T>::type lsum,
+                                                                             typename Compute<T>::type inv) {
+  using A = typename Compute<T>::type;
+#pragma unroll
+  for (int i = 0; i < kPer / kV; ++i) {
+    const int base = (i * group + t) * kV;
+    if (base >= n) continue;
+    A r[kV];
+#pragma unroll
+    for (int e = 0; e < kV; ++e) r[e] = log ? (v[kV * i + e] - m) - lsum : k_exp(v[kV * i + e] - m) * inv;
+    if constexpr (kV == 4) {
+      *reinterpret_cast<float4*>(q + base) = make_float4(r[0], r[1], r[2], r[3]);
+    } else {
+      q[base] = from_compute<T>(r[0]);
+    }
+  }
+}
+
+// One warp per row; `kPer` values a lane (a row of up to 32 * kPer). (Two
+// rows a warp for short rows, as PyTorch does, measured no faster at 128.)
+template <class T, int kPer, int kV> __global__ void __launch_bounds__(256) softmax_warp(const T* in, T* out, int64_t rows, int n, bool log) {
+  using A = typename Compute<T>::type;
+  const int lane = threadIdx.x % 32;
+  const int64_t first = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32, step = int64_t(gridDim.x) * blockDim.x / 32;
+  auto mx = [](A a, A b) { return nan_max(a, b); };
+  auto add = [](double a, double b) { return a + b; };
+  for (int64_t r = first; r < rows; r += step) {
+    A v[kPer];
+    load_row<T, kPer, kV>(in + r * n, n, 32, lane, v);
+    A m = neg_inf<A>();
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) m = nan_max(m, v[k]);
+    m = warp_reduce(m, mx);
+    const double sum = warp_reduce(sum_exp<A, kPer>(v, m), add);
+    A lsum, inv;
+    row_scale(sum, log, lsum, inv);
+    store_row<T, kPer, kV>(out + r * n, n, 32, lane, v, m, log, lsum, inv);
+  }
+}
+
+// One block per row; `kPer` values a thread (a row of up to blockDim * kPer).
+template <class T, int kPer, int kV, int kMaxThreads> __global__ void __launch_bounds__(kMaxThreads) softmax_block(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+  using A = typename Compute<T>::type;
+  __shared__ A sh[32];
+  __shared__ double shd[32];
+  auto mx = [](A a, A b) { return nan_max(a, b); };
+  auto add = [](double a, double b) { return a + b; };
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    A v[kPer];
+    load_row<T, kPer, kV>(in + r * n, n, blockDim.x, threadIdx.x, v);
+    A m = neg_inf<A>();
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) m = nan_max(m, v[k]);
+    m = block_reduce(m, sh, mx, neg_inf<A>());
+    const double sum = block_reduce(sum_exp<A, kPer>(v, m), shd, add, 0.0);
+    A lsum, inv;
+    row_scale(sum, log, lsum, inv);
+    store_row<T, kPer, kV>(out + r * n, n, blockDim.x, threadIdx.x, v, m, log, lsum, inv);
+  }
+}
+
+// One block per row of any length: the running max and sum of exponentials
+// of the thread's runs in one read (the sum rescaled when the max grows),
+// combined over the block, then a second read to write.
+template <class T, int kV> __global__ void __launch_bounds__(512) softmax_online(const T* in, T* out, int64_t rows, int64_t n, bool log) {
   using A = typename Compute<T>::type;
   __shared__ A sh[32];
   __shared__ double shd[32];
@@ -49,45 +176,32 @@ template <class T> __global__ void softmax_rows(const T* in, T* out, int64_t row
     const T* p = in + r * n;
     T* q = out + r * n;
     A m = neg_inf<A>();
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = nan_max(m, static_cast<A>(to_compute(p[j])));
-    m = block_reduce(m, sh, mx, neg_inf<A>());
-    double sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += k_exp(static_cast<A>(to_compute(p[j])) - m);
-    sum = block_reduce(sum, shd, add, 0.0);
-    const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      A d = static_cast<A>(to_compute(p[j])) - m;
-      q[j] = from_compute<T>(log ? d - lsum : k_exp(d) * inv);
+    double s = 0;
+    for (int64_t base = int64_t(threadIdx.x) * kV; base < n; base += int64_t(blockDim.x) * kV) {
+      A v[kV];
+      load_row<T, kV, kV>(p + base, n - base, 1, 0, v);
+      A cm = m;
+#pragma unroll
+      for (int e = 0; e < kV; ++e) cm = nan_max(cm, v[e]);
+      // Rescale to the new max (nothing to rescale while the sum is 0, which
+      // also avoids -inf - -inf); a NaN max makes everything NaN, as it must.
+      if (!(cm == m)) s = s == 0 ? 0.0 : s * static_cast<double>(k_exp(m - cm));
+      m = cm;
+      if (m != neg_inf<A>()) s += sum_exp<A, kV>(v, m);  // all -inf so far: nothing to add (and -inf - -inf is NaN)
     }
-  }
-}
-
-template <class T, int kPer> __global__ void softmax_warp(const T* in, T* out, int64_t rows, int n, bool log) {
-  using A = typename Compute<T>::type;
-  const int lane = threadIdx.x % 32;
-  const int64_t first = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32, step = int64_t(gridDim.x) * blockDim.x / 32;
-  for (int64_t r = first; r < rows; r += step) {
-    const T* p = in + r * n;
-    T* q = out + r * n;
-    A v[kPer];
-    A m = neg_inf<A>();
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const int j = lane + 32 * k;
-      v[k] = j < n ? static_cast<A>(to_compute(p[j])) : neg_inf<A>();
-      m = nan_max(m, v[k]);
-    }
-    for (int o = 16; o > 0; o >>= 1) m = nan_max(m, __shfl_xor_sync(0xffffffffu, m, o));
-    double sum = 0;
-#pragma unroll
-    for (int k = 0; k < kPer; ++k)
-      if (lane + 32 * k < n) sum += k_exp(v[k] - m);
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const int j = lane + 32 * k;
-      if (j < n) q[j] = from_compute<T>(log ? (v[k] - m) - lsum : k_exp(v[k] - m) * inv);
+    const A row_max = block_reduce(m, sh, mx, neg_inf<A>());
+    // This thread's sum relative to the row's max (0 for a thread that saw
+    // nothing, or only values below a finite max at -inf).
+    if (!(m == row_max)) s = s == 0 ? 0.0 : s * static_cast<double>(k_exp(m - row_max));
+    // A row of -inf: every s is 0, and PyTorch's answer is NaN (row_max is
+    // the block's: every thread takes the same branch).
+    const double sum = row_max == neg_inf<A>() ? static_cast<double>(NAN) : block_reduce(s, shd, add, 0.0);
+    A lsum, inv;
+    row_scale(sum, log, lsum, inv);
+    for (int64_t base = int64_t(threadIdx.x) * kV; base < n; base += int64_t(blockDim.x) * kV) {
+      A v[kV];
+      load_row<T, kV, kV>(p + base, n - base, 1, 0, v);
+      store_row<T, kV, kV>(q + base, n - base, 1, 0, v, row_max, log, lsum, inv);
     }
   }
 }
@@ -103,7 +217,8 @@ template <class T> __global__ void softmax_columns(const T* in, T* out, int64_t 
     for (int64_t j = 0; j < n; ++j) m = nan_max(m, static_cast<A>(to_compute(p[j * inner])));
     double sum = 0;
     for (int64_t j = 0; j < n; ++j) sum += k_exp(static_cast<A>(to_compute(p[j * inner])) - m);
-    const A lsum = log ? static_cast<A>(k_log(sum)) : A(0), inv = static_cast<A>(1.0 / sum);
+    A lsum, inv;
+    row_scale(sum, log, lsum, inv);
     for (int64_t j = 0; j < n; ++j) {
       A d = static_cast<A>(to_compute(p[j * inner])) - m;
       q[j * inner] = from_compute<T>(log ? d - lsum : k_exp(d) * inv);
@@ -111,30 +226,75 @@ template <class T> __global__ void softmax_columns(const T* in, T* out, int64_t 
   }
 }
 
+int grid(int64_t want, int max_blocks) { return static_cast<int>(want < max_blocks ? want : max_blocks); }
+
+// The warp kernel for a row of n <= 512: the fewest values a lane (a power
+// of two, at least kV) that cover the row.
+template <class T, int kV> void launch_warp(bool log, const T* in, T* out, int64_t rows, int n, int max_blocks, cudaStream_t s) {
+  const int warps_per_block = 8, blocks = grid((rows + warps_per_block - 1) / warps_per_block, max_blocks), threads = 32 * warps_per_block;
+  if constexpr (kV == 1) {
+    if (n <= 32) softmax_warp<T, 1, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    else if (n <= 64) softmax_warp<T, 2, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    else if (n <= 128) softmax_warp<T, 4, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    else if (n <= 256) softmax_warp<T, 8, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    else softmax_warp<T, 16, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+  } else {
+    if (n <= 128) softmax_warp<T, 4, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    else if (n <= 256) softmax_warp<T, 8, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    else softmax_warp<T, 16, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+  }
+}
+
+// The block kernel with `kPer` values a thread: just enough threads (whole
+// warps, at most kMaxThreads) for the row.
+template <class T, int kPer, int kMaxThreads> void launch_block(bool log, bool vec, const T* in, T* out, int64_t rows, int64_t n, int max_blocks,
+                                               cudaStream_t s) {
+  const int threads = static_cast<int>((n + 32 * kPer - 1) / (32 * kPer) * 32);
+  if constexpr (sizeof(T) == 4) {
+    if (vec) {
+      softmax_block<T, kPer, 4, kMaxThreads><<<grid(rows, max_blocks), threads, 0, s>>>(in, out, rows, n, log);
+      return;
+    }
+  }
+  softmax_block<T, kPer, 1, kMaxThreads><<<grid(rows, max_blocks), threads, 0, s>>>(in, out, rows, n, log);
+}
+
 template <class T> cudaError_t launch(bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks,
                                       cudaStream_t s) {
   const T* pi = static_cast<const T*>(in);
   T* po = static_cast<T*>(out);
-  if (inner == 1 && n <= 1024) {
-    const int warps_per_block = 4;
-    int64_t b = (outer + warps_per_block - 1) / warps_per_block;
-    if (b > max_blocks) b = max_blocks;
-    const int ni = static_cast<int>(n), blocks = static_cast<int>(b), threads = 32 * warps_per_block;
-    if (n <= 32) softmax_warp<T, 1><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
-    else if (n <= 64) softmax_warp<T, 2><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
-    else if (n <= 128) softmax_warp<T, 4><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
-    else if (n <= 256) softmax_warp<T, 8><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
-    else if (n <= 512) softmax_warp<T, 16><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
-    else softmax_warp<T, 32><<<blocks, threads, 0, s>>>(pi, po, outer, ni, log);
-  } else if (inner == 1) {
-    // Enough threads to cover short rows in one sweep, at most 256.
-    int threads = n >= 256 ? 256 : static_cast<int>((n + 31) / 32 * 32);
-    int64_t b = outer < max_blocks ? outer : max_blocks;
-    softmax_rows<T><<<static_cast<int>(b), threads, 0, s>>>(pi, po, outer, n, log);
+  if (inner != 1) {
+    softmax_columns<T><<<grid((outer * inner + 255) / 256, max_blocks), 256, 0, s>>>(pi, po, outer, n, inner, log);
+    return cudaGetLastError();
+  }
+  // 16-byte loads: f32 rows of a multiple of 4 elements in aligned buffers.
+  const bool vec = sizeof(T) == 4 && n % 4 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  // At most 16 values a thread (more registers a thread cost occupancy:
+  // measured on the H200, docs/design/gpu-kernels.md), in blocks of up to
+  // 512 threads, then 1024 for vector rows up to 16384; f64 holds at most 8
+  // (more spill at 512 threads).
+  if (n <= 512) {
+    if constexpr (sizeof(T) == 4) {
+      if (vec && n >= 128) {
+        launch_warp<T, 4>(log, pi, po, outer, static_cast<int>(n), max_blocks, s);
+        return cudaGetLastError();
+      }
+    }
+    launch_warp<T, 1>(log, pi, po, outer, static_cast<int>(n), max_blocks, s);
+  } else if (sizeof(T) == 8 ? n <= 512 * 8 : n <= 512 * 16) {
+    launch_block<T, sizeof(T) == 8 ? 8 : 16, 512>(log, vec, pi, po, outer, n, max_blocks, s);
+  } else if (vec && n <= 1024 * 16) {
+    // 1024 threads: only the vector path fits in 64 registers a thread.
+    if constexpr (sizeof(T) == 4)
+      softmax_block<T, 16, 4, 1024><<<grid(outer, max_blocks), static_cast<int>((n + 511) / 512 * 32), 0, s>>>(pi, po, outer, n, log);
   } else {
-    int64_t b = (outer * inner + 255) / 256;
-    if (b > max_blocks) b = max_blocks;
-    softmax_columns<T><<<static_cast<int>(b), 256, 0, s>>>(pi, po, outer, n, inner, log);
+    if constexpr (sizeof(T) == 4) {
+      if (vec) {
+        softmax_online<T, 4><<<grid(outer, max_blocks), 512, 0, s>>>(pi, po, outer, n, log);
+        return cudaGetLastError();
+      }
+    }
+    softmax_online<T, 1><<<grid(outer, max_blocks), 512, 0, s>>>(pi, po, outer, n, log);
   }
   return cudaGetLastError();
 }
