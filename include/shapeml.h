@@ -508,17 +508,30 @@ SHAPEML_API void shapeml_npz_release(shapeml_npz* npz);
  *  library or GPU is SHAPEML_STATUS_UNAVAILABLE with a message naming what is
  *  missing; the outcome of the first attempt is kept for the process.
  *
- *  Streams are `cudaStream_t` passed as `void*`. NULL means the device's
- *  default stream: one non-blocking stream per device, made by shapeml on
- *  first use (shapeml_device_default_stream()). Device tensors are created
- *  from a device memory resource with the ordinary shapeml_tensor_create*
- *  functions (their DLTensor device is {kDLCUDA, n}); their creation is
- *  complete when the call returns. A device tensor's memory is released,
- *  when its last reference goes, in order on the default stream: work that
- *  the caller enqueued on other streams and that uses it must be complete
- *  (or the default stream must wait for it) before the last release.
- *  shapeml_tensor_data() of a device tensor is a device pointer. All
- *  functions here are thread-safe. */
+ *  Streams are `cudaStream_t` passed as `void*`, all non-blocking and owned
+ *  by shapeml unless the caller passes its own. A call with a NULL stream
+ *  runs on its module's default stream: for a module compiled in a context
+ *  (shapeml_module_compile()), that context's stream for the device — each
+ *  context has its own, so work of two contexts runs concurrently
+ *  (shapeml_unstable_context_default_stream()); for a loaded module, the
+ *  device's default stream (shapeml_device_default_stream()), one per device
+ *  for the process. Other functions with a NULL stream use the device's
+ *  default stream, except that copies of a call's device output run on the
+ *  stream that computes it.
+ *
+ *  Ordering on shapeml's streams is automatic: a call waits (on the GPU, not
+ *  the host) for inputs still being computed on another of shapeml's
+ *  streams; its device outputs are allocated in order on its stream and
+ *  freed on it; a tensor's memory is freed only after the work of shapeml's
+ *  streams that used it. Device tensors made with the ordinary
+ *  shapeml_tensor_create* functions (their DLTensor device is {kDLCUDA, n})
+ *  and by copies are complete when the call returns. With a caller's stream
+ *  the caller orders: inputs must be ready on it, and the outputs (allocated
+ *  in order on the device's default stream, complete before the plan runs)
+ *  are released in order on the default stream, so work on the caller's
+ *  stream that uses a tensor must be complete (or the default stream must
+ *  wait for it) before its last release. shapeml_tensor_data() of a device
+ *  tensor is a device pointer. All functions here are thread-safe. */
 /**@{*/
 
 /**
@@ -1237,6 +1250,20 @@ typedef struct shapeml_unstable_check_stats {
 /** Fills `*out` (caller sets struct_size) with the statistics of `result`.
  *  @return NULL on success; INVALID_ARGUMENT for NULL arguments or a bad `struct_size`. */
 SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_check_result* result, shapeml_unstable_check_stats* out);
+
+/**
+ * The stream of CUDA device `device` that calls of modules compiled in
+ * `context` run on when they pass no stream (a cudaStream_t, non-blocking,
+ * made on first use, distinct from every other context's and from
+ * shapeml_device_default_stream()). It stays valid while the context, a
+ * module compiled in it, or a tensor such a module computed is alive. Wait
+ * for a call's device results with shapeml_device_synchronize(device, stream),
+ * or order another library's work after them on this stream.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `context` or `out`, or
+ *         a device that does not exist; UNAVAILABLE as shapeml_device_count();
+ *         the CUDA error's status when the stream cannot be created.
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_context_default_stream(shapeml_context* context, int32_t device, void** out);
 
 /* -- Observability (0.4, unstable: the record and trace formats may still change; docs/design/observability.md) -- */
 

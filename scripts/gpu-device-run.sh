@@ -5,7 +5,8 @@
 #   - the plan executor's kernel tests (every kernel, dtype, broadcasting
 #     corner, matmul layout; against float64 loops; fused elementwise plans
 #     against unfused ones, bit for bit) and its CPU-side tests
-#   - the device memory and device tensor tests
+#   - the device memory and device tensor tests; per-context default streams
+#     (two contexts' streams, cross-context waits, release ordering)
 #   - every operation end to end (source -> plan -> AOT module -> runtime +
 #     plugin) against PyTorch on the same GPU (tests/gpu/golden_gpu.py)
 #   - generated well-shaped programs: GPU results equal the CPU back end's
@@ -60,6 +61,8 @@ export SHAPEML_TEST_FUSION_PLANS="$carry/modules"  # fused vs unfused transforme
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
 step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1
+step context_streams_tests 120 env SHAPEML_TEST_STREAMS_MODULE="$carry/modules/context_streams.so" \
+  "$carry/bin/shapeml_gpu_context_streams_tests" --gtest_brief=1
 step graph_tests 180 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
 step graph_capi_tests 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/modules/mlp_gpu.so" "$carry/bin/shapeml_gpu_graph_tests" --gtest_brief=1
 step graph_capi_tests_copy_in 180 env SHAPEML_TEST_MLP_GPU_MODULE="$carry/modules/mlp_gpu.so" SHAPEML_CUDA_GRAPH_REBIND=copy-in \
@@ -127,6 +130,8 @@ if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
   step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
     --gtest_filter=-Fusion.SixtyFourBitIndexPath  # 2.1 GB of output: minutes under memcheck; runs in kernel_tests
   step memcheck_graph 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
+  step memcheck_context_streams 300 env SHAPEML_TEST_STREAMS_MODULE="$carry/modules/context_streams.so" compute-sanitizer --tool memcheck \
+    --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_context_streams_tests" --gtest_brief=1
   step memcheck_memory 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
   step racecheck_memory 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 fi

@@ -26,9 +26,11 @@ cp "$carry/lib/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so.0"
 cp "$build/libshapeml_cuda.so" "$carry/lib/"
 cp "$build/tests/cuda/shapeml_cuda_kernel_tests" "$build/tests/cuda/shapeml_cuda_plan_tests" "$build/tests/cuda/gpu_plan_bench" \
    "$build/tests/cuda/shapeml_cuda_graph_tests" "$build/tests/cuda/gpu_graph_bench" "$build/tests/gpu/shapeml_gpu_graph_tests" \
-   "$build/tests/gpu/shapeml_gpu_memory_tests" "$build/tests/gpu/shapeml_gpu_tensor_tests" "$build/cuda_memory_bench" "$carry/bin/"
+   "$build/tests/gpu/shapeml_gpu_memory_tests" "$build/tests/gpu/shapeml_gpu_tensor_tests" "$build/cuda_memory_bench" \
+   "$build/tests/gpu/shapeml_gpu_context_streams_tests" "$carry/bin/"
 strip --strip-debug "$carry"/lib/* "$carry"/bin/*
 "$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64
+"$build/shapemlc" build tests/gpu/context_streams.sml -o "$carry/modules/context_streams.so" --bind slow:N=2048 --bind twice:N=2048 --target x86-64
 "$build/shapemlc" --emit=gpu-plan examples/mlp_gpu.sml --bind B=4,S=128,D=256,F=1024 > "$carry/modules/mlp_gpu.plan.txt"
 # The transformer block's plan fused and unfused, for the kernel tests'
 # bit-identity check of elementwise fusion (tests/cuda/fusion_test.cpp).

@@ -9,6 +9,7 @@
 #include "abi/struct_reader.h"
 #include "capi/status.h"
 #include "driver/frontend.h"
+#include "runtime/context_streams.h"
 
 using shapeml::capi::guarded;
 using shapeml::capi::make_status;
@@ -17,6 +18,9 @@ using shapeml::capi::null_arg;
 struct shapeml_context {
   std::atomic<int64_t> refs{1};
   shapeml::check::CheckOptions options;
+  // The context's CUDA streams, one per device, made on first use; shared
+  // with the modules compiled here and the tensors they compute.
+  std::shared_ptr<shapeml::runtime::ContextStreams> streams = std::make_shared<shapeml::runtime::ContextStreams>();
 };
 
 struct shapeml_check_result {
@@ -34,6 +38,7 @@ struct shapeml_check_result {
 namespace shapeml::capi {
 void start_tracing(uint64_t flags);  // observability_api.cpp
 const check::CheckOptions& context_check_options(const shapeml_context* c) { return c->options; }
+std::shared_ptr<runtime::ContextStreams> context_streams(const shapeml_context* c) { return c->streams; }
 }  // namespace shapeml::capi
 
 namespace {
@@ -77,6 +82,19 @@ SHAPEML_API shapeml_status* shapeml_context_create(const shapeml_context_options
 
 SHAPEML_API void shapeml_context_retain(shapeml_context* c) {
   if (c) c->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+SHAPEML_API shapeml_status* shapeml_unstable_context_default_stream(shapeml_context* context, int32_t device, void** out) {
+  return guarded("shapeml_unstable_context_default_stream", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_unstable_context_default_stream";
+    if (!out) return null_arg(fn, "out");
+    *out = nullptr;
+    if (!context) return null_arg(fn, "context");
+    auto s = context->streams->stream(device);
+    if (!s) return shapeml::capi::to_status(shapeml::runtime::Status(s.status().code(), std::string(fn) + ": " + s.status().message()));
+    *out = *s;
+    return nullptr;
+  });
 }
 
 SHAPEML_API void shapeml_context_release(shapeml_context* c) {

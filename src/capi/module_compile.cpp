@@ -14,6 +14,7 @@ using shapeml::capi::to_status;
 struct shapeml_context;  // defined in capi.cpp
 namespace shapeml::capi {
 const check::CheckOptions& context_check_options(const shapeml_context* c);
+std::shared_ptr<runtime::ContextStreams> context_streams(const shapeml_context* c);
 }
 
 namespace {
@@ -58,6 +59,7 @@ SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, con
     auto m = shapeml::driver::jit_module(std::move(*r.module), cpu_target(o.target), name ? name : "<source>", memory_of(o.memory),
                                          o.specialization_cache_capacity);
     if (!m.ok()) return to_status(m.status());
+    m.value()->set_default_streams(shapeml::capi::context_streams(context));  // NULL-stream device calls run on the context's streams
     auto* h = new shapeml_module;
     h->module = m.value();
     *out = h;

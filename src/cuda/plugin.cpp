@@ -60,6 +60,20 @@ int32_t stream_synchronize(void* stream, char* err, size_t err_size) noexcept {
   return 0;
 }
 
+int32_t stream_wait(void* waiter, void* waited, char* err, size_t err_size) noexcept {
+  if (waiter == waited) return 0;
+  cudaEvent_t ev = nullptr;
+  cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  if (e != cudaSuccess) return fail(e, "cudaEventCreateWithFlags", err, err_size, "ordering stream %p after stream %p", waiter, waited);
+  e = cudaEventRecord(ev, static_cast<cudaStream_t>(waited));
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(static_cast<cudaStream_t>(waiter), ev, 0);
+  const char* what = e == cudaSuccess ? nullptr : "cudaEventRecord/cudaStreamWaitEvent";
+  // Destroying a recorded event is fine: the wait keeps what it needs.
+  cudaEventDestroy(ev);
+  if (what) return fail(e, what, err, err_size, "ordering stream %p after stream %p", waiter, waited);
+  return 0;
+}
+
 int32_t memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind, void* stream, char* err, size_t err_size) noexcept {
   static const char* const names[] = {"host to device", "device to host", "device to device"};
   cudaMemcpyKind k;
@@ -109,6 +123,7 @@ const shapeml_cuda_plugin kPlugin = {
     graph_execute_entry,
     graph_destroy_entry,
     shapeml::cuda::set_observer,
+    stream_wait,
 };
 
 }  // namespace

@@ -111,6 +111,11 @@ typedef struct shapeml_cuda_plugin {
    * per launch on the GPU timeline, measured with CUDA events (the plan is
    * then synchronized once at its end; not inside a stream capture). */
   void (*set_observer)(const shapeml_cuda_observer* observer);
+
+  /* Appended: makes later work on `waiter` wait for the work enqueued on
+   * `waited` so far, without blocking the host (an event recorded on
+   * `waited`, waited for on `waiter`). Both streams of one device. */
+  int32_t (*stream_wait)(void* waiter, void* waited, char* err, size_t err_size);
 } shapeml_cuda_plugin;
 
 typedef const shapeml_cuda_plugin* (*shapeml_cuda_plugin_get_fn)(uint32_t abi_version);

@@ -32,6 +32,17 @@ Status copy_and_wait(int32_t device, void* dst, const void* src, size_t bytes, C
 
 bool on_cuda(const Tensor& t) { return t.dl().device.device_type == kDLCUDA; }
 
+// The stream a copy reading device tensor `src` runs on: `stream`, or with
+// NULL the stream whose work may still be writing `src` (a call's output on
+// a context stream) else the runtime's; ordered after that writer either way.
+Result<void*> reading_stream(const Tensor& src, void* stream, StreamRef& writer) {
+  writer = src.writer();  // held until the copy is done: keeps a context stream alive
+  if (!stream) return writer.stream;
+  if (writer.stream && writer.stream != stream)
+    if (Status st = device_order_after(src.dl().device.device_id, stream, writer.stream); !st.ok()) return st;
+  return stream;
+}
+
 }  // namespace
 
 Status device_synchronize(int32_t device, void* stream) {
@@ -42,6 +53,20 @@ Status device_synchronize(int32_t device, void* stream) {
     if (!s) return s.status();
     char err[kErr] = "";
     return plugin_status((*p)->api().stream_synchronize(*s, err, sizeof err), err, "device_synchronize");
+  });
+}
+
+Status device_order_after(int32_t device, void* waiter, void* waited) {
+  return guarded("device_order_after", [&]() -> Status {
+    auto p = plugin_for(device, "device_order_after");
+    if (!p) return p.status();
+    auto a = (*p)->resolve_stream(device, waiter);
+    if (!a) return a.status();
+    auto b = (*p)->resolve_stream(device, waited);
+    if (!b) return b.status();
+    if (*a == *b) return {};
+    char err[kErr] = "";
+    return plugin_status((*p)->api().stream_wait(*a, *b, err, sizeof err), err, "ordering streams");
   });
 }
 
@@ -79,6 +104,10 @@ Result<TensorRef> copy_to_device(const TensorRef& src_in, const MemoryResourcePt
       if (!src->is_contiguous())
         return unimplemented("copy_to_device: " + src->type_str() + " has non-row-major strides; strided device copies are not supported yet");
       kind = kDeviceToDevice;
+      StreamRef writer;
+      auto s = reading_stream(*src, stream, writer);
+      if (!s) return s.status();
+      stream = *s;
     } else if (src->dl().device.device_type != kDLCPU) {
       return invalid_argument("copy_to_device: " + src->type_str() + " is neither on the host nor on a CUDA device");
     } else if (!src->is_contiguous()) {
@@ -104,6 +133,10 @@ Result<TensorRef> copy_to_host(const TensorRef& src, const MemoryResourcePtr& mr
     if (!on_cuda(*src)) return invalid_argument("copy_to_host: " + src->type_str() + " is neither on the host nor on a CUDA device");
     if (!src->is_contiguous())
       return unimplemented("copy_to_host: " + src->type_str() + " has non-row-major strides; strided device copies are not supported yet");
+    StreamRef writer;
+    auto on = reading_stream(*src, stream, writer);
+    if (!on) return on.status();
+    stream = *on;
     auto r = Tensor::create(src->dtype(), src->shape(), mr, /*zero=*/false);
     if (!r) return r.status();
     if (src->nbytes())

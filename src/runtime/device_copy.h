@@ -25,6 +25,10 @@ Result<TensorRef> copy_to_host(const TensorRef& src, const MemoryResourcePtr& mr
 /// Synchronizes `stream` (NULL: the default stream) of CUDA device `device`.
 Status device_synchronize(int32_t device, void* stream);
 
+/// Makes later work on `waiter` wait for the work enqueued on `waited` so
+/// far (NULL: the device's runtime stream), without blocking the host.
+Status device_order_after(int32_t device, void* waiter, void* waited);
+
 // For Tensor::create / copy_of on a device resource: zero the new tensor
 // (when `zero`) on the default stream, and in all cases wait for the
 // default stream so that the allocation is usable on any stream.

@@ -24,6 +24,7 @@
 
 #include "abi/compiled_entry.h"
 #include "runtime/code_provider.h"
+#include "runtime/context_streams.h"
 #include "runtime/manifest.h"
 #include "runtime/memory_resource.h"
 #include "runtime/status.h"
@@ -46,8 +47,9 @@ struct CallOptions {
   /// Caller-provided outputs, one per result (empty: allocate new ones).
   std::span<Tensor* const> outputs;
   /// Device entries: the cudaStream_t the plan is enqueued on (NULL: the
-  /// device's default stream of the runtime). The call returns once the work
-  /// is enqueued, except that results on the host are complete on return.
+  /// module's default stream: its context's stream for the device, or the
+  /// runtime's for a module without one). The call returns once the work is
+  /// enqueued, except that results on the host are complete on return.
   void* stream = nullptr;
   /// Device entries: CUDA graph replay of the plan.
   GraphOption graph = GraphOption::Default;
@@ -82,6 +84,10 @@ class Module {
   const std::string& id() const { return id_; }
   const std::string& origin() const { return origin_; }
   const MemoryResourcePtr& memory_resource() const { return memory_; }
+  /// The streams device calls without a stream of their own run on: a
+  /// context's (set once, by the context that compiled the module, before the
+  /// module is shared); NULL: the runtime's stream of each device.
+  void set_default_streams(ContextStreamsPtr streams) { streams_ = std::move(streams); }
   size_t cache_capacity() const { return capacity_; }
 
   /// Runs `entry` on `inputs` (one per parameter, in order). On success
@@ -180,6 +186,7 @@ class Module {
   std::string origin_;
   std::unique_ptr<CodeProvider> provider_;
   MemoryResourcePtr memory_;
+  ContextStreamsPtr streams_;
   size_t capacity_ = kDefaultCacheCapacity;
   mutable std::mutex mu_;
   std::map<std::string, std::map<Binding, std::shared_ptr<Slot>>> cache_;  // entry -> binding -> slot

@@ -16,6 +16,7 @@
 #include "obs/trace.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/cuda_plugin_loader.h"
+#include "runtime/device_copy.h"
 #include "runtime/module.h"
 #include "runtime/shape_binding.h"
 
@@ -195,8 +196,39 @@ Result<bool> use_graph(GraphOption option, int32_t plan_graph, const std::string
 
 namespace {
 
+// Orders a call on `own` (a stream shapeml owns) against its tensors: waits
+// for the inputs' pending writers on other streams, and records the use of
+// tensors whose memory lives on another stream, so that their release waits
+// for this call (Tensor::note_use_on). `runtime_stream` stands for a home of
+// NULL.
+Status order_on_stream(int32_t device, const StreamRef& own, void* runtime_stream, std::span<Tensor* const> inputs,
+                       const std::vector<TensorRef>& results, const std::string& fn_name) {
+  auto order = [&](const Tensor& t, bool read) -> Status {
+    if (t.dl().device.device_type != kDLCUDA) return {};
+    if (read) {
+      StreamRef w = t.writer();
+      if (w.stream && w.stream != own.stream)
+        if (Status st = device_order_after(device, own.stream, w.stream); !st.ok())
+          return Status(st.code(), fn_name + ": waiting for the work that writes an input: " + st.message());
+    }
+    void* home = t.home_stream() ? t.home_stream() : runtime_stream;
+    if (home != own.stream) t.note_use_on(own);
+    return {};
+  };
+  for (Tensor* t : inputs)
+    if (Status st = order(*t, true); !st.ok()) return st;
+  for (const TensorRef& t : results)
+    if (Status st = order(*t, false); !st.ok()) return st;
+  return {};
+}
+
 Status finish_device_call(const CudaPlugin& plugin, void* stream, bool host_result, const std::string& fn_name, std::vector<TensorRef>& results,
-                          std::vector<TensorRef>& outputs) {
+                          std::vector<TensorRef>& outputs, const StreamRef& writer) {
+  // The device results may still be being written by the enqueued work:
+  // later readers on other streams (and copies) wait for `writer`. For a
+  // caller's stream, the caller orders (empty writer).
+  for (const TensorRef& t : results)
+    if (t->dl().device.device_type == kDLCUDA) t->set_writer(writer);
   if (host_result) {
     char serr[kErr] = {0};
     if (int32_t c = plugin.api().stream_synchronize(stream, serr, sizeof serr))
@@ -214,9 +246,25 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   if (!plugin) return Status(plugin.status().code(), fn_name + " runs on a CUDA device: " + plugin.status().message());
   int32_t device = entry_device(e);
   if (Status st = (*plugin)->check_device(device, "call"); !st.ok()) return st;
-  auto stream = (*plugin)->resolve_stream(device, options.stream);
-  if (!stream) return stream.status();
-
+  // The call's stream. Work on a stream shapeml owns (the module's context's,
+  // or the runtime's) is ordered here against the inputs' writers and the
+  // outputs' memory; a caller's stream is ordered by the caller (shapeml.h).
+  auto runtime_stream = (*plugin)->default_stream(device);
+  if (!runtime_stream) return runtime_stream.status();
+  StreamRef own;
+  bool owned = true;
+  if (options.stream) {
+    own.stream = options.stream;
+    owned = options.stream == *runtime_stream || (streams_ && streams_->owns(options.stream));
+    if (owned && options.stream != *runtime_stream) own.owner = streams_;
+  } else if (streams_) {
+    auto s = streams_->stream(device);
+    if (!s) return Status(s.status().code(), fn_name + ": " + s.status().message());
+    own = {*s, streams_};
+  } else {
+    own.stream = *runtime_stream;
+  }
+  Result<void*> stream = own.stream;
   if (!options.outputs.empty() && options.outputs.size() != e.returns.size())
     return invalid_argument(fn_name + " returns " + std::to_string(e.returns.size()) + " tensor(s), but " +
                             std::to_string(options.outputs.size()) + " outputs were provided");
@@ -248,7 +296,11 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
       results.push_back(TensorRef::share(options.outputs[k]));
       continue;
     }
-    auto t = Tensor::create(rt.dtype, *shape, on_device(rt) ? dev_mr : host_mr, /*zero=*/false);
+    // A device output of an owned stream is allocated in order on it (usable
+    // there at once, no wait); otherwise as any new tensor (the runtime's
+    // stream, synchronized: usable on the caller's stream).
+    auto t = on_device(rt) && owned ? Tensor::create_on_stream(rt.dtype, *shape, dev_mr, own)
+                                    : Tensor::create(rt.dtype, *shape, on_device(rt) ? dev_mr : host_mr, /*zero=*/false);
     if (!t) return Status(t.status().code(), fn_name + ": result " + std::to_string(k) + ": " + t.status().message());
     results.push_back(std::move(t).value());
   }
@@ -257,6 +309,9 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   if (!lease) return lease.status();
   auto plan = device_plan(lease->slot(), e, device);
   if (!plan) return plan.status();
+
+  if (owned)
+    if (Status st = order_on_stream(device, own, *runtime_stream, inputs, results, fn_name); !st.ok()) return st;
 
   std::vector<void*> buffers;
   for (Tensor* t : inputs) buffers.push_back(t->data());
@@ -274,7 +329,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
       int32_t code = (*plugin)->api().graph_execute((*g)->graph, buffers.data(), *stream, &ran, err, sizeof err);
       if (code && (ran || strict)) return plugin_status(code, err, fn_name + ": replaying its dispatch plan as a CUDA graph");
       if (code) (*plan)->drop_graph(*stream);  // Default: documented fallback to direct execution
-      if (ran) return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs);
+      if (ran) return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs, owned ? own : StreamRef{});
       // Not enqueued (a failed capture, or the stream is being captured by
       // the caller): run directly below.
     } else if (strict && g) {
@@ -299,7 +354,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   // Stream-ordered: the workspace is reused only by work enqueued after the plan.
   if (workspace) dev_mr->deallocate(workspace, ws, 256, *stream);
   if (code) return plugin_status(code, err, fn_name + ": executing its dispatch plan");
-  return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs);
+  return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs, owned ? own : StreamRef{});
 }
 
 }  // namespace shapeml::runtime

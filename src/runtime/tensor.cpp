@@ -1,6 +1,8 @@
 #include "runtime/tensor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -150,6 +152,12 @@ struct Tensor::Storage {
   void* ptr = nullptr;
   size_t bytes = 0, alignment = 0;
   TensorDeleter deleter;
+  StreamRef home;  // device memory: allocated and freed in order on home.stream (NULL: the runtime's stream)
+  // Guarded by mu: the stream that may still be writing the data, and the
+  // other streams that used it (the home stream waits for them at release).
+  mutable std::mutex mu;
+  StreamRef writer;
+  std::vector<StreamRef> users;
 };
 
 Tensor::~Tensor() {
@@ -157,7 +165,11 @@ Tensor::~Tensor() {
   static_assert(std::is_standard_layout_v<Tensor>, "Tensor must be standard-layout: its DLTensor is its address");
   static_assert(offsetof(Tensor, dl_) == 0, "DLTensor must be the first member of Tensor");
   if (storage_) {
-    if (storage_->mr) storage_->mr->deallocate(storage_->ptr, storage_->bytes, storage_->alignment, nullptr);
+    if (storage_->mr && !storage_->users.empty() && dl_.device.device_type == kDLCUDA)
+      for (const StreamRef& u : storage_->users)  // no one to report to: if the ordering fails, wait on the host
+        if (!device_order_after(dl_.device.device_id, storage_->home.stream, u.stream).ok())
+          (void)device_synchronize(dl_.device.device_id, u.stream);
+    if (storage_->mr) storage_->mr->deallocate(storage_->ptr, storage_->bytes, storage_->alignment, storage_->home.stream);
     else if (storage_->deleter.fn) storage_->deleter.fn(storage_->deleter.ctx);
     delete storage_;
   }
@@ -237,7 +249,8 @@ Result<TensorRef> Tensor::create(types::DType dtype, std::span<const int64_t> sh
     TensorRef t = std::move(r).value();
     size_t bytes = t->nbytes();
     if (bytes == 0) return t;
-    auto* st = new Storage{mr, nullptr, bytes, kMinAlignment, {}};
+    auto* st = new Storage;
+    st->mr = mr, st->bytes = bytes, st->alignment = kMinAlignment;
     t->storage_ = st;
     MemoryResource::clear_last_failure();
     st->ptr = mr->allocate(bytes, kMinAlignment, nullptr);
@@ -255,6 +268,53 @@ Result<TensorRef> Tensor::create(types::DType dtype, std::span<const int64_t> sh
     }
     return t;
   });
+}
+
+Result<TensorRef> Tensor::create_on_stream(types::DType dtype, std::span<const int64_t> shape, const MemoryResourcePtr& mr,
+                                           const StreamRef& home) {
+  return guarded("Tensor::create_on_stream", [&]() -> Result<TensorRef> {
+    if (!mr || mr->device().device_type != kDLCUDA) return invalid_argument("Tensor::create_on_stream: not a device memory resource");
+    auto device = from_dl_device(mr->device());
+    if (!device) return invalid_argument("Tensor::create_on_stream: unsupported device " + dl_device_str(mr->device()));
+    auto r = make(dtype, shape, {}, *device);
+    if (!r) return r.status();
+    TensorRef t = std::move(r).value();
+    size_t bytes = t->nbytes();
+    if (bytes == 0) return t;
+    auto* st = new Storage;
+    st->mr = mr, st->bytes = bytes, st->alignment = kMinAlignment, st->home = home;
+    t->storage_ = st;
+    MemoryResource::clear_last_failure();
+    st->ptr = mr->allocate(bytes, kMinAlignment, home.stream);
+    if (!st->ptr) {
+      const std::string& why = MemoryResource::last_failure();
+      return out_of_memory("Tensor::create: memory resource `" + mr->name() + "` could not allocate " + std::to_string(bytes) +
+                           " bytes for " + t->type_str() + (why.empty() ? "" : ": " + why));
+    }
+    t->dl_.data = st->ptr;
+    return t;
+  });
+}
+
+void* Tensor::home_stream() const { return storage_ ? storage_->home.stream : nullptr; }
+
+StreamRef Tensor::writer() const {
+  if (!storage_) return {};
+  std::lock_guard<std::mutex> lock(storage_->mu);
+  return storage_->writer;
+}
+
+void Tensor::set_writer(const StreamRef& s) const {
+  if (!storage_) return;
+  std::lock_guard<std::mutex> lock(storage_->mu);
+  storage_->writer = s;
+}
+
+void Tensor::note_use_on(const StreamRef& s) const {
+  if (!storage_ || !storage_->mr || s.stream == storage_->home.stream) return;
+  std::lock_guard<std::mutex> lock(storage_->mu);
+  auto& u = storage_->users;
+  if (std::none_of(u.begin(), u.end(), [&](const StreamRef& r) { return r.stream == s.stream; })) u.push_back(s);
 }
 
 Result<TensorRef> Tensor::copy_of(types::DType dtype, std::span<const int64_t> shape, const void* data, size_t bytes,
@@ -284,7 +344,8 @@ Result<TensorRef> Tensor::borrow(types::DType dtype, std::span<const int64_t> sh
     if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(data), byte_offset, &end) ||
         __builtin_add_overflow(end, static_cast<uintptr_t>(t->nbytes()), &end))
       return invalid_argument("Tensor::borrow: data + byte_offset " + std::to_string(byte_offset) + " wraps around the address space");
-    t->storage_ = new Storage{nullptr, data, 0, 0, deleter};
+    t->storage_ = new Storage;
+    t->storage_->ptr = data, t->storage_->deleter = deleter;
     t->dl_.data = data;
     t->dl_.byte_offset = byte_offset;
     return t;

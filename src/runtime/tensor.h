@@ -92,6 +92,14 @@ class TensorRef {
   Tensor* t_ = nullptr;
 };
 
+/// A CUDA stream shapeml orders work on, and what keeps it alive: a
+/// context's stream (ContextStreams), or NULL stream for the device's runtime
+/// stream (alive for the process; owner empty). docs/design/cuda-plugin.md.
+struct StreamRef {
+  void* stream = nullptr;
+  std::shared_ptr<void> owner;
+};
+
 class Tensor {
  public:
   Tensor(const Tensor&) = delete;
@@ -101,6 +109,11 @@ class Tensor {
   /// `zero` is false. A tensor with no elements holds no allocation (data NULL).
   static Result<TensorRef> create(types::DType dtype, std::span<const int64_t> shape, const MemoryResourcePtr& mr = nullptr,
                                   bool zero = true);
+  /// For a device call's outputs: a new uninitialized tensor from the device
+  /// resource `mr`, allocated in order on `home` (and freed on it), without
+  /// waiting for anything — usable at once by work enqueued on `home`.
+  static Result<TensorRef> create_on_stream(types::DType dtype, std::span<const int64_t> shape, const MemoryResourcePtr& mr,
+                                            const StreamRef& home);
   /// A new dense tensor holding a copy of `bytes` bytes at `data`; `bytes`
   /// must be exactly numel * dtype_size (row-major element order).
   static Result<TensorRef> copy_of(types::DType dtype, std::span<const int64_t> shape, const void* data, size_t bytes,
@@ -154,6 +167,20 @@ class Tensor {
 
   /// A dense, row-major copy from `mr` (any strides accepted).
   Result<TensorRef> contiguous_copy(const MemoryResourcePtr& mr = nullptr) const;
+
+  // Stream ordering of device tensors (docs/design/cuda-plugin.md, "Streams").
+  /// The stream the memory is allocated and freed on (NULL: the device's
+  /// runtime stream; also for borrowed and host tensors).
+  void* home_stream() const;
+  /// The stream whose enqueued work may still be writing this tensor (a
+  /// device call's output), or an empty ref when its contents are complete.
+  StreamRef writer() const;
+  /// Records that work on `s` writes this tensor (empty: complete now).
+  void set_writer(const StreamRef& s) const;
+  /// Records that work on `s` (not the home stream) uses this tensor: at the
+  /// last release, the home stream waits for `s` before the memory is freed
+  /// (so a stream-ordered resource cannot hand it out while `s` still uses it).
+  void note_use_on(const StreamRef& s) const;
 
  private:
   struct Storage;

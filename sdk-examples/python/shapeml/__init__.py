@@ -159,6 +159,7 @@ class Library:
                 "shapeml_context_create": [vp, C.POINTER(vp)],
                 "shapeml_module_compile": [vp, cp, cp, sz, vp, C.POINTER(vp)],
                 "shapeml_module_build_shared_object": [vp, cp, cp, sz, cp, i32, cp],
+                "shapeml_unstable_context_default_stream": [vp, i32, C.POINTER(vp)],
             })
         for name, args in sigs.items():
             f = getattr(L, name)
@@ -244,6 +245,17 @@ class Library:
             self._check(self.lib.shapeml_context_create(None, C.byref(ctx)))
             self._ctx = ctx
         return self._ctx
+
+    def context_stream(self, device=0):
+        """The stream (an int cudaStream_t) that device calls of the modules
+        this Library compiled run on when they pass none: its context's
+        stream for CUDA device `device`, distinct from every other context's.
+        torch.cuda.ExternalStream(lib.context_stream()) orders PyTorch work
+        with them. Unstable API (shapeml_unstable_context_default_stream)."""
+        ctx = self._context()
+        s = C.c_void_p()
+        self._check(self.lib.shapeml_unstable_context_default_stream(ctx, device, C.byref(s)))
+        return s.value
 
     def _options(self, target):
         return ModuleOptions(C.sizeof(ModuleOptions), None, target)
