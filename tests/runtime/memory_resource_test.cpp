@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "c_user_resource.h"
+#include "obs/trace.h"
 #include "runtime/memory_resource.h"
 #include "runtime/pool_resource.h"
 #include "runtime/tensor.h"
@@ -279,6 +280,27 @@ TEST(PoolResource, FastCacheSurvivesConcurrentUseOnTwoStreams) {
   EXPECT_EQ(s.allocation_count, s.deallocation_count);
   pool->release_unused();
   EXPECT_EQ(pool->cached_block_count(), 0u);
+}
+
+// allocate/deallocate record a span only while tracing is on (the untraced
+// path skips the span entirely; obs/trace.h).
+TEST(MemoryResource, RecordsSpansOnlyWhileTracing) {
+  if (!shapeml::obs::kInstrumented) GTEST_SKIP() << "built without instrumentation";
+  auto pool = make_pool_resource(nullptr, {});
+  shapeml::obs::take_json();  // drop what earlier tests left
+  size_t before = shapeml::obs::event_count();
+  pool->deallocate(pool->allocate(1000, 64), 1000, 64);
+  EXPECT_EQ(shapeml::obs::event_count(), before) << "tracing is off";
+  shapeml::obs::start();
+  void* p = pool->allocate(1000, 64);
+  pool->deallocate(p, 1000, 64);
+  EXPECT_EQ(pool->allocate(0, 64), nullptr);  // rejected before any span
+  shapeml::obs::stop();
+  std::string json = shapeml::obs::take_json();
+  EXPECT_NE(json.find("\"alloc\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"free\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"resource\":\"pool(host)\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"bytes\":1000"), std::string::npos) << json;
 }
 
 TEST(UserResource, PlainCResourcePlugsIn) {
