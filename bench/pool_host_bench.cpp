@@ -6,9 +6,10 @@
 //   build/default/bench/pool_host_bench [pairs]
 //
 // Rows: the bare host resource (aligned_alloc/free) for scale; the pool over
-// host memory; the pool under the statistics adaptor; and a "layer" pattern:
+// host memory; the pool under the statistics adaptor; a "layer" pattern:
 // 8 blocks of 8 different sizes live at once, freed in reverse order, per
-// pair.
+// pair; and the pool with its fast cache off (PoolOptions::cache_bytes = 0),
+// i.e. the coalescing path alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -75,6 +76,9 @@ int main(int argc, char** argv) {
       {"pool(host)", make_pool_resource(nullptr), false},
       {"statistics(pool(host))", make_statistics_adaptor(make_pool_resource(nullptr)), false},
       {"pool(host), 8 sizes live", make_pool_resource(nullptr), true},
+      // The coalescing path alone (every free merges, every allocate is a best fit).
+      {"pool(host), fast cache off", make_pool_resource(nullptr, {.cache_bytes = 0}), false},
+      {"pool(host), fast cache off, 8 sizes", make_pool_resource(nullptr, {.cache_bytes = 0}), true},
   };
   std::printf("pool_host_bench: host µs per allocate+free pair, best of 5 runs of %d pairs\n", iterations);
   std::printf("%-36s %12s %12s\n", "resource", "1 KiB (µs)", "1 MiB (µs)");
