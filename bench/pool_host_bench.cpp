@@ -5,7 +5,9 @@
 //
 //   build/default/bench/pool_host_bench [pairs]
 //
-// Rows: the bare host resource (aligned_alloc/free) for scale; the pool over
+// Rows: the bare host resource (aligned_alloc/free) for scale only — glibc's
+// aligned_alloc costs about 0.02 or 0.07 µs a pair depending on where the
+// heap's top happens to lie, so it moves between builds; the pool over
 // host memory; the pool under the statistics adaptor; a "layer" pattern:
 // 8 blocks of 8 different sizes live at once, freed in reverse order, per
 // pair; and the pool with its fast cache off (PoolOptions::cache_bytes = 0),

@@ -30,8 +30,9 @@
 // flushes every stream's cache. Parked blocks keep the stream they were
 // freed on, so the stream-ordered rules above hold unchanged.
 // Measured (bench/pool_host_bench, pool over host memory, the 2-core build
-// VM): an allocate+free pair of 1 KiB took 0.102 µs before the cache and
-// 0.016 µs with it; of 1 MiB, 0.059 and 0.016 µs (docs/design/runtime.md).
+// VM): an allocate+free pair of 1 KiB took 0.098 µs before the cache and
+// 0.013 µs with it; of 1 MiB, 0.057 and 0.013 µs (docs/design/
+// pool-fast-cache.md has the table and the alternatives considered).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -52,8 +53,9 @@ struct PoolOptions {
   /// allocation that would pass it fails (returns NULL).
   size_t maximum_bytes = 0;
   /// Most bytes the fast cache parks at once, over all streams (0: no fast
-  /// cache; every free coalesces at once, as before issue 9). Parked bytes
-  /// stay inside the pool's chunks: they never add to what it holds.
+  /// cache; every free coalesces at once, as before issue 9). A freed block
+  /// larger than what is left of it is coalesced at once. Parked bytes stay
+  /// inside the pool's chunks: they never add to what it holds.
   size_t cache_bytes = size_t{64} << 20;
 };
 
