@@ -2,6 +2,8 @@
 // and 1 MiB (figures and ratios, never assertions). With -DSHAPEML_TORCH_DIR
 // the same is measured for PyTorch's CUDA caching allocator in this process,
 // and each row gets its ratio to it (issue 9 target: pool pair < 0.2 µs).
+// "fast cache off" is the pool's coalescing path alone (as before issue 9's
+// fast cache). bench/pool_host_bench has the pool rows over host memory.
 //
 //   build/.../bench/cuda_memory_bench [iterations]
 #include <chrono>
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
       {"pool(cuda)", make_pool_resource(*raw), iterations},
       {"pool(cuda_async)", make_pool_resource(*async), iterations},
       {"statistics(pool(cuda))", make_statistics_adaptor(make_pool_resource(*raw)), iterations},
+      {"pool(cuda), fast cache off", make_pool_resource(*raw, {.cache_bytes = 0}), iterations},
   };
   const size_t sizes[] = {1024, 1 << 20};
   double torch_us[2] = {-1, -1};

@@ -160,8 +160,24 @@ void handle_destroy(void* u) { delete static_cast<VtableHandle*>(u); }
 }  // namespace
 
 // ---------------------------------------------------------------------------
+// The untraced path is a check, one relaxed load and a tail call: the span
+// (and the name() string it records) lives out of line, in the *_traced
+// twins, so that nothing of it is set up per call while tracing is off.
 void* MemoryResource::allocate(size_t bytes, size_t alignment, void* stream) noexcept {
   if (bytes == 0 || !is_power_of_two(alignment)) return nullptr;
+  if (obs::tracing()) [[unlikely]]
+    return allocate_traced(bytes, alignment, stream);
+  return do_allocate(bytes, effective_alignment(alignment), stream);
+}
+
+void MemoryResource::deallocate(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept {
+  if (!ptr) return;
+  if (obs::tracing()) [[unlikely]]
+    return deallocate_traced(ptr, bytes, alignment, stream);
+  do_deallocate(ptr, bytes, effective_alignment(alignment), stream);
+}
+
+void* MemoryResource::allocate_traced(size_t bytes, size_t alignment, void* stream) noexcept {
   obs::Span span("memory", "alloc");
   void* p = do_allocate(bytes, effective_alignment(alignment), stream);
   if (span) {
@@ -175,8 +191,7 @@ void* MemoryResource::allocate(size_t bytes, size_t alignment, void* stream) noe
   return p;
 }
 
-void MemoryResource::deallocate(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept {
-  if (!ptr) return;
+void MemoryResource::deallocate_traced(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept {
   obs::Span span("memory", "free");
   do_deallocate(ptr, bytes, effective_alignment(alignment), stream);
   if (span) {

@@ -83,6 +83,11 @@ class MemoryResource : public std::enable_shared_from_this<MemoryResource> {
   virtual bool do_statistics(shapeml_memory_statistics* out) const noexcept { return false; }
   /// Records why an allocation failed (see last_failure()); never throws.
   static void note_failure(const std::string& why) noexcept;
+
+ private:
+  // allocate/deallocate while tracing is on: the same, inside a span.
+  void* allocate_traced(size_t bytes, size_t alignment, void* stream) noexcept;
+  void deallocate_traced(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept;
 };
 
 /// The process-wide host resource: aligned_alloc/free, alignment >= 64.

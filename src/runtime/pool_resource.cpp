@@ -19,8 +19,10 @@ PoolResource::PoolResource(MemoryResourcePtr upstream, const PoolOptions& option
 }
 
 PoolResource::~PoolResource() {
-  // A chunk that is one free block goes back on the stream it was freed on;
-  // anything else (a caller that leaked a block) on the default stream.
+  // Parked blocks merge back first, so that a chunk that is one free block
+  // goes back on the stream it was freed on; anything else (a caller that
+  // leaked a block) on the default stream.
+  flush_all();
   for (auto& [base, size] : chunks_) {
     auto f = free_by_addr_.find(base);
     void* stream = f != free_by_addr_.end() && f->second.size == size ? f->second.stream : nullptr;
@@ -35,6 +37,16 @@ std::map<char*, size_t>::const_iterator PoolResource::chunk_of(const char* p) co
   if (it == chunks_.begin()) return chunks_.end();
   --it;
   return p < it->first + it->second ? it : chunks_.end();
+}
+
+bool PoolResource::owns(const char* p) noexcept {
+  auto at = reinterpret_cast<uintptr_t>(p);
+  if (at - owned_lo_ < owned_hi_ - owned_lo_) return true;  // the chunk found last
+  auto chunk = chunk_of(p);
+  if (chunk == chunks_.end()) return false;
+  owned_lo_ = reinterpret_cast<uintptr_t>(chunk->first);
+  owned_hi_ = owned_lo_ + chunk->second;
+  return true;
 }
 
 void PoolResource::insert_free(char* p, size_t size, void* stream) {
@@ -103,12 +115,126 @@ bool PoolResource::adopt_other_stream(size_t need, void* stream) {
   return false;
 }
 
-void* PoolResource::take(size_t need, void* stream) {
+void* PoolResource::take_own(size_t need, void* stream) {
   auto own = free_by_size_.find(stream);
-  if (own != free_by_size_.end())
-    if (void* p = take_from(own->second, need)) return p;
-  if (adopt_other_stream(need, stream)) return take_from(free_by_size_[stream], need);
+  return own != free_by_size_.end() ? take_from(own->second, need) : nullptr;
+}
+
+// A fast-cache miss. Cheapest first: the stream's coalesced blocks; the
+// same once its own parked blocks have merged in; then, with every stream's
+// parked blocks merged (so that nothing free hides in a cache), another
+// stream's blocks after a synchronize; then a new chunk.
+void* PoolResource::take_slow(size_t need, void* stream) {
+  if (void* p = take_own(need, stream)) return p;
+  if (cache_bytes_) {
+    if (StreamCache* c = cache_of(stream); c && c->bytes) {
+      flush_stream(*c);
+      if (void* p = take_own(need, stream)) return p;
+    }
+    flush_all();
+  }
+  if (adopt_other_stream(need, stream)) return take_own(need, stream);
+  if (grow(need, stream)) return take_own(need, stream);
   return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The fast cache.
+
+PoolResource::StreamCache* PoolResource::cache_of(void* stream) noexcept {
+  StreamCache& last = cache_[last_cache_];
+  if (last.active && last.stream == stream) return &last;
+  for (uint32_t i = 0; i < kCacheStreams; ++i)
+    if (cache_[i].active && cache_[i].stream == stream) {
+      last_cache_ = i;
+      return &cache_[i];
+    }
+  return nullptr;
+}
+
+void* PoolResource::cache_pop(size_t need, void* stream) noexcept {
+  if (!cache_bytes_) return nullptr;
+  StreamCache* c = cache_of(stream);
+  if (!c) return nullptr;
+  for (uint32_t i = 0; i < c->bins; ++i) {
+    if (c->sizes[i] != need) continue;
+    CacheBin& b = c->bin[i];
+    if (!b.count) return nullptr;
+    b.used = c->used = ++tick_;
+    c->bytes -= need;
+    cache_bytes_ -= need;
+    return b.blocks[--b.count];
+  }
+  return nullptr;
+}
+
+bool PoolResource::cache_push(char* p, size_t size, void* stream) noexcept {
+  if (size > opt_.cache_bytes - cache_bytes_) return false;  // cache_bytes_ <= opt_.cache_bytes always
+  StreamCache* c = cache_of(stream);
+  if (!c) {
+    // A stream without a cache: an unused slot, else the least recently
+    // used one, flushed.
+    uint32_t victim = 0;
+    for (uint32_t i = 0; i < kCacheStreams; ++i) {
+      if (!cache_[i].active) {
+        victim = i;
+        break;
+      }
+      if (cache_[i].used < cache_[victim].used) victim = i;
+    }
+    c = &cache_[victim];
+    if (c->active) flush_stream(*c);
+    c->active = true;
+    c->stream = stream;
+    c->bins = 0;
+    last_cache_ = victim;
+  }
+  uint32_t i = 0;
+  while (i < c->bins && c->sizes[i] != size) ++i;
+  if (i == c->bins) {
+    if (c->bins < kCacheBins) {
+      ++c->bins;
+    } else {
+      // A new size: an empty bin, else the least recently used one, flushed.
+      i = 0;
+      for (uint32_t j = 0; j < kCacheBins; ++j) {
+        if (!c->bin[j].count) {
+          i = j;
+          break;
+        }
+        if (c->bin[j].used < c->bin[i].used) i = j;
+      }
+      flush_bin(*c, i);
+    }
+    c->sizes[i] = size;
+    c->bin[i].count = 0;
+  }
+  CacheBin& b = c->bin[i];
+  if (b.count == kCacheDepth) return false;
+  b.blocks[b.count++] = p;
+  b.used = c->used = ++tick_;
+  c->bytes += size;
+  cache_bytes_ += size;
+  return true;
+}
+
+void PoolResource::flush_bin(StreamCache& c, uint32_t i) noexcept {
+  CacheBin& b = c.bin[i];
+  size_t size = c.sizes[i];
+  while (b.count) {
+    coalesce_free(b.blocks[--b.count], size, c.stream);
+    c.bytes -= size;
+    cache_bytes_ -= size;
+  }
+}
+
+void PoolResource::flush_stream(StreamCache& c) noexcept {
+  for (uint32_t i = 0; i < c.bins; ++i) flush_bin(c, i);
+}
+
+void PoolResource::flush_all() noexcept {
+  if (!cache_bytes_) return;
+  for (StreamCache& c : cache_) flush_stream(c);
 }
 
 void PoolResource::note_exhausted(size_t bytes) const noexcept {
@@ -116,6 +242,9 @@ void PoolResource::note_exhausted(size_t bytes) const noexcept {
     size_t largest = 0;
     for (auto& [stream, set] : free_by_size_)
       if (!set.empty()) largest = std::max(largest, set.rbegin()->first);
+    for (const StreamCache& c : cache_)  // empty unless a pass-through failed
+      for (uint32_t i = 0; i < c.bins; ++i)
+        if (c.bin[i].count) largest = std::max(largest, c.sizes[i]);
     std::string why = name() + " cannot allocate " + std::to_string(bytes) + " bytes: it holds " + std::to_string(reserved_) +
                       " bytes from its upstream";
     if (opt_.maximum_bytes) why += " of at most " + std::to_string(opt_.maximum_bytes);
@@ -136,8 +265,8 @@ void* PoolResource::do_allocate(size_t bytes, size_t alignment, void* stream) no
       p = up_->allocate(bytes, alignment, stream);
       if (p) reserved_ += bytes;
     } else if (size_t need = round_up(bytes)) {
-      p = take(need, stream);
-      if (!p && grow(need, stream)) p = take(need, stream);
+      p = cache_pop(need, stream);
+      if (!p) p = take_slow(need, stream);
     }
     if (!p) {
       ++s_.failed_allocation_count;
@@ -165,8 +294,13 @@ void PoolResource::do_deallocate(void* ptr, size_t bytes, size_t alignment, void
   }
   char* p = static_cast<char*>(ptr);
   size_t size = round_up(bytes);
+  if (!size || !owns(p)) return;  // not ours: a caller bug; leak rather than corrupt
+  if (!cache_push(p, size, stream)) coalesce_free(p, size, stream);
+}
+
+void PoolResource::coalesce_free(char* p, size_t size, void* stream) noexcept {
   auto chunk = chunk_of(p);
-  if (chunk == chunks_.end()) return;  // not ours: a caller bug; leak rather than corrupt
+  if (chunk == chunks_.end()) return;
   char* chunk_end = chunk->first + chunk->second;
   try {
     // Merge with the free block that ends where this one begins ...
@@ -193,6 +327,8 @@ void PoolResource::do_deallocate(void* ptr, size_t bytes, size_t alignment, void
 }
 
 void PoolResource::release_unused_locked() noexcept {
+  flush_all();  // a chunk whose blocks are parked is free too
+  owned_lo_ = owned_hi_ = 0;
   for (auto it = chunks_.begin(); it != chunks_.end();) {
     auto f = free_by_addr_.find(it->first);
     if (f != free_by_addr_.end() && f->second.size == it->second) {
@@ -217,9 +353,18 @@ size_t PoolResource::stream_synchronizations() const {
   return syncs_;
 }
 
-size_t PoolResource::free_block_count() const {
+size_t PoolResource::free_block_count() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_all();
   return free_by_addr_.size();
+}
+
+size_t PoolResource::cached_block_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const StreamCache& c : cache_)
+    for (uint32_t i = 0; i < c.bins; ++i) n += c.bin[i].count;
+  return n;
 }
 
 size_t PoolResource::chunk_count() const {

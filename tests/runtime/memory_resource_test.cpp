@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "c_user_resource.h"
+#include "obs/trace.h"
 #include "runtime/memory_resource.h"
 #include "runtime/pool_resource.h"
 #include "runtime/tensor.h"
@@ -220,6 +223,84 @@ TEST(PoolResource, SurvivesConcurrentUse) {
   EXPECT_EQ(stats_of(*pool).bytes_in_use, 0u);
   pool->release_unused();
   EXPECT_EQ(pool->chunk_count(), 0u);
+}
+
+// The fast cache under threads (run under the tsan preset too): 4 threads on
+// two streams allocate and free the same few sizes (cache hits), free some
+// blocks on the other stream (cross-stream reuse: synchronize is a no-op on
+// host memory, but the pool still moves blocks between streams), and check
+// that no other thread wrote into their blocks; a fifth thread keeps
+// flushing, releasing and reading the counters.
+TEST(PoolResource, FastCacheSurvivesConcurrentUseOnTwoStreams) {
+  auto pool = make_pool_resource(nullptr, {.initial_chunk_bytes = 64 << 10, .max_chunk_bytes = 256 << 10});
+  void* const streams[2] = {reinterpret_cast<void*>(0x1001), reinterpret_cast<void*>(0x2002)};
+  std::atomic<bool> done{false};
+  auto work = [&](int seed) {
+    std::mt19937 rng(seed);
+    const size_t sizes[] = {256, 1000, 4096, 5000, 65536};
+    std::vector<std::tuple<uint8_t*, size_t, void*>> live;
+    for (int i = 0; i < 4000; ++i) {
+      if (live.size() < 4 || (live.size() < 32 && rng() % 2)) {
+        size_t n = sizes[rng() % 5];
+        void* stream = streams[seed % 2];
+        auto* p = static_cast<uint8_t*>(pool->allocate(n, 64, stream));
+        ASSERT_NE(p, nullptr);
+        ASSERT_TRUE(aligned(p, PoolResource::kGranule));
+        std::memset(p, seed, n);
+        live.emplace_back(p, n, stream);
+      } else {
+        size_t k = rng() % live.size();
+        auto [p, n, stream] = live[k];
+        for (size_t j = 0; j < n; j += 61) ASSERT_EQ(p[j], static_cast<uint8_t>(seed)) << "another thread wrote into my block";
+        ASSERT_EQ(p[n - 1], static_cast<uint8_t>(seed));
+        pool->deallocate(p, n, 64, rng() % 8 ? stream : streams[(seed + 1) % 2]);
+        live.erase(live.begin() + static_cast<long>(k));
+      }
+    }
+    for (auto [p, n, stream] : live) pool->deallocate(p, n, 64, stream);
+  };
+  std::thread observer([&] {
+    while (!done.load()) {
+      pool->release_unused();
+      (void)pool->cached_block_count();
+      (void)pool->free_block_count();
+      (void)pool->chunk_count();
+      shapeml_memory_statistics s = SHAPEML_MEMORY_STATISTICS_INIT;
+      EXPECT_TRUE(pool->statistics(&s));
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 1; t <= 4; ++t) threads.emplace_back(work, t);
+  for (auto& t : threads) t.join();
+  done = true;
+  observer.join();
+  auto s = stats_of(*pool);
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.allocation_count, s.deallocation_count);
+  pool->release_unused();
+  EXPECT_EQ(pool->cached_block_count(), 0u);
+}
+
+// allocate/deallocate record a span only while tracing is on (the untraced
+// path skips the span entirely; obs/trace.h).
+TEST(MemoryResource, RecordsSpansOnlyWhileTracing) {
+  if (!shapeml::obs::kInstrumented) GTEST_SKIP() << "built without instrumentation";
+  auto pool = make_pool_resource(nullptr, {});
+  shapeml::obs::take_json();  // drop what earlier tests left
+  size_t before = shapeml::obs::event_count();
+  pool->deallocate(pool->allocate(1000, 64), 1000, 64);
+  EXPECT_EQ(shapeml::obs::event_count(), before) << "tracing is off";
+  shapeml::obs::start();
+  void* p = pool->allocate(1000, 64);
+  pool->deallocate(p, 1000, 64);
+  EXPECT_EQ(pool->allocate(0, 64), nullptr);  // rejected before any span
+  shapeml::obs::stop();
+  std::string json = shapeml::obs::take_json();
+  EXPECT_NE(json.find("\"alloc\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"free\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"resource\":\"pool(host)\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"bytes\":1000"), std::string::npos) << json;
 }
 
 TEST(UserResource, PlainCResourcePlugsIn) {
