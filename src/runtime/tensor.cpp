@@ -236,6 +236,21 @@ Result<TensorRef> Tensor::make(types::DType dtype, std::span<const int64_t> shap
   return ref;
 }
 
+Status Tensor::allocate_storage(const MemoryResourcePtr& mr, const StreamRef& home) {
+  auto* st = new Storage;
+  st->mr = mr, st->bytes = nbytes(), st->alignment = kMinAlignment, st->home = home;
+  storage_ = st;
+  MemoryResource::clear_last_failure();
+  st->ptr = mr->allocate(st->bytes, kMinAlignment, home.stream);
+  if (!st->ptr) {
+    const std::string& why = MemoryResource::last_failure();
+    return out_of_memory("Tensor::create: memory resource `" + mr->name() + "` could not allocate " + std::to_string(st->bytes) +
+                         " bytes for " + type_str() + (why.empty() ? "" : ": " + why));
+  }
+  dl_.data = st->ptr;
+  return {};
+}
+
 Result<TensorRef> Tensor::create(types::DType dtype, std::span<const int64_t> shape, const MemoryResourcePtr& mr_in, bool zero) {
   return guarded("Tensor::create", [&]() -> Result<TensorRef> {
     MemoryResourcePtr mr = mr_in ? mr_in : host_memory_resource();
@@ -249,22 +264,13 @@ Result<TensorRef> Tensor::create(types::DType dtype, std::span<const int64_t> sh
     TensorRef t = std::move(r).value();
     size_t bytes = t->nbytes();
     if (bytes == 0) return t;
-    auto* st = new Storage;
-    st->mr = mr, st->bytes = bytes, st->alignment = kMinAlignment;
-    t->storage_ = st;
-    MemoryResource::clear_last_failure();
-    st->ptr = mr->allocate(bytes, kMinAlignment, nullptr);
-    if (!st->ptr) {
-      const std::string& why = MemoryResource::last_failure();
-      return out_of_memory("Tensor::create: memory resource `" + mr->name() + "` could not allocate " + std::to_string(bytes) +
-                           " bytes for " + t->type_str() + (why.empty() ? "" : ": " + why));
-    }
-    t->dl_.data = st->ptr;
+    if (Status s = t->allocate_storage(mr, {}); !s.ok()) return s;
+    void* ptr = t->dl_.data;
     if (dev.device_type == kDLCUDA) {
       // Device memory is never touched from the host: the plugin zeroes it.
       if (Status s = device_fill_zero(*t, zero); !s.ok()) return s;
     } else if (zero) {
-      std::memset(st->ptr, 0, bytes);
+      std::memset(ptr, 0, bytes);
     }
     return t;
   });
@@ -279,19 +285,8 @@ Result<TensorRef> Tensor::create_on_stream(types::DType dtype, std::span<const i
     auto r = make(dtype, shape, {}, *device);
     if (!r) return r.status();
     TensorRef t = std::move(r).value();
-    size_t bytes = t->nbytes();
-    if (bytes == 0) return t;
-    auto* st = new Storage;
-    st->mr = mr, st->bytes = bytes, st->alignment = kMinAlignment, st->home = home;
-    t->storage_ = st;
-    MemoryResource::clear_last_failure();
-    st->ptr = mr->allocate(bytes, kMinAlignment, home.stream);
-    if (!st->ptr) {
-      const std::string& why = MemoryResource::last_failure();
-      return out_of_memory("Tensor::create: memory resource `" + mr->name() + "` could not allocate " + std::to_string(bytes) +
-                           " bytes for " + t->type_str() + (why.empty() ? "" : ": " + why));
-    }
-    t->dl_.data = st->ptr;
+    if (t->nbytes() == 0) return t;
+    if (Status s = t->allocate_storage(mr, home); !s.ok()) return s;
     return t;
   });
 }

@@ -188,6 +188,9 @@ class Tensor {
   ~Tensor();
   static Result<TensorRef> make(types::DType dtype, std::span<const int64_t> shape, std::span<const int64_t> strides,
                                 types::Device device);
+  // Allocates nbytes() (> 0) from `mr` in order on home.stream and owns it;
+  // RESOURCE_EXHAUSTED naming the resource when it cannot.
+  Status allocate_storage(const MemoryResourcePtr& mr, const StreamRef& home);
 
   // Layout: dl_ MUST stay first (from_dl); every member has the same access so
   // that the class is standard-layout (static_assert in tensor.cpp).

@@ -133,6 +133,27 @@ def errors_are_exception_classes():
 
 
 @test
+def context_stream():
+    # The stream this Library's compiled modules run on: an int handle on a
+    # GPU machine (the same one each time), UNAVAILABLE naming the missing
+    # piece without one; the runtime-only library has no contexts.
+    lib = shapeml.Library(SDK)
+    try:
+        s = lib.context_stream(0)
+        assert isinstance(s, int) and s != 0 and lib.context_stream(0) == s
+        other = shapeml.Library(SDK)  # a second Library: a second context, another stream
+        assert other.context_stream(0) != s
+    except shapeml.UnavailableError as e:
+        assert "plugin" in e.message or "CUDA" in e.message or "cuda" in e.message, e.message
+    rt = shapeml.Library(RUNTIME)
+    try:
+        rt.context_stream(0)
+        raise AssertionError("no error")
+    except shapeml.UnimplementedError:
+        pass
+
+
+@test
 def aot_then_runtime_library():
     lib = shapeml.Library(SDK)
     with tempfile.TemporaryDirectory() as d:
