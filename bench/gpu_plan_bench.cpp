@@ -3,7 +3,11 @@
 // through plan_execute. Prints host microseconds per launch (the time
 // plan_execute takes to enqueue; target < 2 us) and device microseconds per
 // launch (CUDA events around whole executions, launches back to back).
-// Needs a GPU; exits 0 with "skipped: no GPU" without one.
+// The last column is the floor under the executor: host microseconds per
+// launch of the same kernels called directly (kern::binary / kern::unary,
+// one cudaLaunchKernel and cudaGetLastError each), so the executor's own
+// share is the difference. Needs a GPU; exits 0 with "skipped: no GPU"
+// without one.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 
 #include "abi/gpu_plan.h"
 #include "cuda/executor/executor.h"
+#include "cuda/executor/kernels.h"
 
 using shapeml::abi::GpuDType;
 using shapeml::abi::GpuLaunch;
@@ -74,7 +79,7 @@ int main() {
     return 0;
   }
   const int64_t elems = 4096;
-  std::printf("%10s %14s %16s %16s\n", "launches", "host us/exec", "host us/launch", "device us/launch");
+  std::printf("%10s %14s %16s %16s %18s\n", "launches", "host us/exec", "host us/launch", "device us/launch", "bare us/launch");
   for (int n : {1, 8, 64, 256}) {
     GpuPlan gp = make_plan(n, elems);
     std::string text = gp.to_text();
@@ -122,7 +127,26 @@ int main() {
     float ms = 0;
     CHECK(cudaEventElapsedTime(&ms, e0, e1));
     double med = host[host.size() / 2];
-    std::printf("%10d %14.2f %16.3f %16.3f\n", n, med, med / n, ms * 1000.0 / (reps * n));
+    // The same launches without the executor (median over samples, drained as above).
+    namespace kern = shapeml::cuda::kern;
+    kern::Geom g;
+    g.rank = 1;
+    g.shape[0] = elems;
+    for (int k = 0; k < 3; ++k) g.stride[k][0] = 1;
+    std::vector<double> bare;
+    for (int rep = 0; rep < 200; ++rep) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) {
+        if (i % 2 == 0) kern::binary(kern::DT::F32, kern::B_ADD, in, in, out, g, elems, true, 1024, s);
+        else kern::unary(kern::DT::F32, kern::U_TANH, out, out, elems, 1024, s);
+      }
+      auto t1 = std::chrono::steady_clock::now();
+      bare.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (rep % 8 == 7) CHECK(cudaStreamSynchronize(s));
+    }
+    CHECK(cudaStreamSynchronize(s));
+    std::sort(bare.begin(), bare.end());
+    std::printf("%10d %14.2f %16.3f %16.3f %18.3f\n", n, med, med / n, ms * 1000.0 / (reps * n), bare[bare.size() / 2] / n);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     cudaStreamDestroy(s);
