@@ -416,7 +416,9 @@ class Module:
         """Destination passing through shapeml_entry_call: entry(*inputs)
         written into the caller's `outputs` (tensor handles of the results'
         dtypes, shapes and devices). `stream`: a cudaStream_t for device
-        entries (None: the runtime's stream). `graph`: CUDA graph replay,
+        entries (None: the module's default stream: its Library's context
+        stream for a compiled module, the device's runtime stream for a
+        loaded one). `graph`: CUDA graph replay,
         0 as the plan says, 1 on, 2 off (shapeml_graph_mode)."""
         L = self.lib.lib
         vp, sz = C.c_void_p, C.c_size_t
@@ -444,8 +446,10 @@ class Device:
         out = dev.download(y)                       # NumPy, after a sync
 
     Handles returned by upload/call_tensors are owned: free them with
-    dev.free(t). Calls enqueue on the device's runtime stream; download and
-    sync wait for it."""
+    dev.free(t). Calls of loaded modules enqueue on the device's runtime
+    stream, calls of compiled modules on their Library's context stream
+    (Library.context_stream); download waits for the work that computes its
+    tensor, and sync waits for both streams."""
 
     def __init__(self, lib, index=0):
         self.lib, self.index = lib, index
@@ -493,6 +497,9 @@ class Device:
 
     def sync(self):
         self.lib._check(self.lib.lib.shapeml_device_synchronize(self.index, self.stream))
+        if getattr(self.lib, "_ctx", None) is not None:  # compiled modules run on the context's stream
+            ctx_stream = C.c_void_p(self.lib.context_stream(self.index))
+            self.lib._check(self.lib.lib.shapeml_device_synchronize(self.index, ctx_stream))
 
     def free(self, t):
         self.lib.lib.shapeml_tensor_release(t)
