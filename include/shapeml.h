@@ -1265,6 +1265,20 @@ SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_ch
  */
 SHAPEML_API shapeml_status* shapeml_unstable_context_default_stream(shapeml_context* context, int32_t device, void** out);
 
+/**
+ * Makes later work on `stream` (a cudaStream_t; NULL: the device's default
+ * stream) wait for the work shapeml enqueued that writes `tensor` — a
+ * device call's output whose plan may still be running — without blocking
+ * the host (an event). The producer's half of the DLPack stream handshake:
+ * call it with the consumer's stream before another library reads the
+ * tensor (the Python binding's `__dlpack__(stream=...)` does). A host
+ * tensor, a complete one, or one written on a caller's stream (whose order
+ * is the caller's) needs nothing: NULL at once.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL `tensor`; the CUDA
+ *         error's status when the wait cannot be enqueued.
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_stream_wait_tensor(void* stream, const shapeml_tensor* tensor);
+
 /* -- Observability (0.4, unstable: the record and trace formats may still change; docs/design/observability.md) -- */
 
 /** Log levels, in increasing severity. */

@@ -13,11 +13,16 @@
      owners (shapeml's reference and PyTorch's) are gone, and whose
      deallocation count equals its allocation count.
 
-Streams (the DLPack protocol's handshake, done by the consumer with the
-legacy struct, which carries no stream): shapeml's runtime stream is
-non-blocking, so before PyTorch reads a shapeml tensor the producer's stream
-is synchronized (Device.sync), and before shapeml reads a PyTorch result,
-PyTorch's current stream is.
+Streams: with the bare C export (steps 1-4, the legacy struct carries no
+stream) the handshake is done by hand: before PyTorch reads a shapeml tensor
+the producer's stream is synchronized (Device.sync), and before shapeml reads
+a PyTorch result, PyTorch's current stream is. Step 5 uses the protocol
+instead: torch.from_dlpack(shapeml.Tensor) passes PyTorch's stream to
+`__dlpack__`, which makes it wait on the GPU for the work computing the
+tensor (shapeml_unstable_stream_wait_tensor) — no host synchronization, and
+checked with shapeml's stream held back by a sleep kernel so that a missing
+wait would read an unfinished result (a raw capsule read at that point,
+without the wait, differs from the finished result: measured on the H200).
 
   python3 sdk-examples/python/dlpack_torch.py --runtime DIR/libshapeml_runtime.so --module DIR/mlp_gpu.so [--json OUT]
 """
@@ -116,6 +121,26 @@ def main():
     for t in ws + [out]:
         dev.free(t)
 
+    # 5. The protocol's handshake, no host sync: hold shapeml's stream back,
+    # compute, and let PyTorch read the result at once through __dlpack__.
+    # Doubled second layer: the result (2x step 3's) differs from whatever
+    # an earlier result left in the memory the output may reuse.
+    ws = [dev.upload(t) for t in (w1, b1, 2 * w2, 2 * b2)]
+    (out,) = mod.call_tensors("mlp_gpu", ys, *ws)  # warm: plan and graph made outside the held-back call
+    dev.free(out)
+    (torch.ones(8, device="cuda") * 1.0).cpu()  # PyTorch's kernels loaded: lazy loading would synchronize the device
+    dev.sync()
+    with torch.cuda.stream(torch.cuda.ExternalStream(dev.stream.value)):
+        torch.cuda._sleep(50_000_000)  # ~25 ms on shapeml's stream: the call below runs after it
+    (out,) = mod.call_tensors("mlp_gpu", ys, *ws)
+    out_t = torch.from_dlpack(shapeml.Tensor(lib, out))  # PyTorch's stream now waits for shapeml's
+    got5 = (out_t * 1.0).cpu().numpy()  # a PyTorch kernel on its own stream, then a copy
+    res["handshake_rel_err_vs_fp64"] = float(np.linalg.norm(got5 - 2 * ref) / np.linalg.norm(2 * ref))
+    del out_t
+    for t in ws:
+        dev.free(t)
+    torch.cuda.synchronize()
+
     # 4. Deleters: once both owners let go, the counted bytes are back.
     before = stats()
     res["bytes_in_use_while_shared"] = int(before.bytes_in_use)
@@ -131,7 +156,8 @@ def main():
     del yt
     torch.cuda.synchronize()
     ok = (res["export_same_pointer"] and res["export_values_equal"] and res["import_same_pointer"]
-          and res["program_rel_err_vs_fp64"] <= 1e-5 and res["bytes_in_use_while_shared"] > 0
+          and res["program_rel_err_vs_fp64"] <= 1e-5 and res["handshake_rel_err_vs_fp64"] <= 1e-5
+          and res["bytes_in_use_while_shared"] > 0
           and res["bytes_in_use_after_shapeml_release"] == res["bytes_in_use_while_shared"]
           and res["bytes_in_use_after_both"] == 0 and res["allocations"] == res["deallocations"] == 1)
     res["passed"] = bool(ok)

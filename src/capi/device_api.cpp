@@ -81,6 +81,20 @@ SHAPEML_API shapeml_status* shapeml_device_default_stream(int32_t device, void**
   });
 }
 
+SHAPEML_API shapeml_status* shapeml_unstable_stream_wait_tensor(void* stream, const shapeml_tensor* tensor) {
+  return guarded("shapeml_unstable_stream_wait_tensor", [&]() -> shapeml_status* {
+    const char* fn = "shapeml_unstable_stream_wait_tensor";
+    if (!tensor) return null_arg(fn, "tensor");
+    const rt::Tensor* t = tensor_of(tensor);
+    if (t->dl().device.device_type != kDLCUDA) return nullptr;  // host memory: nothing is pending on a stream
+    rt::StreamRef writer = t->writer();  // held: keeps a context's stream alive while ordering
+    if (!writer.stream) return nullptr;    // complete, or written on a caller's stream (the caller orders)
+    rt::Status st = rt::device_order_after(t->dl().device.device_id, stream, writer.stream);
+    if (!st.ok()) return to_status(rt::Status(st.code(), std::string(fn) + ": " + st.message()));
+    return nullptr;
+  });
+}
+
 SHAPEML_API shapeml_status* shapeml_device_synchronize(int32_t device, void* stream) {
   return guarded("shapeml_device_synchronize", [&]() -> shapeml_status* { return to_status(rt::device_synchronize(device, stream)); });
 }

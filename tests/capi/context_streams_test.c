@@ -145,6 +145,25 @@ static void calls_run_on_their_context_stream_and_wait_across_contexts(void** st
   event(e2, sizeof e2, "execute", sb, NULL);
   assert_true(logged_in_order(e1, e2));
 
+  /* The DLPack producer's handshake: another library's stream (here A's)
+   * waits for the work computing B's output; nothing for a host tensor. */
+  fake_clear_log();
+  assert_null(shapeml_unstable_stream_wait_tensor(sa, yb));
+  event(e1, sizeof e1, "wait", sa, sb);
+  assert_true(logged_in_order(e1, NULL));
+  float hv[2] = {1, 2};
+  int64_t hn = 2;
+  shapeml_tensor* ht = NULL;
+  assert_null(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &hn, hv, sizeof hv, &ht));
+  fake_clear_log();
+  assert_null(shapeml_unstable_stream_wait_tensor(sa, ht));
+  assert_null(strstr(fake_log(), "wait"));
+  shapeml_tensor_release(ht);
+  shapeml_status* st = shapeml_unstable_stream_wait_tensor(sa, NULL);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "tensor"));
+  shapeml_status_free(st);
+
   /* A copy of B's output with no stream runs on B's stream. */
   fake_clear_log();
   shapeml_tensor* host = NULL;

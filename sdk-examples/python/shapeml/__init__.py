@@ -560,7 +560,15 @@ class Tensor:
         return self.lib.to_numpy(self.handle, bf16)
 
     def __dlpack__(self, stream=None):
+        """The DLPack capsule. For a CUDA tensor, the producer's half of the
+        stream handshake: the consumer's `stream` (an int cudaStream_t; None
+        or 1 the legacy default stream, 2 the per-thread one; -1 none) waits
+        on the GPU for the work that computes this tensor."""
         L = self.lib.lib
+        if stream != -1 and self.__dlpack_device__()[0] == KDL_CUDA:
+            f = L.shapeml_unstable_stream_wait_tensor
+            f.restype, f.argtypes = C.c_void_p, [C.c_void_p, C.c_void_p]
+            self.lib._check(f(C.c_void_p(1 if stream is None else stream), self.handle))
         L.shapeml_tensor_export_dlpack.restype = C.c_void_p
         L.shapeml_tensor_export_dlpack.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
         m = C.c_void_p()
