@@ -560,7 +560,9 @@ SHAPEML_API shapeml_status* shapeml_device_name(int32_t device_type, int32_t dev
 /**
  * (since 0.3) The default stream of CUDA device `device` (a cudaStream_t,
  * non-blocking, owned by the library and valid until the process ends).
- * Work shapeml does for a NULL stream runs on it.
+ * Work shapeml does for a NULL stream runs on it, except calls of modules
+ * compiled in a context (that context's stream) and copies of a call's
+ * output (the stream that computes it).
  * @return NULL on success; INVALID_ARGUMENT for a NULL `out` or a device that
  *         does not exist; UNAVAILABLE as shapeml_device_count(); the CUDA
  *         error's status when the stream cannot be created.
@@ -626,12 +628,14 @@ SHAPEML_API DLDevice shapeml_memory_device(const shapeml_memory* memory);
  * (since 0.3) Copies `src` into a new dense tensor allocated from the device
  * resource `memory`. `src` is a host tensor (any strides) or a row-major
  * tensor on the same device. The copy is enqueued on `stream` (NULL: the
- * default stream), after the work already there, and the call returns when
- * it is complete (it synchronizes `stream`): the result is usable on any
- * stream. Reads `src` only.
+ * default stream, or for a device `src` that a call may still be computing,
+ * the stream computing it), after the work already there and after the
+ * work writing `src`, and the call returns when it is complete (it
+ * synchronizes that stream): the result is usable on any stream. Reads `src`
+ * only.
  * @param src the tensor to copy (borrowed; only read).
  * @param memory device memory the copy is allocated from (its device is the destination).
- * @param stream the cudaStream_t the copy is ordered on; NULL: the destination device's default stream.
+ * @param stream the cudaStream_t the copy is ordered on; NULL: the destination device's default stream (see above).
  * @param out receives the new tensor (owned); NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments or a `memory`
  *         that is not device memory; UNIMPLEMENTED for a source on another
@@ -646,12 +650,14 @@ SHAPEML_API shapeml_status* shapeml_tensor_copy_to_device(const shapeml_tensor* 
 /**
  * (since 0.3) Copies the row-major device tensor `src` into a new host
  * tensor from `memory` (NULL: the host resource), ordered on `stream` (NULL:
- * the default stream of `src`'s device) after the work already there —
- * e.g. the kernels that wrote `src` — and returns when the values are on the
- * host (it synchronizes `stream`). A host `src` is copied on the host.
+ * the stream of shapeml's that computes `src` when a call may still be
+ * writing it, else the default stream of `src`'s device) after the work
+ * already there and after the work writing `src`, and returns when the
+ * values are on the host (it synchronizes that stream). A host `src` is
+ * copied on the host.
  * @param src the tensor to copy (borrowed; only read).
  * @param memory host memory the copy is allocated from; NULL: the host resource.
- * @param stream the cudaStream_t the copy is ordered on; NULL: the default stream of `src`'s device.
+ * @param stream the cudaStream_t the copy is ordered on; NULL: see above.
  * @param out receives the new tensor (owned); NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments or a `memory`
  *         that is not host memory; UNIMPLEMENTED for a strided device source;
@@ -960,7 +966,10 @@ typedef struct shapeml_call_options {
   /** Reserved (the device is the one the entry's types name): must be 0. */
   int32_t device_index;
   /** Device entries: the cudaStream_t the dispatch plan is enqueued on; NULL:
-   *  the runtime's stream for the device (shapeml_device_default_stream()).
+   *  the module's default stream: its context's for a module compiled in one
+   *  (shapeml_unstable_context_default_stream()), else the runtime's stream
+   *  for the device (shapeml_device_default_stream()). With your own stream,
+   *  inputs must be ready on it (see "Devices").
    *  The call returns once the work is enqueued; results that live on the
    *  host are complete on return. Must be NULL for a host entry. */
   void* stream;
