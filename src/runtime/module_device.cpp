@@ -251,20 +251,19 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   // outputs' memory; a caller's stream is ordered by the caller (shapeml.h).
   auto runtime_stream = (*plugin)->default_stream(device);
   if (!runtime_stream) return runtime_stream.status();
-  StreamRef own;
+  StreamRef call_stream;
   bool owned = true;
   if (options.stream) {
-    own.stream = options.stream;
+    call_stream.stream = options.stream;
     owned = options.stream == *runtime_stream || (streams_ && streams_->owns(options.stream));
-    if (owned && options.stream != *runtime_stream) own.owner = streams_;
+    if (owned && options.stream != *runtime_stream) call_stream.owner = streams_;
   } else if (streams_) {
     auto s = streams_->stream(device);
     if (!s) return Status(s.status().code(), fn_name + ": " + s.status().message());
-    own = {*s, streams_};
+    call_stream = {*s, streams_};
   } else {
-    own.stream = *runtime_stream;
+    call_stream.stream = *runtime_stream;
   }
-  Result<void*> stream = own.stream;
   if (!options.outputs.empty() && options.outputs.size() != e.returns.size())
     return invalid_argument(fn_name + " returns " + std::to_string(e.returns.size()) + " tensor(s), but " +
                             std::to_string(options.outputs.size()) + " outputs were provided");
@@ -299,7 +298,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
     // A device output of an owned stream is allocated in order on it (usable
     // there at once, no wait); otherwise as any new tensor (the runtime's
     // stream, synchronized: usable on the caller's stream).
-    auto t = on_device(rt) && owned ? Tensor::create_on_stream(rt.dtype, *shape, dev_mr, own)
+    auto t = on_device(rt) && owned ? Tensor::create_on_stream(rt.dtype, *shape, dev_mr, call_stream)
                                     : Tensor::create(rt.dtype, *shape, on_device(rt) ? dev_mr : host_mr, /*zero=*/false);
     if (!t) return Status(t.status().code(), fn_name + ": result " + std::to_string(k) + ": " + t.status().message());
     results.push_back(std::move(t).value());
@@ -311,7 +310,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   if (!plan) return plan.status();
 
   if (owned)
-    if (Status st = order_on_stream(device, own, *runtime_stream, inputs, results, fn_name); !st.ok()) return st;
+    if (Status st = order_on_stream(device, call_stream, *runtime_stream, inputs, results, fn_name); !st.ok()) return st;
 
   std::vector<void*> buffers;
   for (Tensor* t : inputs) buffers.push_back(t->data());
@@ -320,16 +319,16 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   if (!graph) return graph.status();
   const bool strict = options.graph == GraphOption::On;
   if (*graph) {
-    auto g = (*plan)->graph_for(*stream, dev_mr, fn_name);
+    auto g = (*plan)->graph_for(call_stream.stream, dev_mr, fn_name);
     if (!g && strict) return g.status();
     if (g && *g) {
       char err[kErr] = {0};
       int32_t ran = 0;
       obs::Span span("runtime", "gpu graph replay");
-      int32_t code = (*plugin)->api().graph_execute((*g)->graph, buffers.data(), *stream, &ran, err, sizeof err);
+      int32_t code = (*plugin)->api().graph_execute((*g)->graph, buffers.data(), call_stream.stream, &ran, err, sizeof err);
       if (code && (ran || strict)) return plugin_status(code, err, fn_name + ": replaying its dispatch plan as a CUDA graph");
-      if (code) (*plan)->drop_graph(*stream);  // Default: documented fallback to direct execution
-      if (ran) return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs, owned ? own : StreamRef{});
+      if (code) (*plan)->drop_graph(call_stream.stream);  // Default: documented fallback to direct execution
+      if (ran) return finish_device_call(**plugin, call_stream.stream, host_result, fn_name, results, outputs, owned ? call_stream : StreamRef{});
       // Not enqueued (a failed capture, or the stream is being captured by
       // the caller): run directly below.
     } else if (strict && g) {
@@ -340,7 +339,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   void* workspace = nullptr;
   size_t ws = static_cast<size_t>((*plan)->workspace);
   if (ws) {
-    workspace = dev_mr->allocate(ws, 256, *stream);
+    workspace = dev_mr->allocate(ws, 256, call_stream.stream);
     if (!workspace)
       return resource_exhausted(fn_name + ": the plan's workspace of " + std::to_string(ws) + " bytes could not be allocated from " +
                                 dev_mr->name() + (MemoryResource::last_failure().empty() ? "" : ": " + MemoryResource::last_failure()));
@@ -349,12 +348,12 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   int32_t code;
   {
     obs::Span span("runtime", "gpu plan execute");
-    code = (*plugin)->api().plan_execute((*plan)->plan, buffers.data(), workspace, *stream, err, sizeof err);
+    code = (*plugin)->api().plan_execute((*plan)->plan, buffers.data(), workspace, call_stream.stream, err, sizeof err);
   }
   // Stream-ordered: the workspace is reused only by work enqueued after the plan.
-  if (workspace) dev_mr->deallocate(workspace, ws, 256, *stream);
+  if (workspace) dev_mr->deallocate(workspace, ws, 256, call_stream.stream);
   if (code) return plugin_status(code, err, fn_name + ": executing its dispatch plan");
-  return finish_device_call(**plugin, *stream, host_result, fn_name, results, outputs, owned ? own : StreamRef{});
+  return finish_device_call(**plugin, call_stream.stream, host_result, fn_name, results, outputs, owned ? call_stream : StreamRef{});
 }
 
 }  // namespace shapeml::runtime

@@ -3,7 +3,9 @@
  * without a GPU: the fake CUDA plugin (tests/runtime/fake_cuda_plugin.c)
  * hands out distinct stream handles and logs every stream operation, and
  * these tests read the log. The same behaviour on the H200 with real
- * kernels: tests/gpu/context_streams_gpu_test.cpp. */
+ * kernels: tests/gpu/context_streams_gpu_test.cpp. Built twice: against
+ * libshapeml.so (every test) and, with RUNTIME_ONLY, against
+ * libshapeml_runtime.so (the tests that need no compiler). */
 #define SHAPEML_UNSTABLE_API
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -22,10 +24,13 @@ static const char* (*fake_log)(void);
 static void (*fake_clear_log)(void);
 static void (*fake_set_execute_ok)(int);
 static int (*fake_stream_no)(void*);
+static void* (*fake_make_stream)(void);
 
+#ifndef RUNTIME_ONLY
 static const char kSource[] =
     "(module twice (func twice (dims N) (params (x (tensor f32 (N) (cuda 0)))) (returns (tensor f32 (N) (cuda 0)))"
     " (return (add x x))))";
+#endif
 
 /* Loads the fake plugin through the runtime, then finds its test hooks. */
 static void load_fake(void) {
@@ -39,6 +44,7 @@ static void load_fake(void) {
   fake_clear_log = (void (*)(void))dlsym(h, "fake_cuda_clear_log");
   fake_set_execute_ok = (void (*)(int))dlsym(h, "fake_cuda_set_execute_ok");
   fake_stream_no = (int (*)(void*))dlsym(h, "fake_cuda_stream_no");
+  fake_make_stream = (void* (*)(void))dlsym(h, "fake_cuda_make_stream");
   assert_non_null(fake_log);
   fake_set_execute_ok(1);
 }
@@ -65,6 +71,7 @@ static shapeml_tensor* upload(shapeml_memory* mem) {
   return dx;
 }
 
+#ifndef RUNTIME_ONLY
 static shapeml_module* compile(shapeml_context* c) {
   shapeml_module* m = NULL;
   shapeml_status* st = shapeml_module_compile(c, "twice", kSource, sizeof kSource - 1, NULL, &m);
@@ -205,6 +212,8 @@ static void calls_run_on_their_context_stream_and_wait_across_contexts(void** st
   shapeml_memory_release(mem);
 }
 
+#endif  /* RUNTIME_ONLY */
+
 static void a_loaded_or_context_free_call_uses_the_device_stream(void** state) {
   (void)state;
   load_fake();
@@ -222,6 +231,20 @@ static void a_loaded_or_context_free_call_uses_the_device_stream(void** state) {
   event(e, sizeof e, "execute", dflt, NULL);
   assert_true(logged_in_order(e, NULL));
   assert_null(strstr(fake_log(), "wait"));
+  /* The DLPack producer's handshake on the output: another library's
+   * stream waits for the device stream; the device stream itself needs
+   * nothing; errors name the argument. */
+  void* other = fake_make_stream();
+  assert_non_null(other);
+  fake_clear_log();
+  assert_null(shapeml_unstable_stream_wait_tensor(dflt, y));
+  assert_null(strstr(fake_log(), "wait"));
+  assert_null(shapeml_unstable_stream_wait_tensor(other, y));
+  event(e, sizeof e, "wait", other, dflt);
+  assert_true(logged_in_order(e, NULL));
+  shapeml_status* st = shapeml_unstable_stream_wait_tensor(other, NULL);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  shapeml_status_free(st);
   shapeml_tensor_release(y);
   shapeml_module_release(m);
   shapeml_tensor_release(x);
@@ -232,8 +255,10 @@ int main(void) {
   /* Before anything asks for a CUDA device: the runtime loads this plugin. */
   setenv("SHAPEML_CUDA_PLUGIN", FAKE_CUDA_PLUGIN, 1);
   const struct CMUnitTest tests[] = {
+#ifndef RUNTIME_ONLY
       cmocka_unit_test(each_context_has_its_own_stream),
       cmocka_unit_test(calls_run_on_their_context_stream_and_wait_across_contexts),
+#endif
       cmocka_unit_test(a_loaded_or_context_free_call_uses_the_device_stream),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

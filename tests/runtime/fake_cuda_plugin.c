@@ -29,6 +29,12 @@ static void log_op(const char* what, void* a, void* b) {
 }
 EXPORT const char* fake_cuda_log(void) { return g_log; }
 EXPORT int fake_cuda_stream_no(void* s) { return stream_no(s); }
+static int32_t stream_create(int32_t d, void** s, char* err, size_t n);
+/* Another library's stream, for the tests. */
+EXPORT void* fake_cuda_make_stream(void) {
+  void* s = NULL;
+  return stream_create(0, &s, NULL, 0) == 0 ? s : NULL;
+}
 EXPORT void fake_cuda_clear_log(void) { g_log[0] = '\0'; }
 EXPORT void fake_cuda_set_execute_ok(int ok) { g_execute_ok = ok; }
 
