@@ -1286,8 +1286,11 @@ TEST(Aot, ConcurrentBuildsAreSerialized) {
 // exit. A file that is not an object makes LLD fail; the process goes on and
 // the linker can be used again.
 TEST(Aot, LinkerErrorsAreReturned) {
-  auto dir = std::filesystem::temp_directory_path() / ("shapeml-lld-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  // A fresh directory each run (the death test below re-runs this body in a
+  // child, whose own directory must not collide with a stale one either).
+  std::string tmpl = (std::filesystem::temp_directory_path() / "shapeml-lld-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  std::filesystem::path dir = tmpl;
   std::string bogus = (dir / "bogus.o").string(), out = (dir / "out.so").string();
   { std::ofstream(bogus) << "this is not an ELF object\n"; }
   std::string err;
@@ -1325,6 +1328,8 @@ TEST(Aot, LinkerErrorsAreReturned) {
       if (fn) fn(bufs);
       bool fine = !ok1 && !ok3 && e1.find("cut.o") != std::string::npos && e1 == e3 && ok2 && ok4 && fn && y[0] == -1 &&
                   y[1] == 2 && y[2] == -3 && y[3] == 4;
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);  // the child's own directory (it re-ran the body): _Exit skips the cleanup below
       std::_Exit(fine ? 0 : 1);
     };
     EXPECT_EXIT(child(),
