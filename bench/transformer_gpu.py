@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The transformer block of examples/transformer_block.sml on the GPU (issue
-10): correctness against PyTorch, CPU/GPU agreement, and speed against
-PyTorch eager (manual attention and SDPA), torch.compile and JAX jit, all
-measured in this one run.
+"""The transformer block of examples/transformer_block.sml on the GPU (issues
+10, 21): correctness against PyTorch, CPU/GPU agreement, and speed in fp32,
+TF32 and bf16 against what a careful user would pick, all measured in this
+one run: PyTorch eager (manual attention and SDPA), the eager SDPA block
+captured in a CUDA graph, torch.compile (default, mode="reduce-overhead",
+mode="max-autotune-no-cudagraphs" for bf16; fullgraph, static shapes) and
+JAX jit (timed on the result of the timed call itself).
 
   # here (compiler available): the GPU source, the AOT modules (fp32,
   # --gpu-tf32, and fp32 with --gpu-fuse on) and the CPU results of the
@@ -23,8 +26,14 @@ at most 2x PyTorch fp32's own + 1e-6, and the plan's bar, max |err| / max
 |ref| <= 1e-3; TF32 on (both sides): at most 2x PyTorch TF32's own error + 1e-4
 and max |err| / max |ref| <= 1e-2. CPU vs GPU (small, fp32): relative
 Frobenius difference <= 1e-5. Fused vs unfused plans (fp32): identical bits.
-Speed: median of CUDA-synchronized loops,
-reported as ratios shapeml / anchor (below 1: shapeml faster).
+bf16 (every f32 of the source made bf16): at most 2x PyTorch bf16's own
+error against fp64 + 1e-3. The default plans fuse RMSNorm, the causal
+softmax and SwiGLU (fuse_patterns.h); fp32_nopat is the same program with
+--gpu-fuse-patterns off, compared for accuracy and speed.
+Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
+rounds (a round times each once, a CUDA-synchronized loop); the median of
+the rounds and their spread (max - min) / median are reported, and ratios
+shapeml / anchor (below 1: shapeml faster).
 """
 import argparse
 import json
@@ -84,8 +93,13 @@ def cmd_build(a):
     binds = [binding("block", SIZES["small"]), binding("block", SIZES["large"]), binding("block_gqa", GQA)]
     # fp32_fused: elementwise fusion on (docs/design/gpu-fusion.md; off by
     # default), to compare its bits and its speed with the default plans.
-    for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_fused", ["--gpu-fuse", "on"])):
-        cmd = [a.shapemlc, "build", src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"), "--target", "x86-64"] + extra
+    bf16_path = os.path.join(a.out, "transformer_gpu_bf16.sml")
+    with open(bf16_path, "w") as f:
+        f.write(re.sub(r"\bf32\b", "bf16", gpu_source()))
+    for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_fused", ["--gpu-fuse", "on"]),
+                        ("fp32_nopat", ["--gpu-fuse-patterns", "off"]), ("bf16", [])):
+        cmd = [a.shapemlc, "build", bf16_path if mode == "bf16" else src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"),
+               "--target", "x86-64"] + extra
         for b in binds:
             cmd += ["--bind", b]
         subprocess.run(cmd, check=True)
@@ -96,7 +110,7 @@ def cmd_build(a):
     (y_small,) = mod.call("block", *make_inputs(SIZES["small"]))
     (y_gqa,) = mod.call("block_gqa", *make_inputs(GQA))
     np.savez(os.path.join(a.out, "cpu_small.npz"), block=y_small, block_gqa=y_gqa)
-    print(f"built {a.out}: transformer_fp32.so, transformer_tf32.so, transformer_fp32_fused.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
+    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_fused,fp32_nopat,bf16}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
     return 0
 
 
@@ -146,9 +160,10 @@ def cmd_run(a):
     lib = shapeml.Library(a.runtime)
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
-    fused_so = os.path.join(a.dir, "transformer_fp32_fused.so")
-    if os.path.exists(fused_so):  # staged before fusion existed: no comparison
-        mods["fp32_fused"] = lib.load(fused_so)
+    for m in ("fp32_fused", "fp32_nopat", "bf16"):  # absent when staged by an older build
+        so = os.path.join(a.dir, f"transformer_{m}.so")
+        if os.path.exists(so):
+            mods[m] = lib.load(so)
     cpu = np.load(os.path.join(a.dir, "cpu_small.npz"))
     res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "checks": [], "ms": {}, "ratios": {}}
     ok = True
@@ -202,9 +217,34 @@ def cmd_run(a):
                 dev.sync()
                 yg = dev.download(out)
                 check(f"{entry} {size} {mode} graph replay == direct", np.array_equal(yg, y))
+        torch.backends.cuda.matmul.allow_tf32 = False
+        if "fp32_nopat" in mods:
+            # The unfused launches of RMSNorm, the causal softmax and SwiGLU: the same accuracy.
+            run_shapeml("fp32_nopat", entry, ins, out, graph=False)
+            dev.sync()
+            e, et = rel_fro(dev.download(out), ref64), rel_fro(torch_block(t32, H, Hkv).cpu().numpy(), ref64)
+            check(f"{entry} {size} fp32, patterns unfused, vs PyTorch fp64", e <= 2 * et + 1e-6, rel_err=e, torch_rel_err=et)
+        ins_bf = out_bf = None
+        if "bf16" in mods:
+            import shapeml as sm
+            ins_bf = [dev.upload(sm.bf16(t)) for t in host]
+            out_bf = dev.upload(sm.bf16(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32)))
+            run_shapeml("bf16", entry, ins_bf, out_bf, graph=False)
+            dev.sync()
+            y = np.asarray(dev.download(out_bf), np.float64)
+            ref_b = torch_block([t.to(torch.bfloat16) for t in t32], H, Hkv).double().cpu().numpy()
+            e, et = rel_fro(y, ref64), rel_fro(ref_b, ref64)
+            check(f"{entry} {size} bf16 vs PyTorch fp64", e <= 2 * et + 1e-3 and np.isfinite(y).all(), rel_err=e, torch_rel_err=et,
+                  gate=2 * et + 1e-3)
+            if a.has_graph:
+                for _ in range(2):
+                    run_shapeml("bf16", entry, ins_bf, out_bf, graph=True)
+                dev.sync()
+                yg = np.asarray(dev.download(out_bf), np.float64)
+                check(f"{entry} {size} bf16 graph replay == direct", np.array_equal(yg, y))
         if entry == "block" and not a.check_only:
-            bench_size(a, res, size, s, t32, ins, out, run_shapeml, dev)
-        for t in ins + [out]:
+            bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods)
+        for t in ins + [out] + (ins_bf or []) + ([out_bf] if out_bf is not None else []):
             dev.free(t)
     torch.backends.cuda.matmul.allow_tf32 = False
     if not a.check_only:
@@ -218,50 +258,99 @@ def cmd_run(a):
     return 0 if ok else 1
 
 
-def timed(fn, sync, iters):
-    for _ in range(3):
-        fn()
-    sync()
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(iters):
+def rounds(cands, iters, nrounds):
+    """Times every candidate {name: (fn, sync)} in `nrounds` interleaved
+    rounds (each round: every candidate once, a synchronized loop of
+    `iters` calls after 3 warm-up calls); {name: (median ms, spread)} with
+    spread = (max - min) / median over the rounds."""
+    runs = {k: [] for k in cands}
+    for fn, sync in cands.values():
+        for _ in range(3):
             fn()
         sync()
-        runs.append((time.perf_counter() - t0) / iters * 1e3)
-    return sorted(runs)[len(runs) // 2]
+    for _ in range(nrounds):
+        for k, (fn, sync) in cands.items():
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            sync()
+            runs[k].append((time.perf_counter() - t0) / iters * 1e3)
+    out = {}
+    for k, r in runs.items():
+        r.sort()
+        med = r[len(r) // 2]
+        out[k] = (med, (r[-1] - r[0]) / med)
+    return out
 
 
-def bench_size(a, res, size, s, t32, ins, out, run_shapeml, dev):
+def timed(fn, sync, iters):
+    return rounds({"x": (fn, sync)}, iters, 5)["x"][0]
+
+
+def torch_candidates(a, s, tt, key):
+    """The PyTorch anchors of one (size, dtype): eager, eager SDPA, the eager
+    SDPA block captured in a CUDA graph, torch.compile in three modes."""
+    import torch
+    H = s["H"]
+    sync = torch.cuda.synchronize
+    c = {"torch_eager": (lambda: torch_block(tt, H, H), sync), "torch_eager_sdpa": (lambda: torch_block(tt, H, H, sdpa=True), sync)}
+    try:
+        st = torch.cuda.Stream()
+        st.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(st):
+            for _ in range(3):
+                torch_block(tt, H, H, sdpa=True)
+        torch.cuda.current_stream().wait_stream(st)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            torch_block(tt, H, H, sdpa=True)
+        c["torch_sdpa_cudagraph"] = (g.replay, sync)
+    except Exception as e:  # noqa: BLE001
+        print(f"CUDA graph capture of the SDPA block failed ({key}): {e}", file=sys.stderr)
+    if not a.no_compile:
+        modes = ["default", "reduce-overhead"]
+        if key.endswith("bf16") and not a.no_autotune:
+            modes.append("max-autotune-no-cudagraphs")
+        for cm in modes:
+            try:
+                torch._dynamo.reset()
+                cf = torch.compile(lambda *t: torch_block(list(t), H, H, sdpa=True), mode=None if cm == "default" else cm, fullgraph=True,
+                                   dynamic=False)
+                for _ in range(3):
+                    cf(*tt)
+                c[f"compile_{cm}"] = (lambda cf=cf: cf(*tt), sync)
+            except Exception as e:  # noqa: BLE001
+                print(f"torch.compile {cm} failed ({key}): {e}", file=sys.stderr)
+    return c
+
+
+def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods):
     import torch
     iters = 20 if size == "large" else 200
-    H = s["H"]
-    for mode in ("fp32", "tf32"):
+    for mode in ("fp32", "tf32", "bf16"):
+        if mode == "bf16" and ins_bf is None:
+            continue
         torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
+        torch.backends.cudnn.allow_tf32 = mode == "tf32"
         key = f"{size}_{mode}"
-        ms = {}
-        ms["shapeml_direct"] = timed(lambda: run_shapeml(mode, "block", ins, out, graph=False), dev.sync, iters)
+        mi, mo = (ins_bf, out_bf) if mode == "bf16" else (ins, out)
+        c = {"shapeml_direct": (lambda: run_shapeml(mode, "block", mi, mo, graph=False), dev.sync)}
         if a.has_graph:
-            ms["shapeml_graph"] = timed(lambda: run_shapeml(mode, "block", ins, out, graph=True), dev.sync, iters)
+            c["shapeml_graph"] = (lambda: run_shapeml(mode, "block", mi, mo, graph=True), dev.sync)
+            if mode == "fp32" and "fp32_nopat" in mods:
+                c["shapeml_nopat_graph"] = (lambda: run_shapeml("fp32_nopat", "block", mi, mo, graph=True), dev.sync)
         if mode == "fp32" and a.has_fused:
-            ms["shapeml_fused_direct"] = timed(lambda: run_shapeml("fp32_fused", "block", ins, out, graph=False), dev.sync, iters)
-            if a.has_graph:
-                ms["shapeml_fused_graph"] = timed(lambda: run_shapeml("fp32_fused", "block", ins, out, graph=True), dev.sync, iters)
-        sync = torch.cuda.synchronize
+            c["shapeml_fused_graph" if a.has_graph else "shapeml_fused_direct"] = (
+                lambda: run_shapeml("fp32_fused", "block", mi, mo, graph=True if a.has_graph else False), dev.sync)
+        tt = [t.to(torch.bfloat16) for t in t32] if mode == "bf16" else t32
         with torch.no_grad():
-            ms["torch_eager"] = timed(lambda: torch_block(t32, H, H), sync, iters)
-            ms["torch_eager_sdpa"] = timed(lambda: torch_block(t32, H, H, sdpa=True), sync, iters)
-            if not a.no_compile:
-                try:
-                    torch._dynamo.reset()
-                    cf = torch.compile(lambda *t: torch_block(list(t), H, H))
-                    cf(*t32)
-                    ms["torch_compile"] = timed(lambda: cf(*t32), sync, iters)
-                except Exception as e:
-                    print(f"torch.compile failed: {e}", file=sys.stderr)
-        res["ms"][key] = ms
-        print(f"  {key}: " + ", ".join(f"{k} {v:.4f} ms" for k, v in ms.items()))
+            c.update(torch_candidates(a, s, tt, key))
+            got = rounds(c, iters, a.rounds)
+        res["ms"][key] = {k: v[0] for k, v in got.items()}
+        res.setdefault("spread", {})[key] = {k: v[1] for k, v in got.items()}
+        print(f"  {key}: " + ", ".join(f"{k} {v[0]:.4f} ms (±{100 * v[1]:.0f}%)" for k, v in got.items()), flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
 
 
 def bench_jax(a, res):
@@ -296,26 +385,40 @@ def bench_jax(a, res):
     for size, s in SIZES.items():
         x, g1, wq, wk, wv, wo, g2, wg, wu, wd = make_inputs(s)
         D = s["D"]
-        p = [jnp.asarray(t) for t in (g1, wq.reshape(D, D), wk.reshape(D, D), wv.reshape(D, D), wo.reshape(D, D), g2, wg, wu, wd)]
-        xj = jnp.asarray(x)
-        for mode, prec in (("fp32", "highest"), ("tf32", "default")):
+        for mode, prec, dt in (("fp32", "highest", jnp.float32), ("tf32", "default", jnp.float32), ("bf16", "default", jnp.bfloat16)):
+            p = [jnp.asarray(t, dt) for t in (g1, wq.reshape(D, D), wk.reshape(D, D), wv.reshape(D, D), wo.reshape(D, D), g2, wg, wu, wd)]
+            xj = jnp.asarray(x, dt)
             with jax.default_matmul_precision(prec):
                 f = jax.jit(lambda x, p: block(x, p, s["H"]))
-                f(xj, p).block_until_ready()
-                ms = timed(lambda: f(xj, p), lambda: f(xj, p).block_until_ready(), 20 if size == "large" else 200)
-            res["ms"].setdefault(f"{size}_{mode}", {})["jax_jit"] = ms
-            print(f"  {size}_{mode}: jax_jit {ms:.4f} ms")
+                box = [f(xj, p)]
+                box[0].block_until_ready()
+
+                def call():
+                    box[0] = f(xj, p)
+
+                # Awaits the result of the last timed call itself (no extra forward).
+                med, spread = rounds({"jax": (call, lambda: box[0].block_until_ready())}, 20 if size == "large" else 200, a.rounds)["jax"]
+            key = f"{size}_{mode}"
+            res["ms"].setdefault(key, {})["jax_jit"] = med
+            res.setdefault("spread", {}).setdefault(key, {})["jax_jit"] = spread
+            print(f"  {key}: jax_jit {med:.4f} ms (±{100 * spread:.0f}%)")
 
 
 def print_table(res):
     print("\nshapeml / anchor (below 1: shapeml faster)")
     for key, ms in res["ms"].items():
-        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_fused_direct", "shapeml_fused_graph"):
+        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_nopat_graph", "shapeml_fused_direct", "shapeml_fused_graph"):
             if ours not in ms:
                 continue
             r = {k: ms[ours] / v for k, v in ms.items() if not k.startswith("shapeml")}
             res["ratios"][f"{key}_{ours}"] = r
-            print(f"  {key:11s} {ours:15s} {ms[ours]:8.4f} ms  " + "  ".join(f"/{k} {v:.2f}" for k, v in r.items()))
+            print(f"  {key:11s} {ours:19s} {ms[ours]:8.4f} ms  " + "  ".join(f"/{k} {v:.2f}" for k, v in r.items()))
+        peers = {k: v for k, v in ms.items() if k in ("jax_jit", "torch_sdpa_cudagraph") or k.startswith("compile_")}
+        if peers and "shapeml_graph" in ms:
+            best = min(peers, key=peers.get)
+            res.setdefault("best_peer", {})[key] = dict(peer=best, ms=peers[best], shapeml_graph=ms["shapeml_graph"],
+                                                        ratio=ms["shapeml_graph"] / peers[best])
+            print(f"  {key:11s} best peer {best} {peers[best]:.4f} ms: shapeml graph / best = {ms['shapeml_graph'] / peers[best]:.2f}")
 
 
 def main():
@@ -332,6 +435,8 @@ def main():
     r.add_argument("--check-only", action="store_true")
     r.add_argument("--no-compile", action="store_true")
     r.add_argument("--no-jax", action="store_true")
+    r.add_argument("--no-autotune", action="store_true", help="skip torch.compile max-autotune-no-cudagraphs (minutes of compiling)")
+    r.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per (size, dtype)")
     a = ap.parse_args()
     if a.cmd == "build":
         return cmd_build(a)

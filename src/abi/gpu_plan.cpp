@@ -3,11 +3,26 @@
 #include "abi/numbers.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <locale>
 #include <sstream>
 
 namespace shapeml::abi {
+
+double gpu_stored_value(double v, GpuDType d) {
+  if (d == GpuDType::F64) return v;
+  float f = static_cast<float>(v);
+  if (d == GpuDType::BF16 && !std::isnan(f)) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    u &= 0xFFFF0000u;
+    std::memcpy(&f, &u, 4);
+  }
+  return f;
+}
 
 int64_t gpu_dtype_size(GpuDType d) {
   switch (d) {
@@ -240,8 +255,14 @@ std::string GpuPlan::validate() const {
   for (size_t i = 0; i < slots.size(); ++i) {
     const GpuSlot& s = slots[i];
     std::string at = "slot " + std::to_string(i) + ": ";
-    for (int64_t d : s.shape)
+    // Element and byte counts that fit in int64 (numel() and bytes() are
+    // plain products: a plan's text must not make them wrap).
+    int64_t count = 1, bytes = 0;
+    for (int64_t d : s.shape) {
       if (d < 0) return at + "negative dimension";
+      if (__builtin_mul_overflow(count, d, &count)) return at + "the element count overflows 64 bits";
+    }
+    if (__builtin_mul_overflow(count, gpu_dtype_size(s.dtype), &bytes)) return at + "the byte count overflows 64 bits";
     switch (s.kind) {
       case GpuSlot::Kind::Input:
       case GpuSlot::Kind::HostInput:
@@ -252,7 +273,7 @@ std::string GpuPlan::validate() const {
         if (s.index < 0 || s.index >= num_outputs) return at + "output index out of range";
         break;
       case GpuSlot::Kind::Temp:
-        if (s.offset < 0 || s.offset % 256 != 0 || s.offset + s.bytes() > workspace_bytes) return at + "outside the workspace";
+        if (s.offset < 0 || s.offset % 256 != 0 || s.offset > workspace_bytes - bytes) return at + "outside the workspace";
         break;
       case GpuSlot::Kind::View:
         if (s.alias < 0 || static_cast<size_t>(s.alias) >= i) return at + "a view must alias an earlier slot";
@@ -270,10 +291,13 @@ std::string GpuPlan::validate() const {
     size_t want_in = 0;
     bool fixed = true;
     size_t want_out = 1;
-    if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
+    if (l.kernel == "transpose" && l.inputs.size() > 1) {  // a group of permutes of one geometry, pairwise
+      if (l.inputs.size() > 4 || l.outputs.size() != l.inputs.size()) return at + "a transpose group has 2 to 4 inputs and as many outputs";
+      want_in = l.inputs.size(), want_out = l.outputs.size();
+    } else if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
         l.kernel == "broadcast" || l.kernel == "copy" || l.kernel == "softmax" || l.kernel == "repeat")
       want_in = 1;
-    else if (l.kernel == "binary" || l.kernel == "compare")
+    else if (l.kernel == "binary" || l.kernel == "compare" || l.kernel == "rmsnorm" || l.kernel == "gated")
       want_in = 2;
     else if (l.kernel == "gather" || l.kernel == "take_along")
       want_in = 2, want_out = 2;  // the result and the bounds-check record
@@ -302,7 +326,9 @@ std::string GpuPlan::validate() const {
       if (e.empty()) e = fused::check(nodes, in_dt, o.dtype, o.shape.size());
       if (!e.empty()) return at + e;
     }
-    if (want_out == 2) {
+    if (l.kernel == "softmax" && l.ints.size() != (l.flag ? 2u : 1u))
+      return at + (l.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
+    if (l.kernel == "gather" || l.kernel == "take_along") {
       const GpuSlot& rec = slots[static_cast<size_t>(l.outputs[1])];
       if (rec.kind != GpuSlot::Kind::Temp || rec.dtype != GpuDType::I64 || rec.numel() != 1)
         return at + "the bounds-check record must be a temp i64 slot of one element";

@@ -34,12 +34,21 @@
 //             ints = {transA, transB} (an operand stored with its last two
 //             dims swapped), `scalar` = alpha (0 meaning 1), `flag` 1: the
 //             third input is C of the output's shape (out = alpha A B + C);
-//             or 3 in, the third a bias [N] added to every row (f32/f64,
-//             fused into the cuBLASLt epilogue: `(add (matmul a w) b)`)
+//             or 3 in, the third a bias [N] added to every row (fused into
+//             the cuBLASLt epilogue: `(add (matmul a w) b)`); every floating
+//             dtype, bf16 included (f32 compute and scale)
 //   transpose 1 in, 1 out; ints = the permutation (out dim i = in dim perm[i])
 //   reduce    op in {sum max min mean}; 1 in, 1 out; ints = axes (sorted);
 //             `flag` = keepdims
-//   softmax   op in {softmax log_softmax}; 1 in, 1 out; ints = {axis}
+//   softmax   op in {softmax log_softmax}; 1 in, 1 out; ints = {axis}; or,
+//             with `flag` 1 (causal), ints = {axis, offset}: the axis is the
+//             last, and column j of the row at position i of the axis before
+//             it reads as -inf when j > i + offset (a causal mask folded in:
+//             `(softmax (select (ge (iota 0) (iota 1)) s -inf))`, offset 0)
+//   rmsnorm   2 in (x [..., n], g [n]), 1 out of x's shape; `scalar` = eps:
+//             x / sqrt(mean(x^2 over the last axis) + eps) * g in one launch
+//   gated     op = an activation (a unary op); 2 in (a, b) and 1 out of one
+//             shape: act(a) * b in one launch (SwiGLU's silu(x Wg) * (x Wu))
 //   repeat    1 in, 1 out; ints = {axis, repeats} (repeat_interleave)
 //   gather    2 in (table [V, ...], idx i32/i64), 2 out (the result, and a
 //             bounds-check record: a temp i64 [1] slot); see below
@@ -82,6 +91,10 @@ enum class GpuDType : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bo
 int64_t gpu_dtype_size(GpuDType d);
 const char* gpu_dtype_name(GpuDType d);
 std::optional<GpuDType> parse_gpu_dtype(const std::string& s);
+/// `v` as a floating slot of dtype d holds it (a fill's scalar stored: f32
+/// rounds to nearest, bf16 to f32 and then to nearest even; NaN stays NaN).
+/// What the planner folds constants to, and what fused kernels are given.
+double gpu_stored_value(double v, GpuDType d);
 
 struct GpuSlot {
   enum class Kind { Input, Output, Temp, View, HostInput, HostOutput } kind = Kind::Temp;

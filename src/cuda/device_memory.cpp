@@ -13,7 +13,8 @@ namespace shapeml::cuda {
 int32_t malloc_raw(int32_t device, size_t bytes, void** ptr, char* err, size_t err_size) noexcept {
   if (!ptr) return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "malloc_raw: ptr is NULL");
   *ptr = nullptr;
-  if (int32_t rc = use_device(device, "malloc_raw", err, err_size)) return rc;
+  DeviceScope scope(device, "malloc_raw", err, err_size);
+  if (scope.rc()) return scope.rc();
   cudaError_t e = cudaMalloc(ptr, bytes);
   if (e != cudaSuccess) {
     *ptr = nullptr;
@@ -24,7 +25,8 @@ int32_t malloc_raw(int32_t device, size_t bytes, void** ptr, char* err, size_t e
 
 int32_t free_raw(int32_t device, void* ptr, char* err, size_t err_size) noexcept {
   if (!ptr) return 0;
-  if (int32_t rc = use_device(device, "free_raw", err, err_size)) return rc;
+  DeviceScope scope(device, "free_raw", err, err_size);
+  if (scope.rc()) return scope.rc();
   cudaError_t e = cudaFree(ptr);
   if (e != cudaSuccess) return fail(e, "cudaFree", err, err_size, "freeing %p on cuda:%d", ptr, device);
   return 0;
@@ -33,7 +35,8 @@ int32_t free_raw(int32_t device, void* ptr, char* err, size_t err_size) noexcept
 int32_t malloc_async(int32_t device, size_t bytes, void* stream, void** ptr, char* err, size_t err_size) noexcept {
   if (!ptr) return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "malloc_async: ptr is NULL");
   *ptr = nullptr;
-  if (int32_t rc = use_device(device, "malloc_async", err, err_size)) return rc;
+  DeviceScope scope(device, "malloc_async", err, err_size);
+  if (scope.rc()) return scope.rc();
   cudaError_t e = cudaMallocAsync(ptr, bytes, static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) {
     *ptr = nullptr;
@@ -44,14 +47,16 @@ int32_t malloc_async(int32_t device, size_t bytes, void* stream, void** ptr, cha
 
 int32_t free_async(int32_t device, void* ptr, void* stream, char* err, size_t err_size) noexcept {
   if (!ptr) return 0;
-  if (int32_t rc = use_device(device, "free_async", err, err_size)) return rc;
+  DeviceScope scope(device, "free_async", err, err_size);
+  if (scope.rc()) return scope.rc();
   cudaError_t e = cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) return fail(e, "cudaFreeAsync", err, err_size, "freeing %p on cuda:%d, stream %p", ptr, device, stream);
   return 0;
 }
 
 int32_t set_pool_release_threshold(int32_t device, uint64_t release_threshold, char* err, size_t err_size) noexcept {
-  if (int32_t rc = use_device(device, "set_pool_release_threshold", err, err_size)) return rc;
+  DeviceScope scope(device, "set_pool_release_threshold", err, err_size);
+  if (scope.rc()) return scope.rc();
   int supported = 0;
   cudaError_t e = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device);
   if (e != cudaSuccess)

@@ -27,7 +27,8 @@ int32_t init(int32_t* device_count, char* err, size_t err_size) noexcept {
 int32_t device_name(int32_t device, char* name, size_t name_size, char* err, size_t err_size) noexcept {
   if (!name || name_size == 0) return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "device_name: name buffer is empty");
   name[0] = '\0';
-  if (int32_t rc = use_device(device, "device_name", err, err_size)) return rc;
+  DeviceScope scope(device, "device_name", err, err_size);
+  if (scope.rc()) return scope.rc();
   cudaDeviceProp prop{};
   cudaError_t e = cudaGetDeviceProperties(&prop, device);
   if (e != cudaSuccess) return fail(e, "cudaGetDeviceProperties", err, err_size, "cuda:%d", device);
@@ -38,7 +39,8 @@ int32_t device_name(int32_t device, char* name, size_t name_size, char* err, siz
 int32_t stream_create(int32_t device, void** stream, char* err, size_t err_size) noexcept {
   if (!stream) return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "stream_create: stream is NULL");
   *stream = nullptr;
-  if (int32_t rc = use_device(device, "stream_create", err, err_size)) return rc;
+  DeviceScope scope(device, "stream_create", err, err_size);
+  if (scope.rc()) return scope.rc();
   cudaStream_t s = nullptr;
   // Non-blocking: never implicitly synchronizes with the legacy default stream.
   cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -71,6 +73,16 @@ int32_t stream_wait(void* waiter, void* waited, char* err, size_t err_size) noex
   // Destroying a recorded event is fine: the wait keeps what it needs.
   cudaEventDestroy(ev);
   if (what) return fail(e, what, err, err_size, "ordering stream %p after stream %p", waiter, waited);
+  return 0;
+}
+
+int32_t stream_capturing(void* stream, int32_t* capturing, char* err, size_t err_size) noexcept {
+  if (!capturing) return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "stream_capturing: capturing is NULL");
+  *capturing = 0;
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &cs);
+  if (e != cudaSuccess) return fail(e, "cudaStreamIsCapturing", err, err_size, "stream %p", stream);
+  *capturing = cs == cudaStreamCaptureStatusNone ? 0 : 1;
   return 0;
 }
 
@@ -124,11 +136,13 @@ const shapeml_cuda_plugin kPlugin = {
     graph_destroy_entry,
     shapeml::cuda::set_observer,
     stream_wait,
+    stream_capturing,
 };
 
 }  // namespace
 
-int32_t use_device(int32_t device, const char* op, char* err, size_t err_size) noexcept {
+DeviceScope::DeviceScope(int32_t device, const char* op, char* err, size_t err_size) noexcept {
+  (void)cudaGetLastError();  // the host program's stale error is not ours
   // The count does not change while a process runs: ask the driver once.
   static const int known = [] {
     int c = 0;
@@ -136,13 +150,27 @@ int32_t use_device(int32_t device, const char* op, char* err, size_t err_size) n
   }();
   int n = known;
   cudaError_t e = cudaSuccess;
-  if (n < 0 && (e = cudaGetDeviceCount(&n)) != cudaSuccess) return fail(e, "cudaGetDeviceCount", err, err_size, "%s", op);
-  if (device < 0 || device >= n)
-    return fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "%s: device cuda:%d does not exist (%d device%s)", op, device, n,
-                     n == 1 ? "" : "s");
+  if (n < 0 && (e = cudaGetDeviceCount(&n)) != cudaSuccess) {
+    rc_ = fail(e, "cudaGetDeviceCount", err, err_size, "%s", op);
+    return;
+  }
+  if (device < 0 || device >= n) {
+    rc_ = fail_with(SHAPEML_STATUS_INVALID_ARGUMENT, err, err_size, "%s: device cuda:%d does not exist (%d device%s)", op, device, n,
+                    n == 1 ? "" : "s");
+    return;
+  }
+  if (cudaGetDevice(&prev_) != cudaSuccess) prev_ = -1;
+  if (prev_ == device) return;
   e = cudaSetDevice(device);
-  if (e != cudaSuccess) return fail(e, "cudaSetDevice", err, err_size, "%s on cuda:%d", op, device);
-  return 0;
+  if (e != cudaSuccess) {
+    rc_ = fail(e, "cudaSetDevice", err, err_size, "%s on cuda:%d", op, device);
+    return;
+  }
+  switched_ = true;
+}
+
+DeviceScope::~DeviceScope() {
+  if (switched_ && prev_ >= 0) cudaSetDevice(prev_);
 }
 
 }  // namespace shapeml::cuda

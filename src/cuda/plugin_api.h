@@ -116,6 +116,12 @@ typedef struct shapeml_cuda_plugin {
    * `waited` so far, without blocking the host (an event recorded on
    * `waited`, waited for on `waiter`). Both streams of one device. */
   int32_t (*stream_wait)(void* waiter, void* waited, char* err, size_t err_size);
+  /* Appended: *capturing = 1 when `stream` is being captured into a CUDA
+   * graph (by the caller: torch.cuda.graph, say), else 0. The runtime then
+   * neither makes nor replays a cached graph of its own on that stream (its
+   * workspace allocation would become part of the caller's graph) but runs
+   * the plan into the caller's capture. NULL in an older plugin: never. */
+  int32_t (*stream_capturing)(void* stream, int32_t* capturing, char* err, size_t err_size);
 } shapeml_cuda_plugin;
 
 typedef const shapeml_cuda_plugin* (*shapeml_cuda_plugin_get_fn)(uint32_t abi_version);

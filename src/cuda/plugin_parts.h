@@ -10,8 +10,26 @@
 
 namespace shapeml::cuda {
 
-/// Checks 0 <= device < cudaGetDeviceCount() and makes it current on this thread.
-int32_t use_device(int32_t device, const char* op, char* err, size_t err_size) noexcept;
+/// Makes `device` current on this thread for the scope, after checking
+/// 0 <= device < cudaGetDeviceCount(), and makes the caller's device current
+/// again at its end (the current device is per thread, and the host program
+/// -- PyTorch, say -- relies on its own choice). A CUDA error left over from
+/// the host program's earlier calls is cleared first, so that a failure is
+/// never blamed on the call that follows it. rc(): 0, or the status code
+/// with the message in `err`.
+class DeviceScope {
+ public:
+  DeviceScope(int32_t device, const char* op, char* err, size_t err_size) noexcept;
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  int32_t rc() const noexcept { return rc_; }
+
+ private:
+  int prev_ = -1;
+  bool switched_ = false;
+  int32_t rc_ = 0;
+};
 
 int32_t malloc_raw(int32_t device, size_t bytes, void** ptr, char* err, size_t err_size) noexcept;
 int32_t free_raw(int32_t device, void* ptr, char* err, size_t err_size) noexcept;

@@ -318,7 +318,19 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
   auto graph = use_graph(options.graph, (*plan)->graph_mode, (*plan)->graph_why, fn_name);
   if (!graph) return graph.status();
   const bool strict = options.graph == GraphOption::On;
-  if (*graph) {
+  // The caller is capturing this stream into a graph of its own: the plan's
+  // launches go into that capture directly. Making a cached graph now would
+  // allocate its workspace inside the caller's capture.
+  int32_t capturing = 0;
+  if (*graph && (*plugin)->api().stream_capturing) {
+    char err[kErr] = {0};
+    if (int32_t code = (*plugin)->api().stream_capturing(call_stream.stream, &capturing, err, sizeof err))
+      return plugin_status(code, err, fn_name + ": asking whether its stream is being captured");
+    if (capturing && strict)
+      return failed_precondition(fn_name + ": graph replay was asked for (SHAPEML_GRAPH_ON), but the call's stream is being captured into the "
+                                           "caller's CUDA graph: the plan's launches can only go into that capture (SHAPEML_GRAPH_DEFAULT)");
+  }
+  if (*graph && !capturing) {
     auto g = (*plan)->graph_for(call_stream.stream, dev_mr, fn_name);
     if (!g && strict) return g.status();
     if (g && *g) {

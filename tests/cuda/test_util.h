@@ -143,4 +143,66 @@ inline bool have_gpu() {
 
 #define CUDA_OK(x) ASSERT_EQ((x), cudaSuccess) << #x << ": " << cudaGetErrorString(x)
 
+// How run() calls the plan.
+struct RunOptions {
+  int64_t misalign = 0;  // bytes added to every input pointer
+  int32_t expect_rc = 0;            // the status plan_execute must return
+  std::string* message = nullptr;   // receives plan_execute's message
+};
+
+// Builds, runs and reads back a plan; `outs` gives the outputs' dtypes and shapes.
+inline std::vector<Tensor> run(const GpuPlan& p, const std::vector<Tensor>& inputs, const std::vector<std::pair<GpuDType, Shape>>& outs,
+                        RunOptions opt = {}) {
+  std::vector<Tensor> results;
+  std::string err_text = p.to_text();
+  shapeml_cuda_plan* plan = nullptr;
+  char err[1024] = "";
+  int32_t rc = plan_create(0, err_text.c_str(), &plan, err, sizeof err);
+  EXPECT_EQ(rc, 0) << err << "\n" << err_text;
+  if (rc != 0) return results;
+  std::vector<void*> bufs, allocs;
+  for (const Tensor& t : inputs) {
+    std::vector<uint8_t> b = encode(t);
+    void* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, b.size() + 64), cudaSuccess);
+    allocs.push_back(d);
+    char* at = static_cast<char*>(d) + opt.misalign;
+    EXPECT_EQ(cudaMemcpy(at, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    bufs.push_back(at);
+  }
+  for (const auto& [dt, shape] : outs) {
+    size_t bytes = static_cast<size_t>(numel(shape) * abi::gpu_dtype_size(dt));
+    void* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, bytes + 64), cudaSuccess);
+    EXPECT_EQ(cudaMemset(d, 0xFF, bytes + 64), cudaSuccess);
+    allocs.push_back(d);
+    bufs.push_back(d);
+  }
+  int64_t wsb = plan_workspace_bytes(plan);
+  EXPECT_GE(wsb, p.workspace_bytes);
+  void* ws = nullptr;
+  if (wsb > 0) {
+    EXPECT_EQ(cudaMalloc(&ws, static_cast<size_t>(wsb)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(ws, 0xFF, static_cast<size_t>(wsb)), cudaSuccess);
+  }
+  cudaStream_t s = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  rc = plan_execute(plan, bufs.data(), ws, s, err, sizeof err);
+  EXPECT_EQ(rc, opt.expect_rc) << err;
+  if (opt.message) *opt.message = err;
+  cudaError_t e = cudaStreamSynchronize(s);
+  EXPECT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const auto& [dt, shape] = outs[i];
+    std::vector<uint8_t> b(static_cast<size_t>(numel(shape) * abi::gpu_dtype_size(dt)));
+    EXPECT_EQ(cudaMemcpy(b.data(), bufs[inputs.size() + i], b.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    results.push_back(Tensor{dt, shape, decode(dt, b, numel(shape))});
+  }
+  cudaStreamDestroy(s);
+  for (void* d : allocs) cudaFree(d);
+  if (ws) cudaFree(ws);
+  plan_destroy(plan);
+  return results;
+}
+
 }  // namespace shapeml::cuda::test

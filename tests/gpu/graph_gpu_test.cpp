@@ -6,6 +6,8 @@
 // replay writes its outputs (the cached executable for earlier addresses is
 // reused after other addresses ran); new output addresses are followed.
 // Skips, printing why, without a GPU or without the module.
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -130,6 +132,55 @@ TEST_F(GraphCalls, AFailedCaptureIsAnErrorWithOnAndADirectRunWithDefault) {
   EXPECT_EQ(call(x, out, SHAPEML_GRAPH_DEFAULT, legacy), want) << "fell back to direct execution";
   EXPECT_EQ(call(x, device_zeros(), SHAPEML_GRAPH_DEFAULT, legacy), want) << "direct from then on";
   EXPECT_EQ(call(x, device_zeros(), SHAPEML_GRAPH_DEFAULT), want) << "another stream still replays";
+}
+
+// The CUDA driver API, through dlopen (this test links no CUDA library): a
+// stream of the caller's and a capture into the caller's own graph.
+struct Driver {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  using StreamCreate = int (*)(void**, unsigned);
+  using StreamDestroy = int (*)(void*);
+  using BeginCapture = int (*)(void*, int);
+  using EndCapture = int (*)(void*, void**);
+  using GraphDestroy = int (*)(void*);
+  StreamCreate stream_create = lib ? reinterpret_cast<StreamCreate>(dlsym(lib, "cuStreamCreate")) : nullptr;
+  StreamDestroy stream_destroy = lib ? reinterpret_cast<StreamDestroy>(dlsym(lib, "cuStreamDestroy_v2")) : nullptr;
+  BeginCapture begin_capture = lib ? reinterpret_cast<BeginCapture>(dlsym(lib, "cuStreamBeginCapture_v2")) : nullptr;
+  EndCapture end_capture = lib ? reinterpret_cast<EndCapture>(dlsym(lib, "cuStreamEndCapture")) : nullptr;
+  GraphDestroy graph_destroy = lib ? reinterpret_cast<GraphDestroy>(dlsym(lib, "cuGraphDestroy")) : nullptr;
+  bool ok() const { return stream_create && stream_destroy && begin_capture && end_capture && graph_destroy; }
+};
+
+// A call made while the caller captures its stream (torch.cuda.graph does
+// this) puts the plan's launches into the caller's capture and makes no
+// cached graph of its own there: its workspace would be allocated inside
+// the caller's graph, and a graph the caller never launches leaves it
+// invalid. Later calls on the same stream make and replay their own graph
+// and are right; with SHAPEML_GRAPH_ON the call says why it cannot replay.
+TEST_F(GraphCalls, ACallInsideTheCallersCaptureGoesIntoItAndLaterReplaysAreRight) {
+  Driver cu;
+  ASSERT_TRUE(cu.ok()) << "libcuda.so.1: " << dlerror();
+  std::vector<shapeml_tensor*> x = inputs(40);
+  std::vector<uint8_t> want = call(x, device_zeros(), SHAPEML_GRAPH_OFF);  // also makes the primary context current here
+  void* stream = nullptr;
+  ASSERT_EQ(cu.stream_create(&stream, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+  shapeml_tensor* out = device_zeros();
+  ASSERT_EQ(cu.begin_capture(stream, 1 /* CU_STREAM_CAPTURE_MODE_THREAD_LOCAL */), 0);
+  shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
+  o.outputs = &out;
+  o.stream = stream;
+  o.graph = SHAPEML_GRAPH_ON;
+  std::string strict = take(shapeml_entry_call(entry_, x.data(), x.size(), nullptr, 0, &o));
+  EXPECT_NE(strict.find("being captured into the caller's CUDA graph"), std::string::npos) << strict;
+  o.graph = SHAPEML_GRAPH_DEFAULT;
+  EXPECT_EQ(take(shapeml_entry_call(entry_, x.data(), x.size(), nullptr, 0, &o)), "") << "into the caller's capture";
+  void* graph = nullptr;
+  ASSERT_EQ(cu.end_capture(stream, &graph), 0) << "the caller's capture is intact";
+  ASSERT_NE(graph, nullptr);
+  EXPECT_EQ(cu.graph_destroy(graph), 0);  // never launched
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(call(x, device_zeros(), SHAPEML_GRAPH_DEFAULT, stream), want) << "call " << i << " on the stream";
+  EXPECT_EQ(take(shapeml_device_synchronize(0, stream)), "");
+  EXPECT_EQ(cu.stream_destroy(stream), 0);
 }
 
 }  // namespace

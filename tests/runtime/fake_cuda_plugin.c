@@ -153,6 +153,7 @@ static void set_observer(const shapeml_cuda_observer* o) { g_observer = o; }
 static const shapeml_cuda_plugin kFake = {
     SHAPEML_CUDA_PLUGIN_ABI, init, device_name, stream_create, stream_destroy, stream_ok, malloc_raw, free_raw, malloc_async, free_async,
     set_threshold, memcpy_async, plan_create, plan_workspace_bytes, plan_execute, plan_destroy, memset_async, plan_graph,
-    graph_memory_bytes, graph_create, graph_execute, graph_destroy, set_observer, stream_wait};
+    graph_memory_bytes, graph_create, graph_execute, graph_destroy, set_observer, stream_wait,
+    NULL /* stream_capturing: an older plugin has none (the runtime never asks it) */};
 
 EXPORT const shapeml_cuda_plugin* shapeml_cuda_plugin_get(uint32_t abi) { return abi == SHAPEML_CUDA_PLUGIN_ABI ? &kFake : NULL; }

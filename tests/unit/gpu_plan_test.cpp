@@ -339,3 +339,164 @@ TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
   EXPECT_EQ(p->validate(), "");
   expect_no_live_overlap(*p);
 }
+
+namespace {
+
+std::string read_example(const char* name) {
+  FILE* f = std::fopen((std::string(SHAPEML_SOURCE_DIR "/examples/") + name).c_str(), "rb");
+  EXPECT_NE(f, nullptr) << name;
+  std::string src;
+  if (!f) return src;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) src.append(buf, n);
+  std::fclose(f);
+  return src;
+}
+
+std::map<std::string, int> kernel_counts(const GpuPlan& p) {
+  std::map<std::string, int> n;
+  for (const auto& l : p.launches) ++n[l.kernel + (l.op.empty() ? "" : " " + l.op)];
+  return n;
+}
+
+// The transformer block with every f32 replaced by `dtype`.
+std::string block_in(const std::string& dtype) {
+  std::string src = on_gpu(read_example("transformer_block.sml"));
+  for (size_t at = 0; (at = src.find("f32", at)) != std::string::npos; at += dtype.size()) src.replace(at, 3, dtype);
+  return src;
+}
+
+}  // namespace
+
+TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiGlu) {
+  // Counted by hand from examples/transformer_block.sml: RMSNorm, 3
+  // projections, the 3 head splits in one launch (k's transpose folds into
+  // the scores GEMM), scores (alpha), causal softmax, context, the merge
+  // permute, wo (+x), RMSNorm, gate, up, silu*mul, down (+h): 15 launches,
+  // every dtype.
+  for (const char* dtype : {"f32", "bf16", "f64"}) {
+    auto r = checked(block_in(dtype));
+    std::string err;
+    auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}}, err);
+    ASSERT_TRUE(p) << dtype << ": " << err;
+    auto n = kernel_counts(*p);
+    EXPECT_EQ(n["rmsnorm"], 2) << dtype << "\n" << p->to_text();
+    EXPECT_EQ(n["softmax softmax"], 1) << dtype;
+    EXPECT_EQ(n["gated silu"], 1) << dtype;
+    EXPECT_EQ(n["matmul"] + n["matmul tf32"], 9) << dtype;
+    EXPECT_EQ(n["transpose"], 2) << dtype;
+    EXPECT_EQ(p->launches.size(), 15u) << dtype << "\n" << p->to_text();
+    int residual = 0;
+    bool scaled = false;
+    for (const auto& l : p->launches) {
+      if (l.kernel == "softmax") {
+        EXPECT_TRUE(l.flag);
+        ASSERT_EQ(l.ints.size(), 2u);
+        EXPECT_TRUE(l.ints[0] == -1 || l.ints[0] == 3) << l.ints[0];
+        EXPECT_EQ(l.ints[1], 0);
+        EXPECT_EQ(p->slots[l.inputs[0]].shape, (std::vector<int64_t>{2, 4, 16, 16}));
+      }
+      if (l.kernel == "transpose" && l.inputs.size() > 1) {
+        EXPECT_EQ(l.inputs.size(), 3u) << "q, k and v split in one launch";
+        EXPECT_EQ(l.ints, (std::vector<int64_t>{0, 2, 1, 3}));
+      }
+      if (l.kernel == "rmsnorm") {
+        EXPECT_EQ(l.scalar, shapeml::abi::gpu_stored_value(1e-5, p->slots[l.inputs[0]].dtype)) << dtype;
+        EXPECT_EQ(p->slots[l.inputs[1]].kind, GpuSlot::Kind::Input) << "g1 / g2";
+      }
+      residual += l.kernel == "matmul" && l.flag;
+      scaled |= l.kernel == "matmul" && l.scalar != 0;
+    }
+    EXPECT_EQ(residual, 2) << dtype << ": both residual adds are GEMM epilogues";
+    EXPECT_TRUE(scaled) << dtype << ": 1/sqrt(Dh) is the scores GEMM's alpha";
+    EXPECT_EQ(p->validate(), "");
+    expect_no_live_overlap(*p);
+    auto round = GpuPlan::parse(p->to_text(), err);
+    ASSERT_TRUE(round) << err;
+    EXPECT_EQ(round->to_text(), p->to_text());
+
+    shapeml::lower::gpu::PlanOptions off;
+    off.fuse_patterns = false;
+    auto u = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}}, err, off);
+    ASSERT_TRUE(u) << err;
+    auto m = kernel_counts(*u);
+    EXPECT_EQ(m["rmsnorm"] + m["gated silu"], 0);
+    EXPECT_EQ(m["select"], 1);
+    EXPECT_EQ(m["reduce mean"], 2);
+    EXPECT_GT(u->launches.size(), p->launches.size() + 10);
+  }
+}
+
+TEST(GpuPatterns, TheGroupedQueryBlockAndStoryLmKeepTheirFusedLaunches) {
+  auto r = checked(block_in("f32"));
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "block_gqa",
+                                               {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"Hkv", 2}, {"G", 2}, {"F", 48}}, err);
+  ASSERT_TRUE(p) << err;
+  auto n = kernel_counts(*p);
+  EXPECT_EQ(n["rmsnorm"], 2);
+  EXPECT_EQ(n["gated silu"], 1);
+  EXPECT_EQ(n["repeat"], 2);
+  EXPECT_EQ(n["select"] + n["compare ge"] + n["iota"], 0) << p->to_text();
+}
+
+TEST(GpuPatterns, GroupsWhoseIntermediatesAreReadElsewhereOrWhoseShapeDiffersStayUnfused) {
+  // An RMSNorm whose statistics are also a result; a mask keeping the upper
+  // triangle (j >= i: not causal); a softmax over the first axis; a silu
+  // read twice. None fuses; a strict causal mask (i > j) fuses with offset -1.
+  auto r = checked(on_gpu(
+      "(module m (func f (dims N D) (params (x (tensor f32 (N D) host)) (g (tensor f32 (D) host)) (s (tensor f32 (N N) host)))"
+      " (returns (tensor f32 (N D) host) (tensor f32 (N 1) host) (tensor f32 (N N) host) (tensor f32 (N N) host) (tensor f32 (N D) host)"
+      "  (tensor f32 (N N) host))"
+      " (let ms (reduce_mean (mul x x) :axes (-1) :keepdims true))"
+      " (let y (mul (mul x (rsqrt (add ms 1e-5))) g))"
+      " (let i (iota (tensor i32 (N N) host) :axis 0)) (let j (iota (tensor i32 (N N) host) :axis 1))"
+      " (let upper (softmax (select (le i j) s -inf) :axis -1))"
+      " (let first (softmax (select (ge i j) s -inf) :axis 0))"
+      " (let a (silu x))"
+      " (let strict (softmax (select (gt i j) s -inf) :axis -1))"
+      " (return y ms upper first (add (mul a x) a) strict)))"));
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 8}, {"D", 16}}, err);
+  ASSERT_TRUE(p) << err;
+  auto n = kernel_counts(*p);
+  EXPECT_EQ(n["rmsnorm"], 0) << p->to_text();
+  EXPECT_EQ(n["gated silu"], 0) << p->to_text();
+  int causal = 0;
+  for (const auto& l : p->launches)
+    if (l.kernel == "softmax" && l.flag) {
+      ++causal;
+      ASSERT_EQ(l.ints.size(), 2u);
+      EXPECT_EQ(l.ints[1], -1) << "i > j keeps j <= i - 1";
+    }
+  EXPECT_EQ(causal, 1) << p->to_text();
+  EXPECT_EQ(n["select"], 2) << "the upper-triangle and first-axis softmaxes keep their select";
+  EXPECT_EQ(p->validate(), "");
+  expect_no_live_overlap(*p);
+}
+
+TEST(GpuPatterns, ThePlanFormatChecksTheFusedLaunches) {
+  const std::string head =
+      "gpu-plan f device 0 inputs 2 outputs 1 workspace 0\nslot 0 input 0 f32 2 4 8 offset 0\nslot 1 input 1 f32 1 8 offset 0\n"
+      "slot 2 output 0 f32 2 4 8 offset 0\n";
+  std::string err;
+  EXPECT_TRUE(GpuPlan::parse(head + "launch rmsnorm - shapeml in 2 0 1 out 1 2 ints 0 scalar 1e-05 flag 0\n", err)) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch rmsnorm - shapeml in 1 0 out 1 2 ints 0 scalar 1e-05 flag 0\n", err));
+  EXPECT_NE(err.find("expects 2 input(s)"), std::string::npos) << err;
+  EXPECT_TRUE(GpuPlan::parse(head + "launch gated silu shapeml in 2 0 0 out 1 2 ints 0 scalar 0 flag 0\n", err)) << err;
+  EXPECT_TRUE(GpuPlan::parse(head + "launch softmax softmax shapeml in 1 0 out 1 2 ints 2 -1 0 scalar 0 flag 1\n", err)) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch softmax softmax shapeml in 1 0 out 1 2 ints 1 -1 scalar 0 flag 1\n", err));
+  EXPECT_NE(err.find("causal softmax needs ints = {axis, offset}"), std::string::npos) << err;
+}
+
+TEST(GpuPlan, SlotSizesThatOverflowAreRejectedNotWrapped) {
+  std::string err;
+  // 2^31 * 2^31 * 4 elements wrap int64; 2^61 f32 elements wrap the byte
+  // count; a temp at an offset whose end wraps.
+  EXPECT_FALSE(GpuPlan::parse("gpu-plan f device 0 inputs 1 outputs 0 workspace 0\nslot 0 input 0 f32 3 2147483648 2147483648 4 offset 0\n", err));
+  EXPECT_NE(err.find("element count overflows"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse("gpu-plan f device 0 inputs 1 outputs 0 workspace 0\nslot 0 input 0 f32 1 2305843009213693952 offset 0\n", err));
+  EXPECT_NE(err.find("byte count overflows"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse("gpu-plan f device 0 inputs 0 outputs 0 workspace 1024\nslot 0 temp 0 f32 1 256 offset 9223372036854775552\n", err));
+  EXPECT_NE(err.find("outside the workspace"), std::string::npos) << err;
+}

@@ -63,6 +63,9 @@ Options:
                          tensor cores (~1e-3 relative error; default full fp32)
   --gpu-graph on|off     device entries: replay plans as CUDA graphs (default on)
   --gpu-fuse on|off      device entries: fuse elementwise launches (default off)
+  --gpu-fuse-patterns on|off
+                         device entries: one fused kernel each for RMSNorm,
+                         a causal-masked softmax and act(a)*b (default on)
   -o FILE                build: the shared object to write
   --input P=FILE.npy     run: parameter P from a NumPy file
   --random P=SEED        run: parameter P filled with deterministic uniform
@@ -159,7 +162,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off";
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -167,6 +170,7 @@ struct CodegenArgs {
     shapeml::lower::gpu::PlanOptions o;
     o.allow_tf32 = gpu_tf32;
     o.fuse = gpu_fuse == "on";
+    o.fuse_patterns = gpu_fuse_patterns == "on";
     return o;
   }
 };
@@ -505,6 +509,9 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   app->add_option("--gpu-graph", a.gpu_graph, "device entries: replay plans as CUDA graphs by default where safe (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, or off: the default)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-fuse-patterns", a.gpu_fuse_patterns,
+                  "device entries: one fused kernel each for RMSNorm, a causal-masked softmax and act(a)*b (on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   add_timeout(app, a.timeout);
 }

@@ -1,8 +1,10 @@
 // Data movement: one strided copy (out[idx . so] = in[idx . si] over an
 // iteration space) serves broadcast_to, slice, concat (one launch per
-// piece) and general permutes; a 32x32 shared-memory tiled kernel serves
+// piece) and general permutes (a group of up to four permutes of one
+// geometry in one launch: the head split of Q, K and V); a 32x32 shared-memory tiled kernel serves
 // the batched 2-D transpose (coalesced reads and writes). Elements are moved
 // as raw bits of their size (1, 2, 4 or 8 bytes).
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/executor/kernels.h"
@@ -28,6 +30,30 @@ template <class T, class I> __global__ void strided_copy_kernel(const T* __restr
     }
     out[oo] = in[oi];
   }
+}
+
+// Up to kMaxCopyGroup copies of one geometry in one launch: blockIdx.y
+// picks the pair (the head split of Q, K and V).
+template <class T, class I> __global__ void strided_copy_group_kernel(CopyGroup pairs, const __grid_constant__ Geom g, int64_t n) {
+  const T* __restrict__ in = static_cast<const T*>(pairs.in[blockIdx.y]);
+  T* __restrict__ out = static_cast<T*>(pairs.out[blockIdx.y]);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    I rem = static_cast<I>(i);
+    int64_t oo = 0, oi = 0;
+    for (int d = g.rank - 1; d >= 0; --d) {
+      I dim = static_cast<I>(g.shape[d]);
+      I q = d > 0 ? rem / dim : I(0), r = d > 0 ? rem - q * dim : rem;
+      rem = q;
+      oo += static_cast<int64_t>(r) * g.stride[0][d];
+      oi += static_cast<int64_t>(r) * g.stride[1][d];
+    }
+    out[oo] = in[oi];
+  }
+}
+
+template <class T> void launch_group(const CopyGroup& p, const Geom& g, int64_t n, dim3 blocks, cudaStream_t s) {
+  if (n <= int64_t{UINT32_MAX}) strided_copy_group_kernel<T, uint32_t><<<blocks, kThreads, 0, s>>>(p, g, n);
+  else strided_copy_group_kernel<T, uint64_t><<<blocks, kThreads, 0, s>>>(p, g, n);
 }
 
 template <class T> void launch_strided(const void* in, void* out, const Geom& g, int64_t n, int blocks, cudaStream_t s) {
@@ -91,6 +117,33 @@ cudaError_t strided_copy(int64_t esize, const void* in, void* out, const Geom& g
     case 4: launch_strided<uint32_t>(in, out, g, n, blocks, s); break;
     case 8: launch_strided<uint64_t>(in, out, g, n, blocks, s); break;
     case 16: launch_strided<uint4>(in, out, g, n, blocks, s); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t strided_copy_group(int64_t esize, const CopyGroup& pairs, const Geom& g_in, int64_t n, int max_blocks, cudaStream_t s) {
+  if (n == 0 || pairs.count == 0) return cudaSuccess;
+  if (pairs.count < 0 || pairs.count > kMaxCopyGroup) return cudaErrorInvalidValue;
+  Geom g = g_in;
+  int64_t w = 16 / esize;  // the widest element every pair allows
+  for (int k = 0; k < pairs.count; ++k) w = std::min(w, widening(esize, pairs.in[k], pairs.out[k], g_in));
+  if (w > 1) {
+    const int last = g.rank - 1;
+    g.shape[last] /= w;
+    for (int d = 0; d < last; ++d) g.stride[0][d] /= w, g.stride[1][d] /= w;
+    esize *= w;
+    n /= w;
+  }
+  // The blocks of one launch are shared by the pairs.
+  int64_t b = (n + kThreads - 1) / kThreads, per = std::max<int64_t>(1, max_blocks / pairs.count);
+  dim3 blocks(static_cast<unsigned>(b < per ? b : per), static_cast<unsigned>(pairs.count));
+  switch (esize) {
+    case 1: launch_group<uint8_t>(pairs, g, n, blocks, s); break;
+    case 2: launch_group<uint16_t>(pairs, g, n, blocks, s); break;
+    case 4: launch_group<uint32_t>(pairs, g, n, blocks, s); break;
+    case 8: launch_group<uint64_t>(pairs, g, n, blocks, s); break;
+    case 16: launch_group<uint4>(pairs, g, n, blocks, s); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -30,6 +30,7 @@
 
 #include "abi/gpu_fused.h"
 #include "abi/gpu_plan.h"
+#include "cuda/cuda_error.h"
 #include "cuda/executor/device_guard.h"
 #include "cuda/executor/kernels.h"
 
@@ -54,7 +55,7 @@ static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern:
               "abi/gpu_fused.h numbers ops as kernels.h does");
 
 // include/shapeml.h status numbering (plugin_api.h).
-constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8,
+constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8, kFailedPrecondition = 9,
                   kOutOfRange = 11;
 
 int32_t write_err(char* err, size_t err_size, int32_t code, const std::string& msg) {
@@ -66,21 +67,8 @@ int32_t write_err(char* err, size_t err_size, int32_t code, const std::string& m
   return code;
 }
 
-int32_t cuda_code(cudaError_t e) {
-  switch (e) {
-    case cudaErrorMemoryAllocation: return kResourceExhausted;
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorStubLibrary:
-    case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
-    case cudaErrorNoKernelImageForDevice:
-    case cudaErrorUnsupportedPtxVersion:
-      return kUnavailable;
-    default: return kInternal;
-  }
-}
+// One CUDA-to-status map for the plugin (cuda_error.h).
+int32_t cuda_code(cudaError_t e) { return shapeml::cuda::status_code_of(e); }
 
 std::string cuda_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
 
@@ -121,7 +109,7 @@ struct Operand {
 struct Step {
   enum class Kind {
     Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Gather, TakeAlong,
-    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused
+    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused, RmsNorm, Gated, StridedGroup
   } kind = Kind::Noop;
   int32_t op = 0;
   kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
@@ -148,6 +136,10 @@ struct Step {
   double alpha = 1;                  // matmul: out = alpha A B (+ bias or C); the launch's scalar, 0 meaning 1
   bool reuse_lt = false;             // matmul: one more piece of the previous step's GEMM (same descriptors)
   int32_t fused = -1;                // index into plan->fused
+  kern::Mask mask;                   // softmax: the causal mask folded in (rows 0: none)
+  double eps = 0;                    // rmsnorm
+  int32_t group = 0;                 // strided group: how many (input, output) pairs
+  Operand group_in[kern::kMaxCopyGroup], group_out[kern::kMaxCopyGroup];
 };
 
 // A fused launch, prepared: the decoded program, the coalesced geometry
@@ -542,6 +534,12 @@ struct Builder {
       if (!prepare_fused(l, out, st, w)) return false;
     } else if (l.kernel == "transpose") {
       const GpuSlot& a = slot(l.inputs[0]);
+      if (l.inputs.size() != l.outputs.size() || l.inputs.empty() || l.inputs.size() > static_cast<size_t>(kern::kMaxCopyGroup))
+        return error(w, "a transpose group needs 1 to " + std::to_string(kern::kMaxCopyGroup) + " inputs and as many outputs");
+      for (size_t k = 1; k < l.inputs.size(); ++k)
+        if (slot(l.inputs[k]).dtype != a.dtype || slot(l.inputs[k]).shape != a.shape || slot(l.outputs[k]).dtype != out.dtype ||
+            slot(l.outputs[k]).shape != out.shape)
+          return error(w, "every pair of a transpose group must have the first pair's dtypes and shapes");
       size_t r = a.shape.size();
       if (a.dtype != out.dtype || out.shape.size() != r || l.ints.size() != r) return error(w, "permutation, input and output ranks differ");
       std::vector<bool> seen(r, false);
@@ -563,7 +561,11 @@ struct Builder {
       } else if (g.rank == 3 && g.stride[1][1] == 1 && g.stride[1][2] == g.shape[1] && g.stride[1][0] == g.shape[1] * g.shape[2]) {
         B = g.shape[0], C = g.shape[1], R = g.shape[2], tiled = true;
       }
-      if (tiled && B <= 65535 && (R + 31) / 32 <= 65535) {
+      if (l.inputs.size() > 1) {  // one launch for the group (the planner groups only permutes that keep the last axis)
+        st.kind = Step::Kind::StridedGroup;
+        st.group = static_cast<int32_t>(l.inputs.size());
+        for (size_t k = 0; k < l.inputs.size(); ++k) st.group_in[k] = Operand{l.inputs[k], 0}, st.group_out[k] = Operand{l.outputs[k], 0};
+      } else if (tiled && B <= 65535 && (R + 31) / 32 <= 65535) {
         st.kind = Step::Kind::Tiled;
         st.batch = B, st.rows = R, st.cols = C;
       } else {
@@ -629,6 +631,10 @@ struct Builder {
       return true;
     } else if (l.kernel == "softmax") {
       if (!prepare_softmax(l, st, w)) return false;
+    } else if (l.kernel == "rmsnorm") {
+      if (!prepare_rmsnorm(l, st, w)) return false;
+    } else if (l.kernel == "gated") {
+      if (!prepare_gated(l, st, w)) return false;
     } else if (l.kernel == "repeat") {
       if (!prepare_repeat(l, st, w)) return false;
     } else if (l.kernel == "gather" || l.kernel == "take_along") {
@@ -701,12 +707,51 @@ struct Builder {
     int op = find_op(l.op, {"softmax", "log_softmax"});
     if (op < 0) return error(w, "unknown softmax op `" + l.op + "`");
     if (a.dtype != out.dtype || a.shape != out.shape || !is_float(a.dtype)) return error(w, "softmax needs one floating dtype and shape");
-    if (l.ints.size() != 1) return error(w, "softmax needs ints = {axis}");
+    if (l.ints.size() != (l.flag ? 2u : 1u)) return error(w, l.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
     size_t ax;
     if (!axis_split(w, a.shape, l.ints[0], st.batch, st.rows, st.cols, ax)) return false;
+    if (l.flag) {
+      // Causal: column j of the row at position i along the axis before
+      // the softmax axis is masked (-inf) when j > i + offset.
+      if (a.shape.size() < 2 || ax + 1 != a.shape.size()) return error(w, "a causal softmax runs over the last axis of a tensor of rank >= 2");
+      st.mask.rows = a.shape[ax - 1];
+      st.mask.offset = l.ints[1];
+      if (st.mask.rows == 0) st.mask.rows = 1;  // no rows at all: nothing runs (st.n == 0)
+    }
     st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Softmax;
     st.op = op;
     st.dt = to_dt(a.dtype);
+    return true;
+  }
+
+  // RMSNorm over the last axis: in {x [..., n], g [n]}, out of x's shape,
+  // scalar = eps (docs/design/gpu-fused-kernels.md).
+  bool prepare_rmsnorm(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& x = slot(l.inputs[0]);
+    const GpuSlot& g = slot(l.inputs[1]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    if (!is_float(x.dtype) || g.dtype != x.dtype || out.dtype != x.dtype) return error(w, "rmsnorm needs one floating dtype");
+    if (x.shape.empty() || out.shape != x.shape) return error(w, "rmsnorm: the output must have the input's shape, of rank >= 1");
+    if (g.shape != Shape{x.shape.back()}) return error(w, "rmsnorm: the scale must be a vector of the last dimension " + std::to_string(x.shape.back()));
+    if (!std::isfinite(l.scalar) || l.scalar < 0) return error(w, "rmsnorm: eps must be finite and >= 0");
+    st.cols = x.shape.back();
+    st.rows = st.cols == 0 ? 0 : st.n / st.cols;
+    st.eps = l.scalar;
+    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::RmsNorm;
+    return true;
+  }
+
+  // act(a) * b, dense, one shape: in {a, b}, op = the activation.
+  bool prepare_gated(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const GpuSlot& b = slot(l.inputs[1]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    int op = find_op(l.op, {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos"});
+    if (op < 0) return error(w, "unknown gate activation `" + l.op + "`");
+    if (!is_float(a.dtype) || b.dtype != a.dtype || out.dtype != a.dtype) return error(w, "gated needs one floating dtype");
+    if (b.shape != a.shape || out.shape != a.shape) return error(w, "gated needs operands and output of one shape");
+    st.op = op;
+    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Gated;
     return true;
   }
 
@@ -786,7 +831,7 @@ struct Builder {
     st.trans_a = !l.ints.empty() && l.ints[0] == 1;
     st.trans_b = !l.ints.empty() && l.ints[1] == 1;
     st.alpha = l.scalar != 0 ? l.scalar : 1;
-    if (st.alpha != 1 && (!is_float(a.dtype) || a.dtype == GpuDType::BF16)) return error(w, "a matmul scale (alpha) needs f32 or f64");
+    if (st.alpha != 1 && !is_float(a.dtype)) return error(w, "a matmul scale (alpha) needs a floating dtype");
     if ((st.trans_a || st.trans_b) && !is_float(a.dtype)) return error(w, "transposed operands need a floating dtype (cuBLASLt)");
     if (ra < 2 || rb < 2) return error(w, "matmul needs operands of rank >= 2");
     // Logical sizes: A [..., M, K] x B [..., K, N], whatever the storage.
@@ -795,8 +840,7 @@ struct Builder {
     if (Kb != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
     if (l.inputs.size() == 3) {
       const GpuSlot& c = slot(l.inputs[2]);
-      if (!is_float(a.dtype) || a.dtype == GpuDType::BF16 || c.dtype != a.dtype)
-        return error(w, "a fused addend must be f32 or f64 like the product");
+      if (!is_float(a.dtype) || c.dtype != a.dtype) return error(w, "a fused addend must have the product's floating dtype");
       if (l.flag) {  // residual: out = A B + C, C of the output's shape
         if (c.shape != out.shape) return error(w, "a fused residual must have the output's shape " + shape_str(out.shape));
         st.accumulate = true;
@@ -1208,8 +1252,24 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
   if (!workspace && plan->lt_offset + plan->lt_bytes + plan->plan_workspace > 0)
     return write_err(err, err_size, kInvalidArgument, "plan_execute: workspace is NULL but the plan needs one");
   cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  // A non-sticky error the host program left behind would be read by the
+  // first launch's cudaGetLastError and blamed on it: clear it first.
+  (void)cudaGetLastError();
   DeviceGuard guard(plan->device);
   if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_execute: cudaSetDevice failed: " + cuda_text(guard.status));
+  if (!plan->checks.empty()) {
+    // Bounds checks are read back after the plan (the host waits for the
+    // stream), which a stream being captured into a graph cannot do: refuse
+    // before enqueueing anything, so the caller's capture stays intact.
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t ce = cudaStreamIsCapturing(stream, &cs);
+    if (ce != cudaSuccess) return write_err(err, err_size, cuda_code(ce), "plan_execute: cudaStreamIsCapturing failed: " + cuda_text(ce));
+    if (cs != cudaStreamCaptureStatusNone)
+      return write_err(err, err_size, kFailedPrecondition,
+                       "plan_execute: " + plan->checks.front().name + " (" + plan->checks.front().where +
+                           ") checks its indices on the device and reports a bad one after the plan, which needs the host to wait for the "
+                           "stream; the stream is being captured into a CUDA graph, where that cannot be done: call it outside the capture");
+  }
   char* ws = static_cast<char*>(workspace);
   auto ptr = [&](const Operand& o) -> char* {
     const SlotRef& r = plan->slots[static_cast<size_t>(o.slot)];
@@ -1243,8 +1303,12 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           break;
         case Step::Kind::LogicalNot: e = kern::logical_not(ptr(st.in[0]), ptr(st.out), st.n, mb, stream); break;
         case Step::Kind::Softmax:
-          e = kern::softmax(st.dt, st.op == 1, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, mb, stream);
+          e = kern::softmax(st.dt, st.op == 1, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, st.mask, mb, stream);
           break;
+        case Step::Kind::RmsNorm:
+          e = kern::rmsnorm(st.dt, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.rows, st.cols, st.eps, mb, stream);
+          break;
+        case Step::Kind::Gated: e = kern::gated(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.n, mb, stream); break;
         case Step::Kind::Gather:
         case Step::Kind::TakeAlong: {
           auto* rec = reinterpret_cast<unsigned long long*>(ptr(st.check));
@@ -1274,6 +1338,13 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           break;
         }
         case Step::Kind::Strided: e = kern::strided_copy(st.esize, ptr(st.in[0]), ptr(st.out), st.geom, st.n, mb, stream); break;
+        case Step::Kind::StridedGroup: {
+          kern::CopyGroup g;
+          g.count = st.group;
+          for (int32_t k = 0; k < st.group; ++k) g.in[k] = ptr(st.group_in[k]), g.out[k] = ptr(st.group_out[k]);
+          e = kern::strided_copy_group(st.esize, g, st.geom, st.n, mb, stream);
+          break;
+        }
         case Step::Kind::Tiled: e = kern::transpose_tiled(st.esize, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, stream); break;
         case Step::Kind::Reduce: e = kern::reduce(st.dt, st.op, ptr(st.in[0]), ptr(st.out), st.rgeom, mb, stream); break;
         case Step::Kind::MatmulInt:

@@ -67,6 +67,15 @@ cudaError_t fill(int64_t esize, uint64_t bits, void* out, int64_t n, int max_blo
 cudaError_t iota(DT dt, void* out, int64_t n, int64_t dim, int64_t inner, int max_blocks, cudaStream_t s);
 // For every index of g.shape: out[idx . stride[0]] = in[idx . stride[1]].
 cudaError_t strided_copy(int64_t esize, const void* in, void* out, const Geom& g, int64_t n, int max_blocks, cudaStream_t s);
+/// Pairs of buffers moved by one strided_copy_group launch.
+constexpr int kMaxCopyGroup = 4;
+struct CopyGroup {
+  int32_t count = 0;
+  const void* in[kMaxCopyGroup] = {};
+  void* out[kMaxCopyGroup] = {};
+};
+// strided_copy for every pair of `pairs` (one geometry), in one launch.
+cudaError_t strided_copy_group(int64_t esize, const CopyGroup& pairs, const Geom& g, int64_t n, int max_blocks, cudaStream_t s);
 // in [batch, rows, cols] -> out [batch, cols, rows], 32x32 shared-memory tiles.
 // Needs batch <= 65535 and ceil(rows/32) <= 65535.
 cudaError_t transpose_tiled(int64_t esize, const void* in, void* out, int64_t batch, int64_t rows, int64_t cols, cudaStream_t s);
@@ -77,11 +86,31 @@ cudaError_t reduce(DT dt, int32_t op, const void* in, void* out, const ReduceGeo
 cudaError_t matmul_int(DT dt, const void* a, const void* b, void* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t stride_a,
                        int64_t stride_b, cudaStream_t s);
 
+/// A causal mask folded into a softmax over the innermost axis (rows > 0):
+/// row r of the [outer, n] rows is at position p = r % rows of the masked
+/// axis (the one before the softmax axis) and column j is read as -inf when
+/// j > p + offset. rows = 0: no mask.
+struct Mask {
+  int64_t rows = 0, offset = 0;
+};
+
 // Softmax (or log-softmax) along the middle axis of a dense [outer, n, inner]
 // tensor, numerically stable (the max along the axis is subtracted first);
 // f32/bf16 compute in f32, f64 in f64. A row whose entries are all -inf gives
-// NaN, as in PyTorch.
-cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks, cudaStream_t s);
+// NaN, as in PyTorch. A mask needs inner == 1.
+cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, Mask mask, int max_blocks,
+                    cudaStream_t s);
+
+// RMSNorm over the last axis of a dense [rows, n] tensor, one launch (rows.cu):
+// out[r, j] = x[r, j] * (1 / sqrt(mean_j(x[r, j]^2) + eps)) * g[j]. The sum of
+// squares accumulates in f32 for f32 and bf16 (f64 for f64); bf16 rounds once,
+// at the store.
+cudaError_t rmsnorm(DT dt, const void* x, const void* g, void* out, int64_t rows, int64_t n, double eps, int max_blocks, cudaStream_t s);
+
+// A gated elementwise product, dense and same shape (rows.cu): out[i] =
+// act(a[i]) * b[i] with act a unary op (U_SILU for SwiGLU, U_GELU for GeGLU),
+// computed in the compute type and rounded once.
+cudaError_t gated(DT dt, int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s);
 
 // Index operations with a run-time bounds check. `idx` is i32 or i64
 // (idx_dt). An index outside [0, V) is never read through: its output

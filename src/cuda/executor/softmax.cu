@@ -57,6 +57,15 @@ template <class A> __device__ __forceinline__ void row_scale(double sum, bool lo
   inv = A(1) / s;
 }
 
+// The causal mask of a launch (Mask in kernels.h): row r of the [outer, n]
+// rows is at position r % rows along the masked axis and keeps the columns
+// j <= position + offset; all n without a mask.
+__device__ __forceinline__ int64_t row_valid(const Mask& m, int64_t r, int64_t n) {
+  if (m.rows <= 0) return n;
+  const int64_t keep = r % m.rows + m.offset + 1;
+  return keep < 0 ? 0 : keep > n ? n : keep;
+}
+
 template <class A, class F> __device__ __forceinline__ A warp_reduce(A v, F f) {
   for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
@@ -77,8 +86,10 @@ template <class A, int kN> __device__ __forceinline__ double sum_exp(const A* x,
 
 // The row's values this thread holds: kPer values, in runs of kV consecutive
 // elements, run i of thread t at element (i * group + t) * kV (coalesced
-// across the group). Out-of-row slots hold -inf (exp gives 0).
-template <class T, int kPer, int kV> __device__ __forceinline__ void load_row(const T* p, int64_t n, int group, int t,
+// across the group). Out-of-row slots, and columns at or past `valid` (the
+// causal mask; valid <= n), hold -inf (exp gives 0), exactly as a `select`
+// of -inf before the softmax would.
+template <class T, int kPer, int kV> __device__ __forceinline__ void load_row(const T* p, int64_t n, int64_t valid, int group, int t,
                                                                             typename Compute<T>::type (&v)[kPer]) {
   using A = typename Compute<T>::type;
 #pragma unroll
@@ -89,11 +100,14 @@ template <class T, int kPer, int kV> __device__ __forceinline__ void load_row(co
       if (base < n) {  // n % 4 == 0: the whole run is in the row
         const float4 f = *reinterpret_cast<const float4*>(p + base);
         v[4 * i] = f.x, v[4 * i + 1] = f.y, v[4 * i + 2] = f.z, v[4 * i + 3] = f.w;
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (base + e >= valid) v[4 * i + e] = neg_inf<A>();
       } else {
         v[4 * i] = v[4 * i + 1] = v[4 * i + 2] = v[4 * i + 3] = neg_inf<A>();
       }
     } else {
-      v[i] = base < n ? static_cast<A>(to_compute(p[base])) : neg_inf<A>();
+      v[i] = base < valid ? static_cast<A>(to_compute(p[base])) : neg_inf<A>();
     }
   }
 }
@@ -122,7 +136,7 @@ template <class T, int kPer, int kV> __device__ __forceinline__ void store_row(T
 
 // One warp per row; `kPer` values a lane (a row of up to 32 * kPer). (Two
 // rows a warp for short rows, as PyTorch does, measured no faster at 128.)
-template <class T, int kPer, int kV> __global__ void __launch_bounds__(256) softmax_warp(const T* in, T* out, int64_t rows, int n, bool log) {
+template <class T, int kPer, int kV> __global__ void __launch_bounds__(256) softmax_warp(const T* in, T* out, int64_t rows, int n, bool log, Mask mask) {
   using A = typename Compute<T>::type;
   const int lane = threadIdx.x % 32;
   const int64_t first = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32, step = int64_t(gridDim.x) * blockDim.x / 32;
@@ -130,7 +144,7 @@ template <class T, int kPer, int kV> __global__ void __launch_bounds__(256) soft
   auto add = [](double a, double b) { return a + b; };
   for (int64_t r = first; r < rows; r += step) {
     A v[kPer];
-    load_row<T, kPer, kV>(in + r * n, n, 32, lane, v);
+    load_row<T, kPer, kV>(in + r * n, n, row_valid(mask, r, n), 32, lane, v);
     A m = neg_inf<A>();
 #pragma unroll
     for (int k = 0; k < kPer; ++k) m = nan_max(m, v[k]);
@@ -143,7 +157,7 @@ template <class T, int kPer, int kV> __global__ void __launch_bounds__(256) soft
 }
 
 // One block per row; `kPer` values a thread (a row of up to blockDim * kPer).
-template <class T, int kPer, int kV, int kMaxThreads> __global__ void __launch_bounds__(kMaxThreads) softmax_block(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+template <class T, int kPer, int kV, int kMaxThreads> __global__ void __launch_bounds__(kMaxThreads) softmax_block(const T* in, T* out, int64_t rows, int64_t n, bool log, Mask mask) {
   using A = typename Compute<T>::type;
   __shared__ A sh[32];
   __shared__ double shd[32];
@@ -151,7 +165,7 @@ template <class T, int kPer, int kV, int kMaxThreads> __global__ void __launch_b
   auto add = [](double a, double b) { return a + b; };
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     A v[kPer];
-    load_row<T, kPer, kV>(in + r * n, n, blockDim.x, threadIdx.x, v);
+    load_row<T, kPer, kV>(in + r * n, n, row_valid(mask, r, n), blockDim.x, threadIdx.x, v);
     A m = neg_inf<A>();
 #pragma unroll
     for (int k = 0; k < kPer; ++k) m = nan_max(m, v[k]);
@@ -166,7 +180,7 @@ template <class T, int kPer, int kV, int kMaxThreads> __global__ void __launch_b
 // One block per row of any length: the running max and sum of exponentials
 // of the thread's runs in one read (the sum rescaled when the max grows),
 // combined over the block, then a second read to write.
-template <class T, int kV> __global__ void __launch_bounds__(512) softmax_online(const T* in, T* out, int64_t rows, int64_t n, bool log) {
+template <class T, int kV> __global__ void __launch_bounds__(512) softmax_online(const T* in, T* out, int64_t rows, int64_t n, bool log, Mask mask) {
   using A = typename Compute<T>::type;
   __shared__ A sh[32];
   __shared__ double shd[32];
@@ -175,11 +189,12 @@ template <class T, int kV> __global__ void __launch_bounds__(512) softmax_online
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* p = in + r * n;
     T* q = out + r * n;
+    const int64_t valid = row_valid(mask, r, n);
     A m = neg_inf<A>();
     double s = 0;
     for (int64_t base = int64_t(threadIdx.x) * kV; base < n; base += int64_t(blockDim.x) * kV) {
       A v[kV];
-      load_row<T, kV, kV>(p + base, n - base, 1, 0, v);
+      load_row<T, kV, kV>(p + base, n - base, valid - base, 1, 0, v);
       A cm = m;
 #pragma unroll
       for (int e = 0; e < kV; ++e) cm = nan_max(cm, v[e]);
@@ -200,7 +215,7 @@ template <class T, int kV> __global__ void __launch_bounds__(512) softmax_online
     row_scale(sum, log, lsum, inv);
     for (int64_t base = int64_t(threadIdx.x) * kV; base < n; base += int64_t(blockDim.x) * kV) {
       A v[kV];
-      load_row<T, kV, kV>(p + base, n - base, 1, 0, v);
+      load_row<T, kV, kV>(p + base, n - base, valid - base, 1, 0, v);
       store_row<T, kV, kV>(q + base, n - base, 1, 0, v, row_max, log, lsum, inv);
     }
   }
@@ -230,40 +245,41 @@ int grid(int64_t want, int max_blocks) { return static_cast<int>(want < max_bloc
 
 // The warp kernel for a row of n <= 512: the fewest values a lane (a power
 // of two, at least kV) that cover the row.
-template <class T, int kV> void launch_warp(bool log, const T* in, T* out, int64_t rows, int n, int max_blocks, cudaStream_t s) {
+template <class T, int kV> void launch_warp(bool log, const T* in, T* out, int64_t rows, int n, Mask mask, int max_blocks, cudaStream_t s) {
   const int warps_per_block = 8, blocks = grid((rows + warps_per_block - 1) / warps_per_block, max_blocks), threads = 32 * warps_per_block;
   if constexpr (kV == 1) {
-    if (n <= 32) softmax_warp<T, 1, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
-    else if (n <= 64) softmax_warp<T, 2, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
-    else if (n <= 128) softmax_warp<T, 4, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
-    else if (n <= 256) softmax_warp<T, 8, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
-    else softmax_warp<T, 16, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    if (n <= 32) softmax_warp<T, 1, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
+    else if (n <= 64) softmax_warp<T, 2, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
+    else if (n <= 128) softmax_warp<T, 4, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
+    else if (n <= 256) softmax_warp<T, 8, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
+    else softmax_warp<T, 16, 1><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
   } else {
-    if (n <= 128) softmax_warp<T, 4, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
-    else if (n <= 256) softmax_warp<T, 8, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
-    else softmax_warp<T, 16, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log);
+    if (n <= 128) softmax_warp<T, 4, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
+    else if (n <= 256) softmax_warp<T, 8, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
+    else softmax_warp<T, 16, 4><<<blocks, threads, 0, s>>>(in, out, rows, n, log, mask);
   }
 }
 
 // The block kernel with `kPer` values a thread: just enough threads (whole
 // warps, at most kMaxThreads) for the row.
-template <class T, int kPer, int kMaxThreads> void launch_block(bool log, bool vec, const T* in, T* out, int64_t rows, int64_t n, int max_blocks,
+template <class T, int kPer, int kMaxThreads> void launch_block(bool log, bool vec, const T* in, T* out, int64_t rows, int64_t n, Mask mask, int max_blocks,
                                                cudaStream_t s) {
   const int threads = static_cast<int>((n + 32 * kPer - 1) / (32 * kPer) * 32);
   if constexpr (sizeof(T) == 4) {
     if (vec) {
-      softmax_block<T, kPer, 4, kMaxThreads><<<grid(rows, max_blocks), threads, 0, s>>>(in, out, rows, n, log);
+      softmax_block<T, kPer, 4, kMaxThreads><<<grid(rows, max_blocks), threads, 0, s>>>(in, out, rows, n, log, mask);
       return;
     }
   }
-  softmax_block<T, kPer, 1, kMaxThreads><<<grid(rows, max_blocks), threads, 0, s>>>(in, out, rows, n, log);
+  softmax_block<T, kPer, 1, kMaxThreads><<<grid(rows, max_blocks), threads, 0, s>>>(in, out, rows, n, log, mask);
 }
 
-template <class T> cudaError_t launch(bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks,
+template <class T> cudaError_t launch(bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, Mask mask, int max_blocks,
                                       cudaStream_t s) {
   const T* pi = static_cast<const T*>(in);
   T* po = static_cast<T*>(out);
   if (inner != 1) {
+    if (mask.rows > 0) return cudaErrorInvalidValue;  // the executor masks only the innermost axis
     softmax_columns<T><<<grid((outer * inner + 255) / 256, max_blocks), 256, 0, s>>>(pi, po, outer, n, inner, log);
     return cudaGetLastError();
   }
@@ -276,37 +292,38 @@ template <class T> cudaError_t launch(bool log, const void* in, void* out, int64
   if (n <= 512) {
     if constexpr (sizeof(T) == 4) {
       if (vec && n >= 128) {
-        launch_warp<T, 4>(log, pi, po, outer, static_cast<int>(n), max_blocks, s);
+        launch_warp<T, 4>(log, pi, po, outer, static_cast<int>(n), mask, max_blocks, s);
         return cudaGetLastError();
       }
     }
-    launch_warp<T, 1>(log, pi, po, outer, static_cast<int>(n), max_blocks, s);
+    launch_warp<T, 1>(log, pi, po, outer, static_cast<int>(n), mask, max_blocks, s);
   } else if (sizeof(T) == 8 ? n <= 512 * 8 : n <= 512 * 16) {
-    launch_block<T, sizeof(T) == 8 ? 8 : 16, 512>(log, vec, pi, po, outer, n, max_blocks, s);
+    launch_block<T, sizeof(T) == 8 ? 8 : 16, 512>(log, vec, pi, po, outer, n, mask, max_blocks, s);
   } else if (vec && n <= 1024 * 16) {
     // 1024 threads: only the vector path fits in 64 registers a thread.
     if constexpr (sizeof(T) == 4)
-      softmax_block<T, 16, 4, 1024><<<grid(outer, max_blocks), static_cast<int>((n + 511) / 512 * 32), 0, s>>>(pi, po, outer, n, log);
+      softmax_block<T, 16, 4, 1024><<<grid(outer, max_blocks), static_cast<int>((n + 511) / 512 * 32), 0, s>>>(pi, po, outer, n, log, mask);
   } else {
     if constexpr (sizeof(T) == 4) {
       if (vec) {
-        softmax_online<T, 4><<<grid(outer, max_blocks), 512, 0, s>>>(pi, po, outer, n, log);
+        softmax_online<T, 4><<<grid(outer, max_blocks), 512, 0, s>>>(pi, po, outer, n, log, mask);
         return cudaGetLastError();
       }
     }
-    softmax_online<T, 1><<<grid(outer, max_blocks), 512, 0, s>>>(pi, po, outer, n, log);
+    softmax_online<T, 1><<<grid(outer, max_blocks), 512, 0, s>>>(pi, po, outer, n, log, mask);
   }
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, int max_blocks, cudaStream_t s) {
+cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, Mask mask, int max_blocks,
+                    cudaStream_t s) {
   if (outer == 0 || n == 0 || inner == 0) return cudaSuccess;
   switch (dt) {
-    case DT::F32: return launch<float>(log, in, out, outer, n, inner, max_blocks, s);
-    case DT::F64: return launch<double>(log, in, out, outer, n, inner, max_blocks, s);
-    case DT::BF16: return launch<bf16>(log, in, out, outer, n, inner, max_blocks, s);
+    case DT::F32: return launch<float>(log, in, out, outer, n, inner, mask, max_blocks, s);
+    case DT::F64: return launch<double>(log, in, out, outer, n, inner, mask, max_blocks, s);
+    case DT::BF16: return launch<bf16>(log, in, out, outer, n, inner, mask, max_blocks, s);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -1,8 +1,10 @@
 #include "lower/gpu/plan_gpu.h"
 #include "lower/gpu/fuse_elementwise.h"
+#include "lower/gpu/fuse_patterns.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 
@@ -27,6 +29,9 @@ abi::GpuDType gpu_dtype(types::DType d) { return static_cast<abi::GpuDType>(stat
 
 bool on_device(const types::TensorType& t) { return t.device.kind != types::Device::Kind::Host; }
 
+bool is_float(abi::GpuDType d) { return d == abi::GpuDType::F32 || d == abi::GpuDType::F64 || d == abi::GpuDType::BF16; }
+
+
 class Planner {
  public:
   Planner(const ir::Module& m, const PlanOptions& o) : m_(m), opts_(o) {}
@@ -48,9 +53,11 @@ class Planner {
     std::vector<int> results = emit_function(f, env, args, 0);
     bind_outputs(f, env, results);
     size_t before = plan_.launches.size();
+    if (opts_.fuse_patterns) fuse_patterns(plan_);
     remove_dead_launches();
     if (plan_.launches.size() != before) recompute_lifetimes();
     fold_transposes_into_matmuls();
+    if (opts_.fuse_patterns && group_permutes(plan_) > 0) recompute_lifetimes();
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
     layout_workspace();
@@ -322,8 +329,7 @@ class Planner {
           break;
         default: throw PlanError("internal: " + what + " has no GPU lowering");
       }
-      if (l.kernel == "fill" && (plan_.slots[out].dtype == abi::GpuDType::F32 || plan_.slots[out].dtype == abi::GpuDType::F64))
-        constant_[out] = plan_.slots[out].dtype == abi::GpuDType::F32 ? static_cast<double>(static_cast<float>(l.scalar)) : l.scalar;
+      if (l.kernel == "fill" && is_float(plan_.slots[out].dtype)) constant_[out] = abi::gpu_stored_value(l.scalar, plan_.slots[out].dtype);
       launch(std::move(l));
     }
     std::vector<int> rs;
@@ -331,9 +337,11 @@ class Planner {
     return rs;
   }
 
-  // `(add (matmul a w) c)`, the matmul's value used only here, in f32 or
-  // f64, becomes the matmul's cuBLASLt epilogue (one launch fewer, one pass
-  // over the output fewer), and the add's value is the matmul's slot:
+  // `(add (matmul a w) c)`, the matmul's value used only here, in any
+  // floating dtype, becomes the matmul's cuBLASLt epilogue (one launch
+  // fewer, one pass over the output fewer; bf16 then rounds once, after the
+  // add, where the unfused launches round the product too), and the add's
+  // value is the matmul's slot:
   //   c a vector of the last dimension: the BIAS epilogue;
   //   c of the output's shape (a residual connection): C = c, beta = 1
   //   (launch flag 1).
@@ -350,7 +358,7 @@ class Planner {
       if (uses[pv] != 1 || std::count(vals.begin(), vals.end(), prod) != 1) continue;
       const GpuSlot& out = plan_.slots[prod];
       const GpuSlot& cs = plan_.slots[root(c)];
-      if (out.dtype != abi::GpuDType::F32 && out.dtype != abi::GpuDType::F64) continue;
+      if (!is_float(out.dtype)) continue;
       if (cs.kind == GpuSlot::Kind::HostInput || cs.kind == GpuSlot::Kind::HostOutput) continue;
       if (plan_.slots[c].dtype != out.dtype) continue;
       if (plan_.slots[c].shape == std::vector<int64_t>{out.shape.back()}) {
@@ -379,9 +387,10 @@ class Planner {
 
   // An op whose operands are all known constants, when its result is exact
   // on both sides (IEEE: negation, square root, +, -, *, /; rsqrt is 1/sqrt
-  // as the kernels compute it), in the dtype: the same bits as the kernel.
+  // as the kernels compute it), in the dtype: the same bits as the kernel
+  // (bf16: the f32 result rounded to bf16, as the kernels store it).
   std::optional<double> fold_constant(OpKind op, const std::vector<int>& ins, abi::GpuDType dt) const {
-    if (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64) return std::nullopt;
+    if (!is_float(dt)) return std::nullopt;
     std::vector<double> v;
     for (int s : ins) {
       auto c = constant(s);
@@ -402,7 +411,11 @@ class Planner {
         default: return std::nullopt;
       }
     };
-    return dt == abi::GpuDType::F32 ? calc(0.0f) : calc(0.0);
+    // bf16 computes in f32 and rounds the result, as the kernels do.
+    if (dt == abi::GpuDType::F64) return calc(0.0);
+    std::optional<double> r = calc(0.0f);
+    if (r) r = abi::gpu_stored_value(*r, dt);
+    return r;
   }
 
   // `(mul (matmul a b) c)` with c a known scalar constant (attention's
@@ -423,8 +436,7 @@ class Planner {
         if (!writes) continue;
         if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || plan_.slots[prod].dtype != plan_.slots[ins[1 - side]].dtype)
           break;
-        abi::GpuDType dt = plan_.slots[prod].dtype;
-        if (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64) break;
+        if (!is_float(plan_.slots[prod].dtype)) break;
         mm.scalar = *c;
         mm.why += "; scaled by " + abi::format_double(*c, 9) + " (alpha)";
         vals[b.results[0]] = prod;

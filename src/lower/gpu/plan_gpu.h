@@ -44,6 +44,11 @@ struct PlanOptions {
   /// transformer block 5.85 vs 5.12 ms, the small one no faster under graph
   /// replay; docs/design/gpu-fusion.md). `shapemlc --gpu-fuse on` opts in.
   bool fuse = false;
+  /// Replace the launch groups of RMSNorm, a causal-masked softmax and a
+  /// gated activation (SwiGLU) with one fused kernel each
+  /// (lower/gpu/fuse_patterns.h). On by default; `shapemlc
+  /// --gpu-fuse-patterns off` keeps the unfused launches (to compare).
+  bool fuse_patterns = true;
 };
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,

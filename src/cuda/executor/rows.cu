@@ -1,0 +1,134 @@
+// Fused row and gated kernels the planner chooses for recognized patterns
+// (kernels.h; docs/design/gpu-fused-kernels.md):
+//   rmsnorm  one block per row (whole warps, just enough for the row in
+//            16-byte loads where the row allows): the sum of squares over the
+//            block, then a second read of the row (from L1/L2) to scale and
+//            store; one launch instead of seven
+//   gated    act(a) * b elementwise, 16-byte loads when both inputs and the
+//            output are aligned and the length allows; one launch and one
+//            pass over the product instead of two
+// Compute in f32 for f32 and bf16, f64 for f64; bf16 is rounded once, when
+// stored. 64-bit indices throughout (rows * n may exceed 2^32).
+#include <cstdint>
+
+#include "cuda/executor/grid.cuh"
+#include "cuda/executor/kernels.h"
+#include "cuda/executor/numerics.cuh"
+
+namespace shapeml::cuda::kern {
+namespace {
+
+template <class T, int kV> struct alignas(sizeof(T) * kV) Pack { T v[kV]; };
+
+template <class A> __device__ __forceinline__ A block_sum(A v, A* sh) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warps = blockDim.x / 32, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (warps == 1) return v;
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  v = lane < warps ? sh[lane] : A(0);
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  __syncthreads();  // sh is reused by the next row
+  return v;
+}
+
+// kV elements a load; n % kV == 0 and every pointer aligned to kV elements
+// when kV > 1.
+template <class T, int kV> __global__ void __launch_bounds__(1024) rmsnorm_rows(const T* x, const T* g, T* out, int64_t rows, int64_t n, double eps) {
+  using A = typename Compute<T>::type;
+  using P = Pack<T, kV>;
+  __shared__ A sh[32];
+  const int64_t packs = n / kV;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const P* xr = reinterpret_cast<const P*>(x + r * n);
+    A ss = 0;
+    for (int64_t k = threadIdx.x; k < packs; k += blockDim.x) {
+      const P p = xr[k];
+#pragma unroll
+      for (int e = 0; e < kV; ++e) {
+        const A v = to_compute(p.v[e]);
+        ss += v * v;
+      }
+    }
+    ss = block_sum(ss, sh);
+    const A inv = A(1) / k_sqrt(ss / static_cast<A>(n) + static_cast<A>(eps));
+    P* o = reinterpret_cast<P*>(out + r * n);
+    const P* gp = reinterpret_cast<const P*>(g);
+    for (int64_t k = threadIdx.x; k < packs; k += blockDim.x) {
+      const P p = xr[k], w = gp[k];
+      P q;
+#pragma unroll
+      for (int e = 0; e < kV; ++e) q.v[e] = from_compute<T>((to_compute(p.v[e]) * inv) * to_compute(w.v[e]));
+      o[k] = q;
+    }
+  }
+}
+
+bool aligned(const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0; }
+
+template <class T> cudaError_t launch_rmsnorm(const void* x, const void* g, void* out, int64_t rows, int64_t n, double eps, int max_blocks,
+                                              cudaStream_t s) {
+  constexpr int kV = 16 / sizeof(T);
+  const bool vec = n % kV == 0 && aligned(x, 16) && aligned(g, 16) && aligned(out, 16);
+  const int64_t packs = vec ? n / kV : n;
+  // Whole warps, one or two packs a thread, at most 1024 threads.
+  int64_t threads = (packs + 63) / 64 * 32;
+  threads = threads < 32 ? 32 : threads > 1024 ? 1024 : threads;
+  const int blocks = static_cast<int>(rows < max_blocks ? rows : max_blocks);
+  const T* px = static_cast<const T*>(x);
+  const T* pg = static_cast<const T*>(g);
+  T* po = static_cast<T*>(out);
+  if (vec) rmsnorm_rows<T, kV><<<blocks, static_cast<int>(threads), 0, s>>>(px, pg, po, rows, n, eps);
+  else rmsnorm_rows<T, 1><<<blocks, static_cast<int>(threads), 0, s>>>(px, pg, po, rows, n, eps);
+  return cudaGetLastError();
+}
+
+template <class T, int kV> __global__ void gated_kernel(int32_t act, const T* a, const T* b, T* out, int64_t packs) {
+  using P = Pack<T, kV>;
+  const P* pa = reinterpret_cast<const P*>(a);
+  const P* pb = reinterpret_cast<const P*>(b);
+  P* po = reinterpret_cast<P*>(out);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < packs; i += int64_t(gridDim.x) * blockDim.x) {
+    const P x = pa[i], y = pb[i];
+    P q;
+#pragma unroll
+    for (int e = 0; e < kV; ++e) q.v[e] = from_compute<T>(unary_op(act, to_compute(x.v[e])) * to_compute(y.v[e]));
+    po[i] = q;
+  }
+}
+
+template <class T> cudaError_t launch_gated(int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s) {
+  constexpr int kV = 16 / sizeof(T);
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T* po = static_cast<T*>(out);
+  if (n % kV == 0 && aligned(a, 16) && aligned(b, 16) && aligned(out, 16))
+    gated_kernel<T, kV><<<blocks_for(n / kV, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n / kV);
+  else
+    gated_kernel<T, 1><<<blocks_for(n, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t rmsnorm(DT dt, const void* x, const void* g, void* out, int64_t rows, int64_t n, double eps, int max_blocks, cudaStream_t s) {
+  if (rows == 0 || n == 0) return cudaSuccess;
+  switch (dt) {
+    case DT::F32: return launch_rmsnorm<float>(x, g, out, rows, n, eps, max_blocks, s);
+    case DT::F64: return launch_rmsnorm<double>(x, g, out, rows, n, eps, max_blocks, s);
+    case DT::BF16: return launch_rmsnorm<bf16>(x, g, out, rows, n, eps, max_blocks, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t gated(DT dt, int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  switch (dt) {
+    case DT::F32: return launch_gated<float>(act, a, b, out, n, max_blocks, s);
+    case DT::F64: return launch_gated<double>(act, a, b, out, n, max_blocks, s);
+    case DT::BF16: return launch_gated<bf16>(act, a, b, out, n, max_blocks, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace shapeml::cuda::kern
