@@ -71,7 +71,7 @@ step golden_gpu 300 python3 tests/gpu/golden_gpu.py run --runtime "$carry/lib/li
   --module "$carry/modules/golden_gpu.so" --json "$out/golden_gpu.json"
 step generated_gpu 180 python3 tests/gpu/generated_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/generated" \
   --json "$out/generated_gpu.json"
-step transformer_gpu 420 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
+step transformer_gpu 590 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
   --json "$out/transformer_gpu.json" ${TRANSFORMER_FLAGS:-}
 step storylm0_gpu 300 python3 tests/gpu/storylm0_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/storylm0"
 step mlpkit_gpu 120 bash -c "set -o pipefail; LD_LIBRARY_PATH=\"$carry/lib:$carry/mlpkit:\$LD_LIBRARY_PATH\" \"$carry/mlpkit/mlpkit_test\" \"$carry/mlpkit/mlp_model.so\" \"$carry/mlpkit/mlp_gpu_model.so\" | tee -a /dev/stderr | grep -q \"GPU: max abs error\""

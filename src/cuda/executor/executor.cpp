@@ -33,6 +33,7 @@
 #include "cuda/cuda_error.h"
 #include "cuda/executor/device_guard.h"
 #include "cuda/executor/kernels.h"
+#include "cuda/executor/lt_tuning.h"
 
 namespace {
 
@@ -178,6 +179,7 @@ struct LtMatmul {
   bool has_aligned = false, has_any = false;
   bool f64 = false;
   bool bias = false;
+  std::string choice;  // how the aligned variant's algorithm was chosen (lt_tuning.h)
   // The bias pointer is a descriptor attribute, set per call: a plan run
   // from several threads at once takes turns setting it and enqueueing.
   std::shared_ptr<std::mutex> bias_mu = std::make_shared<std::mutex>();
@@ -922,7 +924,7 @@ int64_t pow2_align(std::initializer_list<int64_t> byte_counts) {
 // "A" is our B viewed as column-major [N, K] (ld N), its "B" our A as
 // column-major [K, M] (ld K), its C our C as column-major [N, M] (ld N). No
 // transposes, no copies; batches are strided.
-Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::string& w) {
+Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::string& w, int32_t device) {
   auto fail = [&](const char* call, cublasStatus_t s) { return Failure{cublas_code(s), w + ": " + call + " failed: " + cublas_text(s)}; };
   cudaDataType_t t = st.dt == kern::DT::F64 ? CUDA_R_64F : st.dt == kern::DT::BF16 ? CUDA_R_16BF : CUDA_R_32F;
   // Full fp32 unless the plan allows TF32 tensor cores (a compile option).
@@ -980,7 +982,6 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
     cublasLtMatmulPreference_t pref = nullptr;
     if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulPreferenceCreate", s);
     size_t ws = kLtMaxWorkspace;
-    cublasLtMatmulHeuristicResult_t res{};
     int found = 0;
     s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
     if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
@@ -991,11 +992,32 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
       cublasLtMatmulPreferenceDestroy(pref);
       return fail("cublasLtMatmulPreferenceSetAttribute", s);
     }
-    s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, 1, &res, &found);
+    // The aligned variant (what a call normally gets) asks for several
+    // candidates and keeps the fastest by time (lt_tuning.h).
+    std::vector<cublasLtMatmulHeuristicResult_t> cands(variant == 0 ? shapeml::cuda::kLtCandidates : 1);
+    s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, static_cast<int>(cands.size()), cands.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0) continue;  // this variant has none
-    (variant == 0 ? m.algo_aligned : m.algo_any) = res.algo;
-    (variant == 0 ? m.ws_aligned : m.ws_any) = res.workspaceSize;
+    cands.resize(static_cast<size_t>(found));
+    size_t pick = 0;
+    if (variant == 0) {
+      shapeml::cuda::LtProblem prob;
+      prob.desc = m.desc, prob.la = m.la, prob.lb = m.lb, prob.lc = m.lc;
+      prob.f64 = m.f64, prob.bias = st.bias, prob.accumulate = st.accumulate;
+      const int64_t batches = std::max<int64_t>(st.batch, 1);
+      prob.lt_a_bytes = static_cast<size_t>(((batches - 1) * st.stride_b + K * N) * es);  // Lt's A is our B
+      prob.lt_b_bytes = static_cast<size_t>(((batches - 1) * st.stride_a + M * K) * es);
+      prob.c_bytes = static_cast<size_t>(batches * M * N * es);
+      prob.bias_bytes = static_cast<size_t>(N * es);
+      prob.device = device;
+      prob.key = std::to_string(static_cast<int>(st.dt)) + (st.tf32 ? " tf32" : "") + " M" + std::to_string(M) + " N" + std::to_string(N) +
+                 " K" + std::to_string(K) + " b" + std::to_string(st.batch) + " sa" + std::to_string(st.stride_a) + " sb" +
+                 std::to_string(st.stride_b) + (st.trans_a ? " tA" : "") + (st.trans_b ? " tB" : "") + (st.bias ? " bias" : "") +
+                 (st.accumulate ? " acc" : "") + " al" + std::to_string(al_a) + "/" + std::to_string(al_b) + "/" + std::to_string(al_c);
+      pick = shapeml::cuda::fastest_lt_candidate(h, prob, cands, m.choice);
+    }
+    (variant == 0 ? m.algo_aligned : m.algo_any) = cands[pick].algo;
+    (variant == 0 ? m.ws_aligned : m.ws_any) = cands[pick].workspaceSize;
     (variant == 0 ? m.has_aligned : m.has_any) = true;
   }
   if (!m.has_aligned && !m.has_any)
@@ -1089,7 +1111,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
         }
         plan->lt.emplace_back();
         st.lt = static_cast<int32_t>(plan->lt.size() - 1);
-        Failure f = prepare_lt(plan->lt_handle, st, plan->lt.back(), p.name);
+        Failure f = prepare_lt(plan->lt_handle, st, plan->lt.back(), p.name, device);
         if (f.code != kOk) return write_err(err, err_size, f.code, "plan_create: " + f.msg);
         const LtMatmul& m = plan->lt.back();
         need = std::max({need, m.ws_any, m.ws_aligned});
