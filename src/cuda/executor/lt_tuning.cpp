@@ -11,9 +11,12 @@
 namespace shapeml::cuda {
 namespace {
 
-bool tuning_off() {
+// Opt-in: timed choices measured no faster inside the block's graph replay
+// (docs/design/cublaslt-tuning.md), and the heuristic's choice is the same
+// in every process.
+bool tuning_on() {
   const char* v = std::getenv("SHAPEML_CUBLASLT_TUNING");
-  return v && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0);
+  return v && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
 }
 
 // Scratch device memory for the timing runs, freed on every path.
@@ -84,8 +87,8 @@ size_t fastest_lt_candidate(cublasLtHandle_t h, const LtProblem& p, const std::v
     note = "the heuristic's only candidate";
     return 0;
   }
-  if (tuning_off()) {
-    note = "the heuristic's first of " + std::to_string(candidates.size()) + " (SHAPEML_CUBLASLT_TUNING=off)";
+  if (!tuning_on()) {
+    note = "the heuristic's first of " + std::to_string(candidates.size()) + " (timing is opt-in: SHAPEML_CUBLASLT_TUNING=on)";
     return 0;
   }
   static std::mutex mu;

@@ -1,13 +1,13 @@
-// The cuBLASLt algorithm of a plan's GEMM, chosen by timing: the
-// heuristic's first choice is a guess from a performance model, and for the
-// small GEMMs of a transformer block on the H200 it picks split-K variants
-// (a second, reduce kernel per GEMM) and tiles that measure slower than
-// other candidates it also offers (docs/design/gpu-fused-kernels.md).
-// plan_create asks for up to kLtCandidates, times each on scratch buffers of
-// the GEMM's sizes and keeps the fastest. The choice is cached per process
-// by the GEMM's full description, so two plans with the same GEMM (a fused
-// and an unfused plan, say) compute it with the same algorithm and the same
-// bits. SHAPEML_CUBLASLT_TUNING=off keeps the heuristic's first choice.
+// The cuBLASLt algorithm of a plan's GEMM, optionally chosen by timing
+// (SHAPEML_CUBLASLT_TUNING=on; docs/design/cublaslt-tuning.md): the
+// heuristic's first choice is a guess from a performance model (for the
+// small GEMMs of a transformer block on the H200 it picks split-K variants,
+// a second reduce kernel per GEMM). With tuning on, plan_create asks for up
+// to kLtCandidates, times each on scratch buffers of the GEMM's sizes and
+// keeps the fastest. The choice is cached per process by the GEMM's full
+// description, so two plans with the same GEMM (a fused and an unfused plan,
+// say) compute it with the same algorithm and the same bits. Off by default:
+// inside the block's graph replay the timed choices measured no faster.
 #pragma once
 #include <cublasLt.h>
 
