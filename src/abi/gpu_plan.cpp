@@ -277,7 +277,8 @@ std::string GpuPlan::validate() const {
         break;
       case GpuSlot::Kind::View:
         if (s.alias < 0 || static_cast<size_t>(s.alias) >= i) return at + "a view must alias an earlier slot";
-        if (s.bytes() > slots[s.alias].bytes()) return at + "a view larger than what it aliases";
+        if (s.offset < 0 || s.offset % gpu_dtype_size(s.dtype) != 0) return at + "a view's offset must be a non-negative multiple of its element size";
+        if (s.offset > slots[s.alias].bytes() - bytes) return at + "a view reaches past the end of what it aliases";
         break;
     }
   }

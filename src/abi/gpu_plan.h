@@ -11,8 +11,9 @@
 //   temp      an intermediate at `offset` bytes into the call's workspace
 //             (one allocation per call, `workspace_bytes`, 256-byte aligned
 //             offsets); slots whose lifetimes do not overlap share bytes
-//   view      the same bytes as slot `alias` with another shape (reshape of
-//             a dense tensor): no launch, no copy
+//   view      bytes of slot `alias` from `offset` on, with another shape
+//             (reshape of a dense tensor: offset 0; one part of a merged
+//             result: offset > 0): no launch, no copy
 //   host_input i / host_output i   a host tensor of a mixed-placement entry
 //             (copy_to_device reads one; copy_to_host writes one)
 // Launches run in order on the call's stream. The executor allocates nothing
@@ -102,7 +103,7 @@ struct GpuSlot {
   int32_t alias = -1;   // View: the slot whose bytes it shares
   GpuDType dtype = GpuDType::F32;
   std::vector<int64_t> shape;
-  int64_t offset = 0;  // Temp: byte offset into the workspace
+  int64_t offset = 0;  // Temp: byte offset into the workspace; View: byte offset into its alias
   int64_t numel() const;
   int64_t bytes() const { return numel() * gpu_dtype_size(dtype); }
 };

@@ -249,6 +249,49 @@ TEST(FusedKernels, Bf16MatmulWithAlphaResidualAndBiasEpilogues) {
       }
 }
 
+// ---- merged projections (merge_projections.h) -------------------------------
+
+// Equal pieces concatenated along either axis take the grouped copy (one
+// launch); a view at an offset reads the bytes from there.
+TEST(FusedKernels, ConcatOfEqualPiecesAndViewsAtOffsets) {
+  REQUIRE_GPU();
+  for (GpuDType dt : {GpuDType::F32, GpuDType::BF16, GpuDType::F64})
+    for (int64_t axis : {0, 1})
+      for (int pieces : {2, 3, 4}) {
+        const Shape ps = {5, 7};
+        Shape os = ps;
+        os[static_cast<size_t>(axis)] *= pieces;
+        std::vector<Tensor> in;
+        PlanBuilder b;
+        std::vector<int32_t> ins;
+        for (int k = 0; k < pieces; ++k) in.push_back(uniform(dt, ps, -4, 4)), ins.push_back(b.input(k, dt, ps));
+        int32_t out = b.output(0, dt, os);
+        b.launch("concat", "", ins, {out}, {axis});
+        auto r = run(b.p, in, {{dt, os}});
+        ASSERT_EQ(r.size(), 1u);
+        std::vector<double> want(static_cast<size_t>(numel(os)));
+        for (int k = 0; k < pieces; ++k)
+          for (int64_t i = 0; i < 5; ++i)
+            for (int64_t j = 0; j < 7; ++j) {
+              int64_t oi = axis == 0 ? k * 5 + i : i, oj = axis == 1 ? k * 7 + j : j;
+              want[static_cast<size_t>(oi * os[1] + oj)] = in[static_cast<size_t>(k)].v[static_cast<size_t>(i * 7 + j)];
+            }
+        expect_close(r[0], want, 0, 0, std::string("concat of ") + std::to_string(pieces) + " along " + std::to_string(axis));
+      }
+  // out = -(x[1]) through a view of x at the offset of x[1].
+  Tensor x = uniform(GpuDType::F32, {3, 4, 6}, -2, 2);
+  PlanBuilder b;
+  int32_t px = b.input(0, GpuDType::F32, {3, 4, 6});
+  int32_t v = b.slot(GpuSlot::Kind::View, px, GpuDType::F32, {4, 6}, 24 * 4);
+  int32_t out = b.output(0, GpuDType::F32, {4, 6});
+  b.launch("unary", "neg", {v}, {out});
+  auto r = run(b.p, {x}, {{GpuDType::F32, {4, 6}}});
+  ASSERT_EQ(r.size(), 1u);
+  std::vector<double> want;
+  for (int i = 24; i < 48; ++i) want.push_back(-x.v[static_cast<size_t>(i)]);
+  expect_close(r[0], want, 0, 0, "a view at an offset");
+}
+
 // ---- cuBLASLt algorithm choice by timing (lt_tuning.h) ------------------------
 
 // Two plans with the same GEMM (the small block's gate projection, where the

@@ -601,6 +601,23 @@ struct Builder {
       if (axis < 0 || axis >= static_cast<int64_t>(r)) return error(w, "concat axis out of range");
       size_t ax = static_cast<size_t>(axis);
       Shape out_st = dense_strides(out.shape);
+      bool equal = l.inputs.size() >= 2 && l.inputs.size() <= static_cast<size_t>(kern::kMaxCopyGroup);
+      for (int32_t s : l.inputs) equal &= slot(s).shape == slot(l.inputs[0]).shape && slot(s).dtype == out.dtype;
+      if (equal && slot(l.inputs[0]).shape.size() == r && slot(l.inputs[0]).shape[ax] * static_cast<int64_t>(l.inputs.size()) == out.shape[ax]) {
+        // Pieces of one shape (a merged GEMM's weights): one launch of the
+        // grouped copy, each piece at its offset along the axis.
+        const GpuSlot& a = slot(l.inputs[0]);
+        for (size_t d = 0; d < r; ++d)
+          if (d != ax && a.shape[d] != out.shape[d]) return error(w, "an input differs off the axis");
+        st.kind = Step::Kind::StridedGroup;
+        st.n = a.numel();
+        st.group = static_cast<int32_t>(l.inputs.size());
+        for (size_t k = 0; k < l.inputs.size(); ++k)
+          st.group_in[k] = Operand{l.inputs[k], 0}, st.group_out[k] = Operand{l.outputs[0], static_cast<int64_t>(k) * a.shape[ax] * out_st[ax] * st.esize};
+        if (!geom(w, a.shape, {out_st, dense_strides(a.shape)}, st.geom)) return false;
+        if (st.n > 0) p.steps.push_back(st);
+        return true;
+      }
       int64_t at = 0;
       for (int32_t s : l.inputs) {
         const GpuSlot& a = slot(s);
@@ -1047,7 +1064,10 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
       case GpuSlot::Kind::Output: r.buffer = gp.num_inputs + s.index; break;
       case GpuSlot::Kind::HostOutput: r.buffer = gp.num_inputs + s.index, r.host = true; break;
       case GpuSlot::Kind::Temp: r.in_workspace = true, r.offset = s.offset; break;
-      case GpuSlot::Kind::View: r = plan->slots[static_cast<size_t>(s.alias)]; break;  // validate(): alias < this slot
+      case GpuSlot::Kind::View:  // validate(): alias < this slot, offset inside it
+        r = plan->slots[static_cast<size_t>(s.alias)];
+        r.offset += s.offset;
+        break;
     }
     plan->slots.push_back(r);
   }

@@ -1,6 +1,7 @@
 #include "lower/gpu/plan_gpu.h"
 #include "lower/gpu/fuse_elementwise.h"
 #include "lower/gpu/fuse_patterns.h"
+#include "lower/gpu/merge_projections.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,7 +58,7 @@ class Planner {
     remove_dead_launches();
     if (plan_.launches.size() != before) recompute_lifetimes();
     fold_transposes_into_matmuls();
-    if (opts_.fuse_patterns && group_permutes(plan_) > 0) recompute_lifetimes();
+    if (opts_.fuse_patterns && group_permutes(plan_) + merge_projections(plan_) > 0) recompute_lifetimes();
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
     layout_workspace();
