@@ -250,7 +250,7 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
   return p;
 }
 
-std::string GpuPlan::validate() const {
+std::string GpuPlan::validate(bool laid_out) const {
   if (num_inputs < 0 || num_outputs < 0 || workspace_bytes < 0) return "negative counts";
   for (size_t i = 0; i < slots.size(); ++i) {
     const GpuSlot& s = slots[i];
@@ -273,7 +273,7 @@ std::string GpuPlan::validate() const {
         if (s.index < 0 || s.index >= num_outputs) return at + "output index out of range";
         break;
       case GpuSlot::Kind::Temp:
-        if (s.offset < 0 || s.offset % 256 != 0 || s.offset > workspace_bytes - bytes) return at + "outside the workspace";
+        if (laid_out && (s.offset < 0 || s.offset % 256 != 0 || s.offset > workspace_bytes - bytes)) return at + "outside the workspace";
         break;
       case GpuSlot::Kind::View:
         if (s.alias < 0 || static_cast<size_t>(s.alias) >= i) return at + "a view must alias an earlier slot";

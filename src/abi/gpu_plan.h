@@ -146,8 +146,10 @@ struct GpuPlan {
   /// Structural checks an executor relies on (slot indices in range, temp
   /// slots inside the workspace, views no larger than what they alias,
   /// operand counts per kernel, `graph on` only when graph_blocker() is
-  /// empty); "" when valid, else the first problem.
-  std::string validate() const;
+  /// empty); "" when valid, else the first problem. `laid_out` false: the
+  /// workspace is not laid out yet (the planner's passes before the layout),
+  /// so temp offsets are not checked.
+  std::string validate(bool laid_out = true) const;
 };
 
 }  // namespace shapeml::abi

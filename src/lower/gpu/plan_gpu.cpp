@@ -54,11 +54,17 @@ class Planner {
     std::vector<int> results = emit_function(f, env, args, 0);
     bind_outputs(f, env, results);
     size_t before = plan_.launches.size();
-    if (opts_.fuse_patterns) fuse_patterns(plan_);
+    if (opts_.fuse_patterns && fuse_patterns(plan_) > 0) verify("pattern fusion");
     remove_dead_launches();
     if (plan_.launches.size() != before) recompute_lifetimes();
     fold_transposes_into_matmuls();
-    if (opts_.fuse_patterns && group_permutes(plan_) + merge_projections(plan_) > 0) recompute_lifetimes();
+    if (opts_.fuse_patterns) {
+      int grouped = group_permutes(plan_);
+      if (grouped > 0) verify("permute grouping");
+      int merged = merge_projections(plan_);
+      if (merged > 0) verify("projection merging");
+      if (grouped + merged > 0) recompute_lifetimes();
+    }
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
     layout_workspace();
@@ -67,6 +73,13 @@ class Planner {
   }
 
  private:
+  // The plan verifier after a pass (before the workspace layout: temps may
+  // still overlap, which validate() does not look at).
+  void verify(const char* pass) {
+    if (std::string v = plan_.validate(/*laid_out=*/false); !v.empty())
+      throw PlanError(std::string("internal: ") + pass + " made a plan that does not validate: " + v);
+  }
+
   void note_device(const types::TensorType& t) {
     if (t.device.kind == types::Device::Kind::Host) return;
     if (device_ >= 0 && device_ != t.device.ordinal)
@@ -643,7 +656,12 @@ std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string
   }
   try {
     abi::GpuPlan p = Planner(m, options).run(*f, bindings);
-    if (options.fuse) p = fuse_elementwise(p);
+    if (options.fuse) {
+      p = fuse_elementwise(p);
+      // Every plan pass ends with the plan verifier (as check/verify.cpp
+      // does for the IR): a pass that breaks the plan is a compiler bug.
+      if (std::string v = p.validate(); !v.empty()) throw PlanError("internal: elementwise fusion made a plan that does not validate: " + v);
+    }
     decide_graph(p, options);
     return p;
   } catch (const PlanError& e) {
