@@ -395,7 +395,9 @@ std::string smt_term(const Poly& p) {
   std::vector<std::string> terms;
   for (const auto& [k, t] : p.terms()) {
     std::vector<std::string> f;
-    if (t.coeff != 1 || t.atoms.empty()) f.push_back(t.coeff < 0 ? "(- " + std::to_string(-t.coeff) + ")" : std::to_string(t.coeff));
+    // The magnitude as unsigned: -INT64_MIN overflows.
+    if (t.coeff != 1 || t.atoms.empty())
+      f.push_back(t.coeff < 0 ? "(- " + std::to_string(uint64_t{0} - static_cast<uint64_t>(t.coeff)) + ")" : std::to_string(t.coeff));
     for (const Atom& a : t.atoms) {
       if (a.kind == Atom::Kind::Var) f.push_back("|" + a.var + "|");
       else f.push_back(std::string(a.kind == Atom::Kind::FloorDiv ? "(div " : "(mod ") + smt_term(*a.arg) + " " + std::to_string(a.divisor) + ")");

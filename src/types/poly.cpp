@@ -24,7 +24,11 @@ std::string monomial_key(const std::vector<Atom>& atoms) {
   }
   return k;
 }
-std::string term_text(const Term& t, int64_t coeff) {
+// |c| as unsigned: -c overflows for INT64_MIN (a legal literal), and
+// printing that was a crash of the checker.
+uint64_t magnitude(int64_t c) { return c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c); }
+
+std::string term_text(const Term& t, uint64_t coeff) {
   if (t.atoms.empty()) return std::to_string(coeff);
   std::vector<std::string> parts;
   if (coeff != 1) parts.push_back(std::to_string(coeff));
@@ -95,10 +99,10 @@ void Poly::finish() {
   std::vector<std::string> pos, neg;
   for (const auto& [k, t] : terms_) {
     if (k.empty()) continue;
-    (t.coeff > 0 ? pos : neg).push_back(term_text(t, t.coeff > 0 ? t.coeff : -t.coeff));
+    (t.coeff > 0 ? pos : neg).push_back(term_text(t, magnitude(t.coeff)));
   }
   auto c = terms_.find("");
-  if (c != terms_.end()) (c->second.coeff > 0 ? pos : neg).push_back(std::to_string(c->second.coeff > 0 ? c->second.coeff : -c->second.coeff));
+  if (c != terms_.end()) (c->second.coeff > 0 ? pos : neg).push_back(std::to_string(magnitude(c->second.coeff)));
   if (neg.empty()) key_ = sum_text(pos);
   else if (pos.empty() && terms_.size() == 1 && c != terms_.end()) key_ = std::to_string(c->second.coeff);
   else key_ = "(- " + sum_text(pos) + " " + sum_text(neg) + ")";
