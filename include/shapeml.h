@@ -385,8 +385,10 @@ typedef void (*shapeml_tensor_deleter)(void* user, void* data);
  * @param out receives an owned reference; NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for a NULL `out`, `shape` or
  *         `data` (with elements), an unknown dtype, a negative dimension,
- *         rank above 64, a negative stride or unknown flag bits;
- *         RESOURCE_EXHAUSTED when the byte size overflows.
+ *         rank above 64, a negative stride, strides whose farthest
+ *         element (sum of (dim - 1) * stride) is not addressable in 64-bit
+ *         byte offsets, or unknown flag bits; RESOURCE_EXHAUSTED when the
+ *         byte size overflows.
  */
 SHAPEML_API shapeml_status* shapeml_tensor_wrap(shapeml_dtype dtype, size_t rank, const int64_t* shape, const int64_t* strides, void* data,
                                                 shapeml_tensor_deleter deleter, void* deleter_user, uint32_t flags, shapeml_tensor** out);

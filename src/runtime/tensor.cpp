@@ -217,6 +217,21 @@ Result<TensorRef> Tensor::make(types::DType dtype, std::span<const int64_t> shap
   if (__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &bytes))
     return invalid_argument("tensor byte size overflows 64 bits (too many elements)");
   int64_t numel = empty ? 0 : span;
+  // Given strides: the farthest element, sum of (d_i - 1) |s_i| elements,
+  // must be addressable in bytes too (copies and saves compute
+  // offset * element size; strides like (INT64_MAX, 1) wrapped that).
+  if (!strides.empty() && !empty) {
+    int64_t extent = 0, term = 0;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const int64_t mag = strides[i] == INT64_MIN ? INT64_MAX : (strides[i] < 0 ? -strides[i] : strides[i]);
+      if (strides[i] == INT64_MIN || __builtin_mul_overflow(shape[i] - 1, mag, &term) || __builtin_add_overflow(extent, term, &extent))
+        return invalid_argument("tensor strides reach past 64-bit offsets: stride " + std::to_string(i) + " is " + std::to_string(strides[i]) +
+                                " over " + std::to_string(shape[i]) + " elements");
+    }
+    if (__builtin_mul_overflow(extent + 1, static_cast<int64_t>(dtype_size(dtype)), &term))
+      return invalid_argument("tensor strides reach past 64-bit byte offsets (the farthest element is " + std::to_string(extent) +
+                              " elements from the first)");
+  }
   TensorRef ref = TensorRef::adopt(new Tensor());
   Tensor& t = *ref;
   t.dtype_ = dtype;

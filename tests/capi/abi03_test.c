@@ -249,6 +249,13 @@ static void test_tensor_wrap(void** state) {
   expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 1, &neg, NULL, &one, count_delete, &weight, 0, &t), SHAPEML_STATUS_INVALID_ARGUMENT, NULL);
   expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 1, &two, &neg, &one, count_delete, &weight, 0, &t), SHAPEML_STATUS_INVALID_ARGUMENT, "negative");
   expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 1, &two, NULL, &one, count_delete, &weight, 4, &t), SHAPEML_STATUS_INVALID_ARGUMENT, "flag");
+  /* Strides whose farthest element is not addressable (issue 24, item 8):
+   * copying such a tensor read before the buffer. */
+  int64_t two_by_two[2] = {2, 2}, wide[2] = {INT64_MAX, 1}, wider[2] = {INT64_C(1) << 61, 1};
+  expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 2, two_by_two, wide, &one, count_delete, &weight, 0, &t), SHAPEML_STATUS_INVALID_ARGUMENT,
+              "strides reach past 64-bit");
+  expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 2, two_by_two, wider, &one, count_delete, &weight, 0, &t), SHAPEML_STATUS_INVALID_ARGUMENT,
+              "byte offsets");
   expect_code(shapeml_tensor_wrap(123, 1, &two, NULL, &one, count_delete, &weight, 0, &t), SHAPEML_STATUS_INVALID_ARGUMENT, "dtype");
   expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 1, NULL, NULL, &one, count_delete, &weight, 0, &t), SHAPEML_STATUS_INVALID_ARGUMENT, "shape");
   expect_code(shapeml_tensor_wrap(SHAPEML_DTYPE_F32, 1, &two, NULL, &one, count_delete, &weight, 0, NULL), SHAPEML_STATUS_INVALID_ARGUMENT, "out");
