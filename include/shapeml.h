@@ -1341,9 +1341,10 @@ SHAPEML_API shapeml_status* shapeml_unstable_log_set_sink(shapeml_unstable_log_s
 /**
  * Sets log levels from a spec in SHAPEML_LOG's syntax: a bare level sets
  * every component, COMPONENT=LEVEL one of them ("info,smt=debug").
- * @return NULL on success; INVALID_ARGUMENT for a NULL spec, an unknown level
- *         or component (nothing changed); UNIMPLEMENTED in a build without
- *         instrumentation (SHAPEML_INSTRUMENTATION=OFF).
+ * @return NULL on success; INVALID_ARGUMENT for a NULL or empty spec, an
+ *         empty item ("info,", ","), an unknown level or component (nothing
+ *         changed); UNIMPLEMENTED in a build without instrumentation
+ *         (SHAPEML_INSTRUMENTATION=OFF).
  */
 SHAPEML_API shapeml_status* shapeml_unstable_log_set_levels(const char* spec);
 

@@ -61,11 +61,22 @@ bool set_levels(std::string_view spec, std::string* error) {
   Level def = Level::Off;
   bool have_default = false;
   std::vector<std::pair<int, Level>> overrides;
-  while (!spec.empty()) {
+  const std::string whole(spec);
+  // An empty specification or item is a mistake (`""`, `","`, `"info,"`):
+  // refused, not read as "no change".
+  if (trim(spec).empty()) {
+    if (error) *error = "empty log level specification (expected e.g. `info` or `warn,smt=debug`)";
+    return false;
+  }
+  for (bool more = true; more;) {
     size_t comma = spec.find(',');
     std::string_view item = trim(spec.substr(0, comma));
-    spec = comma == std::string_view::npos ? std::string_view() : spec.substr(comma + 1);
-    if (item.empty()) continue;
+    more = comma != std::string_view::npos;
+    spec = more ? spec.substr(comma + 1) : std::string_view();
+    if (item.empty()) {
+      if (error) *error = "empty item in the log level specification `" + whole + "`";
+      return false;
+    }
     size_t eq = item.find('=');
     Level l;
     if (eq == std::string_view::npos) {

@@ -118,6 +118,19 @@ void capture(void* u, const obs::Record& r) {
   static_cast<std::vector<Captured>*>(u)->push_back(c);
 }
 
+// Issue 24, item 12: empty specifications and items were accepted as "no change".
+TEST(Log, EmptySpecificationsAndItemsAreRefusedAndChangeNothing) {
+  ASSERT_TRUE(obs::set_levels("warn"));
+  for (const char* bad : {"", " ", ",", "info,", ",info", "warn,,smt=debug"}) {
+    std::string err;
+    EXPECT_FALSE(obs::set_levels(bad, &err)) << "`" << bad << "`";
+    EXPECT_NE(err.find("empty"), std::string::npos) << err;
+    EXPECT_EQ(obs::level_of(obs::Component::Smt), obs::Level::Warn) << "`" << bad << "` changed the levels";
+  }
+  ASSERT_TRUE(obs::set_levels("info"));
+  ASSERT_TRUE(obs::set_levels("warn"));
+}
+
 TEST(Log, LevelsFilterPerComponent) {
   std::vector<Captured> got;
   ASSERT_TRUE(obs::set_levels("warn,smt=debug"));
@@ -162,7 +175,7 @@ TEST(Log, BadSpecsChangeNothing) {
   EXPECT_FALSE(obs::set_levels("loud", &err));
   EXPECT_NE(err.find("loud"), std::string::npos);
   EXPECT_FALSE(obs::set_levels("smt=loud", &err));
-  EXPECT_TRUE(obs::set_levels(" info , smt = trace ,"));
+  EXPECT_TRUE(obs::set_levels(" info , smt = trace "));  // spaces around items are fine; an empty item is not (issue 24)
   EXPECT_EQ(obs::level_of(obs::Component::Smt), obs::Level::Trace);
   EXPECT_EQ(obs::level_of(obs::Component::Runtime), obs::Level::Info);
   ASSERT_TRUE(obs::set_levels("warn"));
