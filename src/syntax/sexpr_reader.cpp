@@ -147,12 +147,16 @@ class Reader {
     if (t == "inf" || t == "-inf" || t == "nan") {
       a.kind = SExpr::Kind::Float;
       (void)abi::parse_double(t, a.float_value);
+    } else if (looks_numeric(t) && t[0] == '+') {
+      // Spec §1: numbers are `-?[0-9]+...`; a `+` sign is not part of the
+      // language (it was read as the number, so `+4` silently meant 4).
+      a.kind = SExpr::Kind::Int;
+      error("E0001", b, e, "malformed number `" + t + "`: numbers take no `+` sign (write `" + t.substr(1) + "`)");
     } else if (looks_numeric(t)) {
       bool is_float = t.find_first_of(".eE") != std::string::npos;
       if (!is_float) {
         a.kind = SExpr::Kind::Int;
-        const char* first = t.data() + (t[0] == '+' ? 1 : 0);
-        auto [p, ec] = std::from_chars(first, t.data() + t.size(), a.int_value);
+        auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), a.int_value);
         if (ec == std::errc::result_out_of_range) error("E0004", b, e, "integer literal `" + t + "` does not fit in 64 bits");
         else if (ec != std::errc() || p != t.data() + t.size()) error("E0001", b, e, "malformed number `" + t + "`");
       } else {
