@@ -746,7 +746,8 @@ SHAPEML_API shapeml_status* shapeml_module_load(const char* path, const shapeml_
  * Only in libshapeml.so. Since 0.3, prefer shapeml_module_build(), which
  * takes the bindings as arrays.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown
- *         target or a malformed binding list; NOT_FOUND for an unknown
+ *         target or a malformed binding list (an empty item between `;` or
+ *         `,` is malformed); NOT_FOUND for an unknown
  *         entry; CHECK_FAILED; INTERNAL when code generation or linking fails.
  */
 SHAPEML_API shapeml_status* shapeml_module_build_shared_object(shapeml_context* context, const char* name, const char* source, size_t length,

@@ -24,12 +24,16 @@ bool parse_specialization(const std::string& raw, const std::string& default_ent
     error = "`" + item + "` names no entry point (write ENTRY:VAR=VALUE,...)";
     return false;
   }
+  if (trim(list).empty()) return true;  // an entry without shape variables
   size_t pos = 0;
   while (pos <= list.size()) {
     size_t comma = list.find(',', pos);
     std::string kv = trim(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
     pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
-    if (kv.empty()) continue;
+    if (kv.empty()) {  // `N=4,,M=2`, `N=4,`: a mistake, not nothing
+      error = "an empty VAR=VALUE item in `" + item + "`";
+      return false;
+    }
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       error = "`" + kv + "` is not VAR=VALUE";
@@ -58,7 +62,11 @@ bool parse_specializations(const std::string& text, const std::string& default_e
     size_t semi = text.find(';', pos);
     std::string item = text.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos);
     pos = semi == std::string::npos ? text.size() + 1 : semi + 1;
-    if (trim(item).empty()) continue;
+    if (trim(item).empty()) {  // `addv:N=4;;`, a trailing `;`: a mistake, not nothing
+      if (trim(text).empty()) break;
+      error = "an empty specialization between `;` in `" + text + "`";
+      return false;
+    }
     lower::cpu::Specialization s;
     if (!parse_specialization(item, default_entry, s, error)) return false;
     out.push_back(std::move(s));

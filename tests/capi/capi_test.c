@@ -347,6 +347,15 @@ static void test_module_build_and_load(void** state) {
   st = shapeml_module_build_shared_object(ctx, "add.sml", kAddSrc, strlen(kAddSrc), "nope:N=3", SHAPEML_TARGET_NATIVE, so);
   assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_NOT_FOUND);
   shapeml_status_free(st);
+  /* Empty items are mistakes, not nothing (issue 24, item 12): they were skipped. */
+  const char* empty_items[] = {"scaled_add:N=4;;", "scaled_add:N=4;", ";scaled_add:N=4", "scaled_add:N=4,"};
+  for (size_t i = 0; i < sizeof empty_items / sizeof *empty_items; ++i) {
+    st = shapeml_module_build_shared_object(ctx, "add.sml", kAddSrc, strlen(kAddSrc), empty_items[i], SHAPEML_TARGET_NATIVE, so);
+    assert_non_null(st);
+    assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(shapeml_status_get_message(st), "empty"));
+    shapeml_status_free(st);
+  }
   shapeml_context_release(ctx);
 }
 
