@@ -83,6 +83,11 @@ Status validate(const DLTensor& dl, const char* what) {
   if (__builtin_mul_overflow(static_cast<uint64_t>(span_elems), static_cast<uint64_t>((dl.dtype.bits + 7) / 8), &nbytes))
     return invalid_argument(std::string(what) + ": the tensor's byte size overflows 64 bits");
   if (empty) nbytes = 0;
+  // An offset past 2^63 is no offset into any buffer (signed 64-bit
+  // arithmetic on it, here and in consumers, goes negative); refused even
+  // when the pointer sum does not wrap (it then read far past the data).
+  if (dl.byte_offset > static_cast<uint64_t>(INT64_MAX))
+    return invalid_argument(std::string(what) + ": byte_offset " + std::to_string(dl.byte_offset) + " is larger than 2^63 - 1");
   uintptr_t end;
   if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(dl.data), dl.byte_offset, &end) ||
       __builtin_add_overflow(end, nbytes, &end))

@@ -299,7 +299,9 @@ static void test_dlpack_import_hostile(void** state) {
       {1, kDLFloat, 32, 1, -1, {4}, 0, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "ndim"},
       {1, kDLFloat, 32, 1, 1000, {4}, 0, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "ndim"},
       {1, kDLFloat, 32, 1, 1, {-4}, 0, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "negative"},
-      {1, kDLFloat, 32, 1, 1, {4}, UINT64_MAX, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "wraps"},
+      {1, kDLFloat, 32, 1, 1, {4}, UINT64_MAX, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "byte_offset"},
+      /* 2^63 does not wrap a small pointer but is no offset (issue 24, item 12) */
+      {1, kDLFloat, 32, 1, 1, {4}, UINT64_C(1) << 63, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "larger than 2^63 - 1"},
       {1, kDLFloat, 32, 1, 1, {4}, 64, UINTPTR_MAX - 32, SHAPEML_STATUS_INVALID_ARGUMENT, "wraps"},
       {1, kDLFloat, 32, 1, 1, {4}, 0, UINTPTR_MAX - 8, SHAPEML_STATUS_INVALID_ARGUMENT, "wraps"},
       /* The overflow check does not depend on where the zero is. */
