@@ -149,6 +149,7 @@ Result<std::unique_ptr<DlopenCodeProvider>> DlopenCodeProvider::open(const std::
     const char* text = manifest();
     if (!text) return invalid_argument(path + ": shapeml_module_manifest() returned NULL");
     prov->manifest_ = text;
+    prov->code_abi_ = v;
     return prov;
   });
 }

@@ -38,12 +38,15 @@ class DlopenCodeProvider final : public CodeProvider {
   const std::string& path() const { return path_; }
   /// The manifest text (copied out of the object).
   const std::string& manifest() const { return manifest_; }
+  /// The module ABI version its code exports (shapeml_module_abi_version).
+  uint32_t code_abi() const { return code_abi_; }
 
  private:
   DlopenCodeProvider(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
   void* symbol_in_object(const char* name) const;
   void* handle_;
   std::string path_, manifest_;
+  uint32_t code_abi_ = 0;
 };
 
 }  // namespace shapeml::runtime

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "abi/compiled_entry.h"
+#include "runtime/tensor.h"
 #include "syntax/sexpr.h"
 #include "syntax/type_syntax.h"
 
@@ -103,6 +104,8 @@ class Parser {
 
   types::TensorType type(const SExpr& e, const std::set<std::string>& vars) const {
     auto t = syntax::read_type(e, errfn());
+    if (t->dims.size() > static_cast<size_t>(kMaxRank))
+      fail(&e, "a type of rank " + std::to_string(t->dims.size()) + "; the runtime's limit is " + std::to_string(kMaxRank));
     types::TensorType out;
     out.dtype = t->dtype;
     out.device = t->device;

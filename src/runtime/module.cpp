@@ -55,7 +55,14 @@ Result<std::shared_ptr<Module>> Module::load(const std::string& path, MemoryReso
     auto p = DlopenCodeProvider::open(path);
     if (!p) return p.status();
     std::string manifest = (*p)->manifest();
-    return create(manifest, std::move(p).value(), path, std::move(memory));
+    const uint32_t code_abi = (*p)->code_abi();
+    auto m = create(manifest, std::move(p).value(), path, std::move(memory));
+    // One shapemlc build writes both; a file whose code and manifest
+    // disagree was put together by hand or by two builds.
+    if (m && (*m)->manifest().abi != code_abi)
+      return incompatible_module(path + ": its code exports module ABI version " + std::to_string(code_abi) + " but its manifest declares (abi " +
+                                 std::to_string((*m)->manifest().abi) + "); rebuild it with one shapemlc");
+    return m;
   });
 }
 

@@ -214,6 +214,9 @@ TEST(ModuleLoad, ClearErrorsForBadModules) {
         "the manifest names symbol `shapeml_f_2` for entry `f` (N=2), but the module does not export it");
   check(SHAPEML_TEST_BAD_MANIFEST_MODULE, StatusCode::InvalidArgument, ":2:45: manifest: unknown shape variable `M` [E0104]");
   check(SHAPEML_TEST_NO_MANIFEST_MODULE, StatusCode::InvalidArgument, "is not a shapeml module: it does not export shapeml_module_manifest");
+  // Issue 24, item 12: both were loaded.
+  check(SHAPEML_TEST_ABI_MISMATCH_MODULE, StatusCode::IncompatibleModule, "its code exports module ABI version 1 but its manifest declares (abi 2)");
+  check(SHAPEML_TEST_RANK65_MODULE, StatusCode::InvalidArgument, "manifest: a type of rank 65; the runtime's limit is 64");
   std::string libm = libm_path();
   ASSERT_FALSE(libm.empty());
   check(libm, StatusCode::InvalidArgument, "is not a shapeml module: it exports neither shapeml_module_abi_version nor shapeml_module_manifest");
