@@ -1379,9 +1379,13 @@ SHAPEML_API shapeml_status* shapeml_unstable_trace_stop(void);
 
 /**
  * Writes the recorded events to `path` as Chrome trace-event JSON (opens in
- * ui.perfetto.dev and chrome://tracing) and forgets them.
- * @return NULL on success; INVALID_ARGUMENT for a NULL path; IO_ERROR when the
- *         file cannot be created (the events are then kept) or written.
+ * ui.perfetto.dev and chrome://tracing) and forgets them. The file is
+ * written as save_npy writes: to a temporary beside it, renamed into place,
+ * so a previous trace at `path` is replaced whole or not at all.
+ * @return NULL on success; INVALID_ARGUMENT for a NULL path; IO_ERROR when
+ *         `path` is not a regular file (a FIFO, a device: refused without
+ *         opening it) or the file cannot be created or written (a full disk).
+ *         On every failure the events are kept for a later flush.
  */
 SHAPEML_API shapeml_status* shapeml_unstable_trace_flush_to_file(const char* path);
 

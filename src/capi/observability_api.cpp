@@ -12,6 +12,7 @@
 #include "capi/status.h"
 #include "obs/log.h"
 #include "obs/trace.h"
+#include "runtime/file_io.h"
 
 using shapeml::capi::guarded;
 using shapeml::capi::make_status;
@@ -119,18 +120,17 @@ SHAPEML_API shapeml_status* shapeml_unstable_trace_stop(void) {
 SHAPEML_API shapeml_status* shapeml_unstable_trace_flush_to_file(const char* path) {
   return guarded("shapeml_unstable_trace_flush_to_file", [&]() -> shapeml_status* {
     if (!path) return null_arg("shapeml_unstable_trace_flush_to_file", "path");
-    std::FILE* f = std::fopen(path, "wb");
-    if (!f) return make_status(SHAPEML_STATUS_IO_ERROR, std::string("shapeml_unstable_trace_flush_to_file: cannot write ") + path + ": " + std::strerror(errno));
-    std::string doc;
-    try {
-      doc = shapeml::obs::take_json(/*clear=*/true);
-    } catch (...) {
-      std::fclose(f);
-      throw;
-    }
-    bool ok = std::fwrite(doc.data(), 1, doc.size(), f) == doc.size();
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) return make_status(SHAPEML_STATUS_IO_ERROR, std::string("shapeml_unstable_trace_flush_to_file: cannot write ") + path + " (disk full?)");
+    // As save_npy writes (docs/design/atomic-writes.md): a temporary renamed
+    // into place, so a full disk or a kill leaves the previous trace whole;
+    // a FIFO or device is refused without opening it (fopen on a FIFO with
+    // no reader blocked forever); the events stay recorded when the write
+    // fails, so a second flush still has them.
+    shapeml::runtime::Status st;
+    bool ok = shapeml::obs::flush_json([&](const std::string& doc) {
+      st = shapeml::runtime::write_file_atomic(path, doc.data(), doc.size());
+      return st.ok();
+    });
+    if (!ok) return shapeml::capi::to_status(shapeml::runtime::Status(st.code(), "shapeml_unstable_trace_flush_to_file: " + st.message()));
     return nullptr;
   });
 }

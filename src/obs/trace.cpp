@@ -258,6 +258,10 @@ void format_us(std::string& out, uint64_t ns) {
 }
 }  // namespace
 
+namespace {
+std::string render(const std::vector<Event>& events, const std::vector<Context>& contexts, uint64_t dropped);
+}  // namespace
+
 std::string take_json(bool clear) {
   std::vector<Event> events;
   std::vector<Context> contexts;
@@ -275,6 +279,31 @@ std::string take_json(bool clear) {
       dropped = r.dropped;
     }
   }
+  return render(events, contexts, dropped);
+}
+
+bool flush_json(const std::function<bool(const std::string&)>& write) {
+  std::vector<Event> events;
+  std::vector<Context> contexts;
+  uint64_t dropped = 0;
+  Recorder& r = recorder();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    contexts = r.contexts;
+    events.swap(r.events);
+    dropped = r.dropped;
+    r.dropped = 0;
+  }
+  if (write(render(events, contexts, dropped))) return true;
+  std::lock_guard<std::mutex> lock(r.mu);
+  events.insert(events.end(), std::make_move_iterator(r.events.begin()), std::make_move_iterator(r.events.end()));
+  r.events.swap(events);
+  r.dropped += dropped;
+  return false;
+}
+
+namespace {
+std::string render(const std::vector<Event>& events, const std::vector<Context>& contexts, uint64_t dropped) {
   uint64_t t0 = UINT64_MAX;
   for (const Event& e : events) t0 = std::min(t0, e.begin_ns);
   if (events.empty()) t0 = 0;
@@ -309,6 +338,7 @@ std::string take_json(bool clear) {
   out += "\n]}\n";
   return out;
 }
+}  // namespace
 
 #else
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <new>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -74,6 +75,10 @@ void record_complete(const char* category, std::string name, uint64_t begin_ns, 
 /// The recorded events as a Chrome trace-event JSON document; `clear`
 /// removes them. Timestamps are microseconds since the first event.
 std::string take_json(bool clear = true);
+/// Takes the recorded events as take_json(true) does and hands the document
+/// to `write`; when it returns false (a full disk, say) the events are put
+/// back, before any recorded since, so that a later flush still has them.
+bool flush_json(const std::function<bool(const std::string&)>& write);
 /// Number of events recorded and not yet taken.
 size_t event_count();
 
@@ -187,6 +192,7 @@ inline void start(uint32_t = kTraceOn) {}
 inline void stop() {}
 inline void record_complete(const char*, std::string, uint64_t, uint64_t, std::string, uint32_t = 0) {}
 std::string take_json(bool clear = true);
+inline bool flush_json(const std::function<bool(const std::string&)>& write) { return write(take_json(true)); }
 inline size_t event_count() { return 0; }
 inline void json_kv(std::string&, std::string_view, std::string_view) {}
 inline void json_kv(std::string&, std::string_view, int64_t) {}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -254,6 +255,31 @@ static void trace_flushes_to_a_file(void** state) {
   shapeml_status* st = shapeml_unstable_trace_flush_to_file("/nonexistent-dir/trace.json");
   assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_IO_ERROR);
   shapeml_status_free(st);
+  /* Issue 24, items 2 and 5: a FIFO with no reader is refused at once (fopen
+   * blocked forever), as is a character device; a failed flush keeps the
+   * events (they were discarded) and the previous file is left whole. */
+  char fifo[] = "/tmp/shapeml-obs-fifo-XXXXXX";
+  assert_non_null(mkdtemp(fifo));
+  char fifo_path[64];
+  snprintf(fifo_path, sizeof fifo_path, "%s/trace.fifo", fifo);
+  assert_int_equal(mkfifo(fifo_path, 0600), 0);
+  assert_null(shapeml_unstable_trace_start(NULL));
+  assert_null(shapeml_module_load(TEST_MODULE_PATH, NULL, &m));
+  shapeml_module_release(m);
+  assert_null(shapeml_unstable_trace_stop());
+  st = shapeml_unstable_trace_flush_to_file(fifo_path);
+  assert_non_null(st);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_IO_ERROR);
+  assert_non_null(strstr(shapeml_status_get_message(st), "refusing to write over it"));
+  shapeml_status_free(st);
+  st = shapeml_unstable_trace_flush_to_file("/dev/null");
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_IO_ERROR);
+  shapeml_status_free(st);
+  unlink(fifo_path);
+  rmdir(fifo);
+  char* kept = flush_trace();
+  assert_non_null(strstr(kept, "\"module load\"")); /* the failed flushes kept the events */
+  free(kept);
   st = shapeml_unstable_trace_flush_to_file(NULL);
   assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
   shapeml_status_free(st);
