@@ -381,6 +381,7 @@ typedef void (*shapeml_tensor_deleter)(void* user, void* data);
  *        the tensor); otherwise called exactly once, with `deleter_user` and
  *        `data`, when the last reference goes — only if this call succeeds:
  *        on failure the caller still owns the buffer and the deleter is not called.
+ *        A deleter that throws (a C++ host) is contained: the exception is dropped.
  * @param flags 0 or SHAPEML_TENSOR_READ_ONLY.
  * @param out receives an owned reference; NULL on failure.
  * @return NULL on success; INVALID_ARGUMENT for a NULL `out`, `shape` or

@@ -48,6 +48,9 @@ typedef struct shapeml_memory_statistics {
  *   the resource lets go (never while an allocation is outstanding, when every
  *   allocation came through the runtime).
  * - All callbacks may be called from several threads at once.
+ * - A callback of a C++ host that throws is contained: a throwing
+ *   `allocate` is a failed allocation (the call's status says it threw);
+ *   an exception from the others is dropped. Nothing unwinds through shapeml.
  */
 typedef struct shapeml_memory_resource {
   size_t struct_size; /**< sizeof(shapeml_memory_resource) as compiled by the caller. */

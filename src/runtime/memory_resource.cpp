@@ -1,4 +1,5 @@
 #include "runtime/memory_resource.h"
+#include "runtime/user_callback.h"
 #include "obs/trace.h"
 
 #include <cinttypes>
@@ -21,20 +22,28 @@ class VtableResource final : public MemoryResource {
   VtableResource(const shapeml_memory_resource& vt, std::string name, DLDevice device)
       : vt_(vt), name_(std::move(name)), device_(device) {}
   ~VtableResource() override {
-    if (vt_.destroy) vt_.destroy(vt_.user);
+    if (vt_.destroy) (void)call_user([&] { vt_.destroy(vt_.user); });
   }
   std::string name() const override { return name_; }
   DLDevice device() const noexcept override { return device_; }
 
  protected:
+  // The user's functions may throw (a C++ host): a throwing allocate is a
+  // failed allocation that says so; the others are contained.
   void* do_allocate(size_t bytes, size_t alignment, void* stream) noexcept override {
-    return vt_.allocate(vt_.user, bytes, alignment, stream);
+    void* p = nullptr;
+    if (!call_user([&] { p = vt_.allocate(vt_.user, bytes, alignment, stream); })) {
+      note_failure("the allocate function of memory resource `" + name_ + "` threw a C++ exception");
+      return nullptr;
+    }
+    return p;
   }
   void do_deallocate(void* p, size_t bytes, size_t alignment, void* stream) noexcept override {
-    vt_.deallocate(vt_.user, p, bytes, alignment, stream);
+    (void)call_user([&] { vt_.deallocate(vt_.user, p, bytes, alignment, stream); });
   }
   bool do_statistics(shapeml_memory_statistics* out) const noexcept override {
-    return vt_.statistics && vt_.statistics(vt_.user, out) != 0;
+    bool got = false;
+    return vt_.statistics && call_user([&] { got = vt_.statistics(vt_.user, out) != 0; }) && got;
   }
 
  private:
@@ -111,7 +120,7 @@ class LoggingAdaptor final : public MemoryResource {
   LoggingAdaptor(MemoryResourcePtr up, shapeml_log_callback cb, void* user, void (*user_destroy)(void*))
       : up_(std::move(up)), cb_(cb), user_(user), user_destroy_(user_destroy) {}
   ~LoggingAdaptor() override {
-    if (user_destroy_) user_destroy_(user_);
+    if (user_destroy_) (void)call_user([&] { user_destroy_(user_); });
   }
   std::string name() const override { return "logging(" + up_->name() + ")"; }
   DLDevice device() const noexcept override { return up_->device(); }
@@ -123,13 +132,13 @@ class LoggingAdaptor final : public MemoryResource {
     char line[160];
     std::snprintf(line, sizeof line, "allocate bytes=%zu alignment=%zu stream=%p -> %p%s", bytes, alignment, stream, p,
                   p ? "" : " (failed)");
-    if (cb_) cb_(user_, line);
+    if (cb_) (void)call_user([&] { cb_(user_, line); });
     return p;
   }
   void do_deallocate(void* p, size_t bytes, size_t alignment, void* stream) noexcept override {
     char line[160];
     std::snprintf(line, sizeof line, "deallocate %p bytes=%zu alignment=%zu stream=%p", p, bytes, alignment, stream);
-    if (cb_) cb_(user_, line);
+    if (cb_) (void)call_user([&] { cb_(user_, line); });
     up_->deallocate(p, bytes, alignment, stream);
   }
   bool do_statistics(shapeml_memory_statistics* out) const noexcept override { return up_->statistics(out); }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/device_copy.h"
+#include "runtime/user_callback.h"
 
 namespace shapeml::runtime {
 
@@ -170,7 +171,7 @@ Tensor::~Tensor() {
         if (!device_order_after(dl_.device.device_id, storage_->home.stream, u.stream).ok())
           (void)device_synchronize(dl_.device.device_id, u.stream);
     if (storage_->mr) storage_->mr->deallocate(storage_->ptr, storage_->bytes, storage_->alignment, storage_->home.stream);
-    else if (storage_->deleter.fn) storage_->deleter.fn(storage_->deleter.ctx);
+    else if (storage_->deleter.fn) (void)call_user([&] { storage_->deleter.fn(storage_->deleter.ctx); });  // a throwing deleter is contained
     delete storage_;
   }
   delete[] dims_;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -375,4 +377,45 @@ TEST(UserResource, CAdaptorOverABuiltInThroughToVtable) {
   EXPECT_EQ(adaptor.calls, 2);
   EXPECT_EQ(stats_of(*stats).bytes_in_use, 0u);
   EXPECT_EQ(stats.use_count(), 1) << "the vtable's reference was dropped by its destroy";
+}
+
+// Issue 24, item 11: a C++ host's callback that throws used to terminate the
+// process (the calls are inside noexcept functions and destructors). Now a
+// throwing allocate is a failed allocation that says so; a throwing
+// deallocate, statistics, destroy, log callback or tensor deleter is
+// contained, and the library goes on.
+TEST(UserResource, CallbacksThatThrowAreContained) {
+  shapeml_memory_resource vt{};
+  vt.struct_size = sizeof vt;
+  vt.allocate = [](void*, size_t, size_t, void*) -> void* { throw std::runtime_error("allocate"); };
+  vt.deallocate = [](void*, void*, size_t, size_t, void*) { throw std::runtime_error("deallocate"); };
+  vt.statistics = [](void*, shapeml_memory_statistics*) -> int { throw std::runtime_error("statistics"); };
+  vt.destroy = [](void*) { throw std::runtime_error("destroy"); };
+  {
+    auto r = MemoryResource::from_vtable(vt, "thrower");
+    ASSERT_TRUE(r.ok()) << r.status().str();
+    EXPECT_EQ((*r)->allocate(64, 64), nullptr);
+    EXPECT_NE(MemoryResource::last_failure().find("threw a C++ exception"), std::string::npos) << MemoryResource::last_failure();
+    auto t = Tensor::create(shapeml::types::DType::F32, std::vector<int64_t>{4}, *r);
+    EXPECT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::ResourceExhausted) << t.status().str();
+    static char block[64];
+    (*r)->deallocate(block, 64, 64);  // contained
+    shapeml_memory_statistics s = SHAPEML_MEMORY_STATISTICS_INIT;
+    EXPECT_FALSE((*r)->statistics(&s));
+  }  // destroy throws: contained
+  auto logging = make_logging_adaptor(host_memory_resource(), [](void*, const char*) { throw std::runtime_error("log"); }, nullptr,
+                                      [](void*) { throw 1; });
+  void* p = logging->allocate(32, 64);
+  EXPECT_NE(p, nullptr) << "a throwing log callback does not fail the allocation";
+  logging->deallocate(p, 32, 64);
+  logging = MemoryResourcePtr();
+  static float data[4] = {1, 2, 3, 4};
+  TensorDeleter del;
+  del.fn = [](void*) { throw std::runtime_error("deleter"); };
+  {
+    auto t = Tensor::borrow(shapeml::types::DType::F32, std::vector<int64_t>{4}, {}, data, shapeml::types::Device::host(), del);
+    ASSERT_TRUE(t.ok()) << t.status().str();
+  }  // the deleter throws when the tensor dies: contained
+  SUCCEED() << "the process is still here";
 }
