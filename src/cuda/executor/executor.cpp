@@ -1010,7 +1010,8 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
       return fail("cublasLtMatmulPreferenceSetAttribute", s);
     }
     // The aligned variant (what a call normally gets) asks for several
-    // candidates and keeps the fastest by time (lt_tuning.h).
+    // candidates: the heuristic's first, or with SHAPEML_CUBLASLT_TUNING=on
+    // the fastest by time (lt_tuning.h).
     std::vector<cublasLtMatmulHeuristicResult_t> cands(variant == 0 ? shapeml::cuda::kLtCandidates : 1);
     s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, static_cast<int>(cands.size()), cands.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);

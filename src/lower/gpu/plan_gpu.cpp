@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <set>
 #include <stdexcept>
 
@@ -31,7 +30,6 @@ abi::GpuDType gpu_dtype(types::DType d) { return static_cast<abi::GpuDType>(stat
 bool on_device(const types::TensorType& t) { return t.device.kind != types::Device::Kind::Host; }
 
 bool is_float(abi::GpuDType d) { return d == abi::GpuDType::F32 || d == abi::GpuDType::F64 || d == abi::GpuDType::BF16; }
-
 
 class Planner {
  public:
