@@ -299,7 +299,11 @@ TEST(FusedKernels, ConcatOfEqualPiecesAndViewsAtOffsets) {
 // algorithm: the same bits, and both against float64.
 TEST(FusedKernels, TheTimedGemmChoiceIsTheSameInTwoPlansAndAccurate) {
   REQUIRE_GPU();
-  setenv("SHAPEML_CUBLASLT_TUNING", "on", 1);  // opt-in (lt_tuning.h); read at every plan_create
+  // Opt-in (lt_tuning.h), read at every plan_create; off again however the test ends.
+  struct Tuning {
+    Tuning() { setenv("SHAPEML_CUBLASLT_TUNING", "on", 1); }
+    ~Tuning() { unsetenv("SHAPEML_CUBLASLT_TUNING"); }
+  } tuning;
   const int64_t M = 512, K = 256, N = 704;
   Tensor a = uniform(GpuDType::F32, {M, K}, -1, 1), w = uniform(GpuDType::F32, {K, N}, -1, 1);
   std::vector<double> want(static_cast<size_t>(M * N));
@@ -321,7 +325,6 @@ TEST(FusedKernels, TheTimedGemmChoiceIsTheSameInTwoPlansAndAccurate) {
     got.push_back(r[0]);
   }
   expect_same_bits(got[0], got[1], "the same GEMM in two plans");
-  unsetenv("SHAPEML_CUBLASLT_TUNING");
 }
 
 }  // namespace
