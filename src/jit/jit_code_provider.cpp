@@ -1,6 +1,7 @@
 #include "jit/jit_code_provider.h"
 
 #include "lower/gpu/plan_gpu.h"
+#include "types/shape_inference.h"
 
 namespace shapeml::jit {
 
@@ -20,7 +21,8 @@ runtime::Status classify_compile_error(const std::string& error) {
   else if (has("too many elements") || has("cannot be evaluated (unbound variable or overflow)") || has("too large for the CPU back end"))
     code = StatusCode::ResourceExhausted;
   else if (has("not a CPU program") || has("is not supported by the GPU back end")) code = StatusCode::Unimplemented;
-  else if (has("is not bound") || has("shape variables are >= 1") || has("has no shape variable") || has("the bindings violate"))
+  else if (has("is not bound") || has("shape variables are >= 1") || has("has no shape variable") || has("the bindings violate") ||
+           has(types::kBindingOverflows))
     code = StatusCode::InvalidArgument;
   else if (error.rfind("no function `", 0) == 0) code = StatusCode::NotFound;
   return runtime::Status(code, error.empty() ? "code generation failed without a message" : error);

@@ -27,6 +27,12 @@
 
 namespace shapeml::types {
 
+/// How an error about a binding whose dimension arithmetic overflows 64 bits
+/// begins (a `dim_value`, a slice start, a repeat count that cannot be
+/// evaluated at that binding): the compile-error classifier
+/// (jit/jit_code_provider.cpp) reports it as INVALID_ARGUMENT, never INTERNAL.
+inline constexpr const char* kBindingOverflows = "the binding overflows 64-bit dimension arithmetic";
+
 /// One step: `var` solved from coeff·var + rest = TARGET, where coeff and
 /// rest mention only variables solved by earlier steps. TARGET is the size
 /// of dimension `dim` of parameter `param` (ParamDim), or 0 (Where: the

@@ -294,6 +294,31 @@ static void test_module_compile_jit(void** state) {
   shapeml_context_release(ctx);
 }
 
+/* Issue 24, item 14: a binding at which the entry's dimension arithmetic
+ * overflows (N^5 at N = 6209) is INVALID_ARGUMENT naming it; it was INTERNAL. */
+static void test_overflowing_binding_is_invalid_argument(void** state) {
+  (void)state;
+  static const char* src =
+      "(module m (func f (dims N) (where (>= N 2)) (params (x (tensor f32 (N) host))) (returns (tensor f32 (1) host))\n"
+      "  (return (slice x :axis 0 :start (mod (* N N N N N) 2) :size 1))))\n";
+  shapeml_context* ctx = new_context();
+  shapeml_module* m = NULL;
+  assert_null(shapeml_module_compile(ctx, "ovf.sml", src, strlen(src), NULL, &m));
+  int64_t n = 6209;
+  shapeml_tensor* x = NULL;
+  assert_null(shapeml_tensor_create(NULL, SHAPEML_DTYPE_F32, 1, &n, &x));
+  shapeml_tensor* out[1] = {NULL};
+  shapeml_status* st = shapeml_module_call(m, "f", &x, 1, out, 1);
+  assert_non_null(st);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "the binding overflows 64-bit dimension arithmetic"));
+  shapeml_status_free(st);
+  assert_null(out[0]);
+  shapeml_tensor_release(x);
+  shapeml_module_release(m);
+  shapeml_context_release(ctx);
+}
+
 static void test_module_compile_reports_check_errors(void** state) {
   (void)state;
   shapeml_context* ctx = new_context();
@@ -405,6 +430,7 @@ int main(void) {
       cmocka_unit_test(test_result_outlives_context),
       cmocka_unit_test(test_module_compile_jit),
       cmocka_unit_test(test_module_compile_reports_check_errors),
+      cmocka_unit_test(test_overflowing_binding_is_invalid_argument),
       cmocka_unit_test(test_module_build_and_load),
       cmocka_unit_test(test_npz_through_the_abi),
   };

@@ -1016,7 +1016,7 @@ class Emitter {
         int64_t axis = b.attrs.axis;
         if (axis < 0) axis += static_cast<int64_t>(rt.rank());
         auto st = b.attrs.start.eval(env);
-        if (!st) fail("internal: slice start cannot be evaluated");
+        if (!st) fail(std::string(types::kBindingOverflows) + ": the `slice` start " + b.attrs.start.str() + " cannot be evaluated at this binding");
         if (*st < 0 || *st + rt.shape[axis] > ins[0].ty.shape[axis]) fail("internal: slice out of range");
         if (ins[0].ty.shape == rt.shape) return Val{ins[0].ssa, rt, std::nullopt};
         std::vector<int64_t> offs(rt.rank(), 0), ones(rt.rank(), 1);
@@ -1030,7 +1030,8 @@ class Emitter {
       case OpFamily::Softmax: return softmax(b.op, ins[0], b.attrs.axis, rt, hint);
       case OpFamily::RepeatInterleave: {
         auto reps = b.attrs.size.eval(env);
-        if (!reps || *reps < 1) fail("internal: repeat_interleave repeats " + b.attrs.size.str() + " do not evaluate to a count >= 1");
+        if (!reps) fail(std::string(types::kBindingOverflows) + ": the `repeat_interleave` count " + b.attrs.size.str() + " cannot be evaluated at this binding");
+        if (*reps < 1) fail("internal: repeat_interleave repeats " + b.attrs.size.str() + " do not evaluate to a count >= 1");
         return repeat_interleave(ins[0], b.attrs.axis, *reps, rt, hint);
       }
       case OpFamily::DimValue: {
@@ -1038,7 +1039,7 @@ class Emitter {
         // an i64 (spec §4.23): int -> float rounds to nearest (bf16 through
         // f32), i64 -> i32 wraps.
         auto v = b.attrs.size.eval(env);
-        if (!v) fail("`dim_value` of " + b.attrs.size.str() + ": the value cannot be evaluated (it overflows 64 bits)");
+        if (!v) fail(std::string(types::kBindingOverflows) + ": `dim_value` of " + b.attrs.size.str() + " cannot be evaluated at this binding");
         Lit l;
         switch (rt.dt) {
           case DType::F32: case DType::BF16: l.f = static_cast<double>(static_cast<float>(*v)); break;

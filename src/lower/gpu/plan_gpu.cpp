@@ -293,7 +293,7 @@ class Planner {
         case OpFamily::Concat: l.kernel = "concat"; l.ints = {b.attrs.axis}; break;
         case OpFamily::Slice: {
           auto st = b.attrs.start.eval(env);
-          if (!st) throw PlanError(what + ": the start cannot be evaluated");
+          if (!st) throw PlanError(std::string(types::kBindingOverflows) + ": " + what + ": the start " + b.attrs.start.str() + " cannot be evaluated at this binding");
           l.kernel = "slice";
           l.ints = {b.attrs.axis, *st};
           break;
@@ -312,7 +312,8 @@ class Planner {
           break;
         case OpFamily::RepeatInterleave: {
           auto r = b.attrs.size.eval(env);
-          if (!r || *r < 1) throw PlanError(what + ": the repeats " + b.attrs.size.str() + " do not evaluate to a positive number");
+          if (!r) throw PlanError(std::string(types::kBindingOverflows) + ": " + what + ": the repeats " + b.attrs.size.str() + " cannot be evaluated at this binding");
+          if (*r < 1) throw PlanError(what + ": the repeats " + b.attrs.size.str() + " do not evaluate to a positive number");
           l.kernel = "repeat";
           l.ints = {b.attrs.axis, *r};
           break;
@@ -320,7 +321,7 @@ class Planner {
         case OpFamily::DimValue: {
           // A shape variable's value is known when the plan is made: a fill.
           auto v = b.attrs.size.eval(env);
-          if (!v) throw PlanError(what + ": " + b.attrs.size.str() + " cannot be evaluated (overflow)");
+          if (!v) throw PlanError(std::string(types::kBindingOverflows) + ": " + what + ": " + b.attrs.size.str() + " cannot be evaluated at this binding");
           l.kernel = "fill";
           l.scalar = static_cast<double>(*v);
           l.why = "dim_value " + b.attrs.size.str() + " = " + std::to_string(*v);
