@@ -92,6 +92,8 @@ enum class GpuDType : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bo
 int64_t gpu_dtype_size(GpuDType d);
 const char* gpu_dtype_name(GpuDType d);
 std::optional<GpuDType> parse_gpu_dtype(const std::string& s);
+/// f32, f64 or bf16.
+inline bool gpu_dtype_is_float(GpuDType d) { return d == GpuDType::F32 || d == GpuDType::F64 || d == GpuDType::BF16; }
 /// `v` as a floating slot of dtype d holds it (a fill's scalar stored: f32
 /// rounds to nearest, bf16 to f32 and then to nearest even; NaN stays NaN).
 /// What the planner folds constants to, and what fused kernels are given.
@@ -130,6 +132,18 @@ struct GpuPlan {
   /// Whether calls replay the plan as a CUDA graph by default, and why.
   bool graph = false;
   std::string graph_why = "not recorded (a plan made before graph replay)";
+
+  /// The slot whose bytes slot `s` is (a view's alias, transitively), and
+  /// where in it `s` starts, in bytes (views may sit at an offset).
+  int32_t root(int32_t s) const {
+    while (slots[static_cast<size_t>(s)].kind == GpuSlot::Kind::View) s = slots[static_cast<size_t>(s)].alias;
+    return s;
+  }
+  int64_t offset_in_root(int32_t s) const {
+    int64_t off = 0;
+    for (; slots[static_cast<size_t>(s)].kind == GpuSlot::Kind::View; s = slots[static_cast<size_t>(s)].alias) off += slots[static_cast<size_t>(s)].offset;
+    return off;
+  }
 
   /// Whether the plan can be captured in a CUDA graph at all: "" when it
   /// can, else why not (a host slot: its copy reads or writes pageable host

@@ -1012,7 +1012,7 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
     // The aligned variant (what a call normally gets) asks for several
     // candidates: the heuristic's first, or with SHAPEML_CUBLASLT_TUNING=on
     // the fastest by time (lt_tuning.h).
-    std::vector<cublasLtMatmulHeuristicResult_t> cands(variant == 0 ? shapeml::cuda::kLtCandidates : 1);
+    std::vector<cublasLtMatmulHeuristicResult_t> cands(variant == 0 && shapeml::cuda::lt_tuning_on() ? shapeml::cuda::kLtCandidates : 1);
     s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, static_cast<int>(cands.size()), cands.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0) continue;  // this variant has none

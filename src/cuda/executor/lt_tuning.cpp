@@ -11,14 +11,6 @@
 namespace shapeml::cuda {
 namespace {
 
-// Opt-in: timed choices measured no faster inside the block's graph replay
-// (docs/design/cublaslt-tuning.md), and the heuristic's choice is the same
-// in every process.
-bool tuning_on() {
-  const char* v = std::getenv("SHAPEML_CUBLASLT_TUNING");
-  return v && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
-}
-
 // Scratch device memory for the timing runs, freed on every path.
 struct Scratch {
   std::vector<void*> ptrs;
@@ -81,14 +73,22 @@ int32_t split_k(const cublasLtMatmulAlgo_t& algo) {
 
 }  // namespace
 
+// Opt-in: timed choices measured no faster inside the block's graph replay
+// (docs/design/cublaslt-tuning.md), and the heuristic's choice is the same
+// in every process.
+bool lt_tuning_on() {
+  const char* v = std::getenv("SHAPEML_CUBLASLT_TUNING");
+  return v && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
+}
+
 size_t fastest_lt_candidate(cublasLtHandle_t h, const LtProblem& p, const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
                             std::string& note) {
-  if (candidates.size() < 2) {
-    note = "the heuristic's only candidate";
+  if (!lt_tuning_on()) {
+    note = "the heuristic's first (timing is opt-in: SHAPEML_CUBLASLT_TUNING=on)";
     return 0;
   }
-  if (!tuning_on()) {
-    note = "the heuristic's first of " + std::to_string(candidates.size()) + " (timing is opt-in: SHAPEML_CUBLASLT_TUNING=on)";
+  if (candidates.size() < 2) {
+    note = "the heuristic's only candidate";
     return 0;
   }
   static std::mutex mu;

@@ -31,6 +31,10 @@ struct LtProblem {
   std::string key;  // everything that decides the algorithm's validity and speed
 };
 
+/// Whether SHAPEML_CUBLASLT_TUNING=on asks for timed choices (read at each
+/// plan_create); off, plan_create asks the heuristic for one candidate only.
+bool lt_tuning_on();
+
 /// The index into `candidates` to use: the fastest when timing ran, else 0.
 /// Never fails: any error while timing (no memory for the scratch buffers,
 /// a candidate that does not run) keeps the heuristic's order. `note` says

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "abi/numbers.h"
+#include "lower/gpu/plan_uses.h"
 
 namespace shapeml::lower::gpu {
 
@@ -15,67 +16,22 @@ using abi::GpuSlot;
 
 namespace {
 
-bool is_float(GpuDType d) { return d == GpuDType::F32 || d == GpuDType::F64 || d == GpuDType::BF16; }
+using abi::gpu_dtype_is_float;
 
-
-// Who writes and who reads each slot, from the launch list as it is.
-class Uses {
- public:
-  explicit Uses(const GpuPlan& p) : p_(p), producer_(p.slots.size(), -1), readers_(p.slots.size(), 0), viewed_(p.slots.size(), false) {
-    for (size_t i = 0; i < p.launches.size(); ++i) {
-      for (int32_t s : p.launches[i].outputs) producer_[s] = producer_[s] == -1 ? static_cast<int>(i) : -2;  // -2: written twice
-      for (int32_t s : p.launches[i].inputs) ++readers_[s];
-    }
-    for (const GpuSlot& s : p.slots)
-      if (s.kind == GpuSlot::Kind::View && s.alias >= 0) viewed_[s.alias] = true;
-  }
-
-  // The launch writing `s` if it is `kernel` (and `op` when given), else nullptr.
-  const GpuLaunch* made_by(int32_t s, const char* kernel, const char* op = nullptr) const {
-    int i = producer_[s];
-    if (i < 0) return nullptr;
-    const GpuLaunch& l = p_.launches[static_cast<size_t>(i)];
-    if (l.kernel != kernel || (op && l.op != op)) return nullptr;
-    return &l;
-  }
-
-  // An intermediate the group may swallow: a temporary with one reader, no
-  // view and one writer.
-  bool private_temp(int32_t s) const {
-    return p_.slots[s].kind == GpuSlot::Kind::Temp && readers_[s] == 1 && !viewed_[s] && producer_[s] >= 0;
-  }
-
-  // The value of a one-element fill, rounded to its dtype.
-  std::optional<double> constant(int32_t s) const {
-    const GpuLaunch* f = made_by(s, "fill");
-    if (!f || !f->inputs.empty() || p_.slots[s].numel() != 1) return std::nullopt;
-    return abi::gpu_stored_value(f->scalar, p_.slots[s].dtype);
-  }
-
-  // The same bytes and shape: one slot, or views of one root with one shape.
-  bool same(int32_t a, int32_t b) const {
-    if (a == b) return true;
-    const GpuSlot &x = p_.slots[a], &y = p_.slots[b];
-    return x.dtype == y.dtype && x.shape == y.shape && root(a) == root(b);
-  }
-
- private:
-  int32_t root(int32_t s) const {
-    while (p_.slots[s].kind == GpuSlot::Kind::View) s = p_.slots[s].alias;
-    return s;
-  }
-  const GpuPlan& p_;
-  std::vector<int> producer_, readers_;
-  std::vector<bool> viewed_;
-};
+// The value of a one-element fill, rounded to its dtype.
+std::optional<double> constant(const GpuPlan& p, const PlanUses& u, int32_t s) {
+  const GpuLaunch* f = u.made_by(s, "fill");
+  if (!f || !f->inputs.empty() || p.slots[s].numel() != 1) return std::nullopt;
+  return abi::gpu_stored_value(f->scalar, p.slots[s].dtype);
+}
 
 bool last_axis(int64_t axis, size_t rank) { return axis == -1 || axis == static_cast<int64_t>(rank) - 1; }
 
 // mul(mul(x, rsqrt(add(mean(mul(x, x)), eps))), g) -> rmsnorm {x, g}.
-bool rmsnorm(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
+bool rmsnorm(const GpuPlan& p, const PlanUses& u, GpuLaunch& l) {
   if (l.kernel != "binary" || l.op != "mul") return false;
   const GpuSlot& y = p.slots[l.outputs[0]];
-  if (!is_float(y.dtype) || y.shape.empty()) return false;
+  if (!gpu_dtype_is_float(y.dtype) || y.shape.empty()) return false;
   for (int side = 0; side < 2; ++side) {
     int32_t t5 = l.inputs[side], g = l.inputs[1 - side];
     if (p.slots[g].shape != std::vector<int64_t>{y.shape.back()} || p.slots[g].dtype != y.dtype || !u.private_temp(t5)) continue;
@@ -94,7 +50,7 @@ bool rmsnorm(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
       if (!add) continue;
       for (int s3 = 0; s3 < 2; ++s3) {
         int32_t t2 = add->inputs[s3];
-        std::optional<double> eps = u.constant(add->inputs[1 - s3]);
+        std::optional<double> eps = constant(p, u, add->inputs[1 - s3]);
         if (!eps || !(*eps >= 0) || !std::isfinite(*eps) || p.slots[add->inputs[1 - s3]].dtype != y.dtype || !u.private_temp(t2)) continue;
         const GpuLaunch* mean = u.made_by(t2, "reduce", "mean");
         if (!mean || !mean->flag || mean->ints.size() != 1 || !last_axis(mean->ints[0], xs.shape.size()) || !u.private_temp(mean->inputs[0]))
@@ -118,7 +74,7 @@ bool rmsnorm(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
 
 // The offset of a causal comparison of two iotas over [R, C]: keep iff
 // j <= i + offset, with i the row (axis 0) and j the column (axis 1).
-std::optional<int64_t> causal_offset(const GpuPlan& p, const Uses& u, int32_t cond) {
+std::optional<int64_t> causal_offset(const GpuPlan& p, const PlanUses& u, int32_t cond) {
   const GpuLaunch* cmp = u.made_by(cond, "compare");
   if (!cmp || !u.private_temp(cond) || p.slots[cond].shape.size() != 2) return std::nullopt;
   int64_t axis[2];
@@ -140,7 +96,7 @@ std::optional<int64_t> causal_offset(const GpuPlan& p, const Uses& u, int32_t co
 }
 
 // softmax(select(causal, s, -inf), -1) -> softmax {s} with the mask folded in.
-bool causal_softmax(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
+bool causal_softmax(const GpuPlan& p, const PlanUses& u, GpuLaunch& l) {
   if (l.kernel != "softmax" || l.flag || l.ints.size() != 1) return false;
   int32_t sel = l.inputs[0];
   const GpuSlot& ss = p.slots[sel];
@@ -148,7 +104,7 @@ bool causal_softmax(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
   const GpuLaunch* se = u.made_by(sel, "select");
   if (!se) return false;
   int32_t cond = se->inputs[0], scores = se->inputs[1];
-  std::optional<double> fill = u.constant(se->inputs[2]);
+  std::optional<double> fill = constant(p, u, se->inputs[2]);
   if (!fill || !(std::isinf(*fill) && *fill < 0) || p.slots[scores].shape != ss.shape) return false;
   const std::vector<int64_t>& cs = p.slots[cond].shape;
   if (cs.size() != 2 || cs[0] != ss.shape[ss.shape.size() - 2] || cs[1] != ss.shape.back()) return false;
@@ -163,10 +119,10 @@ bool causal_softmax(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
 }
 
 // mul(act(a), b) -> gated {a, b}.
-bool gated(const GpuPlan& p, const Uses& u, GpuLaunch& l) {
+bool gated(const GpuPlan& p, const PlanUses& u, GpuLaunch& l) {
   if (l.kernel != "binary" || l.op != "mul") return false;
   const GpuSlot& y = p.slots[l.outputs[0]];
-  if (!is_float(y.dtype)) return false;
+  if (!gpu_dtype_is_float(y.dtype)) return false;
   for (int side = 0; side < 2; ++side) {
     int32_t t = l.inputs[side], b = l.inputs[1 - side];
     const GpuLaunch* act = u.made_by(t, "unary");
@@ -190,7 +146,7 @@ int fuse_patterns(GpuPlan& plan) {
   // what its launch reads.
   for (bool changed = true; changed;) {
     changed = false;
-    Uses u(plan);
+    PlanUses u(plan);
     for (GpuLaunch& l : plan.launches) {
       if (rmsnorm(plan, u, l) || causal_softmax(plan, u, l) || gated(plan, u, l)) {
         ++n;
@@ -203,10 +159,6 @@ int fuse_patterns(GpuPlan& plan) {
 }
 
 int group_permutes(GpuPlan& plan) {
-  auto root = [&](int32_t s) {
-    while (plan.slots[s].kind == GpuSlot::Kind::View) s = plan.slots[s].alias;
-    return s;
-  };
   auto groupable = [&](const GpuLaunch& l) {
     if (l.kernel != "transpose" || l.inputs.size() != 1 || l.outputs.size() != 1) return false;
     const size_t r = l.ints.size();
@@ -220,7 +172,7 @@ int group_permutes(GpuPlan& plan) {
   auto read_between = [&](size_t from, size_t to, int32_t s) {
     for (size_t k = from + 1; k < to; ++k)
       for (int32_t in : plan.launches[k].inputs)
-        if (root(in) == root(s)) return true;
+        if (plan.root(in) == plan.root(s)) return true;
     return false;
   };
   std::vector<bool> dead(plan.launches.size(), false);

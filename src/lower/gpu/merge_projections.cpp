@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "lower/gpu/plan_uses.h"
+
 namespace shapeml::lower::gpu {
 
 using abi::GpuLaunch;
@@ -17,32 +19,12 @@ int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   return p;
 }
 
-struct Uses {
-  std::vector<int> producer, readers;
-  explicit Uses(const GpuPlan& p) : producer(p.slots.size(), -1), readers(p.slots.size(), 0) {
-    for (size_t i = 0; i < p.launches.size(); ++i) {
-      for (int32_t s : p.launches[i].outputs) producer[s] = producer[s] == -1 ? static_cast<int>(i) : -2;
-      for (int32_t s : p.launches[i].inputs) {
-        int32_t r = s;
-        while (p.slots[r].kind == GpuSlot::Kind::View) r = p.slots[r].alias;
-        ++readers[r];
-      }
-    }
-  }
-};
-
-int views_of(const GpuPlan& p, int32_t s) {
-  int n = 0;
-  for (const GpuSlot& v : p.slots) n += v.kind == GpuSlot::Kind::View && v.alias == s;
-  return n;
-}
-
 // One group: the grouped permute at `pi`. True when rewritten.
 bool merge_at(GpuPlan& p, size_t pi) {
   const GpuLaunch perm = p.launches[pi];
   const size_t k = perm.inputs.size();
   if (perm.kernel != "transpose" || k < 2 || k > 4 || perm.outputs.size() != k) return false;
-  Uses u(p);
+  PlanUses u(p);
   std::vector<int32_t> results, weights;
   std::vector<size_t> gemms;
   for (size_t i = 0; i < k; ++i) {
@@ -50,13 +32,13 @@ bool merge_at(GpuPlan& p, size_t pi) {
     if (v.kind != GpuSlot::Kind::View || v.offset != 0) return false;
     int32_t t = v.alias;
     const GpuSlot& ts = p.slots[t];
-    if (ts.kind != GpuSlot::Kind::Temp || u.readers[t] != 1 || views_of(p, t) != 1 || u.producer[t] < 0) return false;
-    const GpuLaunch& mm = p.launches[static_cast<size_t>(u.producer[t])];
+    if (ts.kind != GpuSlot::Kind::Temp || u.root_readers(t) != 1 || u.views(t) != 1 || u.producer(t) < 0) return false;
+    const GpuLaunch& mm = p.launches[static_cast<size_t>(u.producer(t))];
     if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || mm.flag || !(mm.ints.empty() || mm.ints == std::vector<int64_t>{0, 0}))
       return false;
     results.push_back(t);
     weights.push_back(mm.inputs[1]);
-    gemms.push_back(static_cast<size_t>(u.producer[t]));
+    gemms.push_back(static_cast<size_t>(u.producer(t)));
   }
   const GpuLaunch& m0 = p.launches[gemms[0]];
   const GpuSlot& a = p.slots[m0.inputs[0]];
@@ -74,7 +56,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
   // The weights and the activation exist where the first GEMM runs (the
   // concatenation and the merged GEMM run there).
   for (int32_t s : weights)
-    if (u.producer[s] == -2 || (u.producer[s] >= 0 && static_cast<size_t>(u.producer[s]) >= gemms[0])) return false;
+    if (u.producer(s) == -2 || (u.producer(s) >= 0 && static_cast<size_t>(u.producer(s)) >= gemms[0])) return false;
   const int64_t N = w0.shape[1], K = w0.shape[0];
   // The heads view V of a result ([rows..., N] seen as [B, S, H, Dh]): split
   // it into row dims V[:j] and column dims V[j:] with prod(V[j:]) == N.

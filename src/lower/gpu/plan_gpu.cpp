@@ -29,7 +29,7 @@ abi::GpuDType gpu_dtype(types::DType d) { return static_cast<abi::GpuDType>(stat
 
 bool on_device(const types::TensorType& t) { return t.device.kind != types::Device::Kind::Host; }
 
-bool is_float(abi::GpuDType d) { return d == abi::GpuDType::F32 || d == abi::GpuDType::F64 || d == abi::GpuDType::BF16; }
+using abi::gpu_dtype_is_float;
 
 class Planner {
  public:
@@ -112,10 +112,7 @@ class Planner {
   }
 
   // The slot whose bytes `s` is (a view's alias, transitively).
-  int root(int s) const {
-    while (plan_.slots[s].kind == GpuSlot::Kind::View) s = plan_.slots[s].alias;
-    return s;
-  }
+  int root(int s) const { return plan_.root(s); }
   void use(int s) { last_[root(s)] = std::max<int64_t>(last_[root(s)], static_cast<int64_t>(plan_.launches.size())); }
 
   void launch(GpuLaunch l) {
@@ -342,7 +339,7 @@ class Planner {
           break;
         default: throw PlanError("internal: " + what + " has no GPU lowering");
       }
-      if (l.kernel == "fill" && is_float(plan_.slots[out].dtype)) constant_[out] = abi::gpu_stored_value(l.scalar, plan_.slots[out].dtype);
+      if (l.kernel == "fill" && gpu_dtype_is_float(plan_.slots[out].dtype)) constant_[out] = abi::gpu_stored_value(l.scalar, plan_.slots[out].dtype);
       launch(std::move(l));
     }
     std::vector<int> rs;
@@ -371,7 +368,7 @@ class Planner {
       if (uses[pv] != 1 || std::count(vals.begin(), vals.end(), prod) != 1) continue;
       const GpuSlot& out = plan_.slots[prod];
       const GpuSlot& cs = plan_.slots[root(c)];
-      if (!is_float(out.dtype)) continue;
+      if (!gpu_dtype_is_float(out.dtype)) continue;
       if (cs.kind == GpuSlot::Kind::HostInput || cs.kind == GpuSlot::Kind::HostOutput) continue;
       if (plan_.slots[c].dtype != out.dtype) continue;
       if (plan_.slots[c].shape == std::vector<int64_t>{out.shape.back()}) {
@@ -403,7 +400,7 @@ class Planner {
   // as the kernels compute it), in the dtype: the same bits as the kernel
   // (bf16: the f32 result rounded to bf16, as the kernels store it).
   std::optional<double> fold_constant(OpKind op, const std::vector<int>& ins, abi::GpuDType dt) const {
-    if (!is_float(dt)) return std::nullopt;
+    if (!gpu_dtype_is_float(dt)) return std::nullopt;
     std::vector<double> v;
     for (int s : ins) {
       auto c = constant(s);
@@ -449,7 +446,7 @@ class Planner {
         if (!writes) continue;
         if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || plan_.slots[prod].dtype != plan_.slots[ins[1 - side]].dtype)
           break;
-        if (!is_float(plan_.slots[prod].dtype)) break;
+        if (!gpu_dtype_is_float(plan_.slots[prod].dtype)) break;
         mm.scalar = *c;
         mm.why += "; scaled by " + abi::format_double(*c, 9) + " (alpha)";
         vals[b.results[0]] = prod;
