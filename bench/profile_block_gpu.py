@@ -25,7 +25,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runtime", required=True)
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--mode", default="bf16", choices=["fp32", "tf32", "bf16", "fp32_nopat"])
+    ap.add_argument("--mode", default="bf16", choices=["fp32", "tf32", "bf16", "fp32_nopat", "bf16_noattn"])
     ap.add_argument("--size", default="small", choices=list(tg.SIZES))
     a = ap.parse_args()
     import torch
@@ -35,7 +35,7 @@ def main():
     mod = lib.load(os.path.join(a.dir, f"transformer_{a.mode}.so"))
     s = tg.SIZES[a.size]
     host = tg.make_inputs(s)
-    wrap = shapeml.bf16 if a.mode == "bf16" else (lambda t: t)
+    wrap = shapeml.bf16 if a.mode.startswith("bf16") else (lambda t: t)
     ins = [dev.upload(wrap(t)) for t in host]
     out = dev.upload(wrap(np.zeros((s["B"], s["S"], s["D"]), np.float32)))
     for _ in range(2):

@@ -29,7 +29,9 @@ Frobenius difference <= 1e-5. Fused vs unfused plans (fp32): identical bits.
 bf16 (every f32 of the source made bf16): at most 2x PyTorch bf16's own
 error against fp64 + 1e-3. The default plans fuse RMSNorm, the causal
 softmax and SwiGLU (fuse_patterns.h); fp32_nopat is the same program with
---gpu-fuse-patterns off, compared for accuracy and speed.
+--gpu-fuse-patterns off, compared for accuracy and speed; bf16_noattn is
+the bf16 program with --gpu-fuse-attention off (the scores GEMM, the causal
+softmax and the PV GEMM instead of one attention launch), timed beside it.
 Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
 rounds (a round times each once, a CUDA-synchronized loop); the median of
 the rounds and their spread (max - min) / median are reported, and ratios
@@ -97,8 +99,8 @@ def cmd_build(a):
     with open(bf16_path, "w") as f:
         f.write(re.sub(r"\bf32\b", "bf16", gpu_source()))
     for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_fused", ["--gpu-fuse", "on"]),
-                        ("fp32_nopat", ["--gpu-fuse-patterns", "off"]), ("bf16", [])):
-        cmd = [a.shapemlc, "build", bf16_path if mode == "bf16" else src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"),
+                        ("fp32_nopat", ["--gpu-fuse-patterns", "off"]), ("bf16", []), ("bf16_noattn", ["--gpu-fuse-attention", "off"])):
+        cmd = [a.shapemlc, "build", bf16_path if mode.startswith("bf16") else src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"),
                "--target", "x86-64"] + extra
         for b in binds:
             cmd += ["--bind", b]
@@ -110,7 +112,7 @@ def cmd_build(a):
     (y_small,) = mod.call("block", *make_inputs(SIZES["small"]))
     (y_gqa,) = mod.call("block_gqa", *make_inputs(GQA))
     np.savez(os.path.join(a.out, "cpu_small.npz"), block=y_small, block_gqa=y_gqa)
-    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_fused,fp32_nopat,bf16}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
+    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_fused,fp32_nopat,bf16,bf16_noattn}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
     return 0
 
 
@@ -160,7 +162,7 @@ def cmd_run(a):
     lib = shapeml.Library(a.runtime)
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
-    for m in ("fp32_fused", "fp32_nopat", "bf16"):  # absent when staged by an older build
+    for m in ("fp32_fused", "fp32_nopat", "bf16", "bf16_noattn"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
             mods[m] = lib.load(so)
@@ -339,6 +341,8 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
             c["shapeml_graph"] = (lambda: run_shapeml(mode, "block", mi, mo, graph=True), dev.sync)
             if mode == "fp32" and "fp32_nopat" in mods:
                 c["shapeml_nopat_graph"] = (lambda: run_shapeml("fp32_nopat", "block", mi, mo, graph=True), dev.sync)
+            if mode == "bf16" and "bf16_noattn" in mods:
+                c["shapeml_noattn_graph"] = (lambda: run_shapeml("bf16_noattn", "block", mi, mo, graph=True), dev.sync)
         if mode == "fp32" and a.has_fused:
             c["shapeml_fused_graph" if a.has_graph else "shapeml_fused_direct"] = (
                 lambda: run_shapeml("fp32_fused", "block", mi, mo, graph=True if a.has_graph else False), dev.sync)
@@ -410,7 +414,7 @@ def bench_jax(a, res):
 def print_table(res):
     print("\nshapeml / anchor (below 1: shapeml faster)")
     for key, ms in res["ms"].items():
-        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_nopat_graph", "shapeml_fused_direct", "shapeml_fused_graph"):
+        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_nopat_graph", "shapeml_noattn_graph", "shapeml_fused_direct", "shapeml_fused_graph"):
             if ours not in ms:
                 continue
             r = {k: ms[ours] / v for k, v in ms.items() if not k.startswith("shapeml")}

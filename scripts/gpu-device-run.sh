@@ -87,6 +87,12 @@ step softmax_ncu 240 bash -c "if ! command -v ncu >/dev/null; then echo 'ncu not
     --section SpeedOfLight --section Occupancy --section LaunchStats \
     python3 bench/cudnn_softmax_gpu.py run --check-only --runtime \"$carry/lib/libshapeml_runtime.so\" --dir \"$carry/cudnn\" \
     > \"$out/softmax_ncu.txt\" 2>&1; rc=\$?; grep -E 'softmax_|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy' \"$out/softmax_ncu.txt\"; exit \$rc"
+# Kernel durations of one direct call of the large bf16 block, fused attention
+# on and off (bench/profile_block_gpu.py; base clocks off, caches flushed).
+step block_ncu 300 bash -c "if ! command -v ncu >/dev/null; then echo 'ncu not found: skipped'; exit 0; fi; set -o pipefail; \
+  for m in bf16 bf16_noattn; do ncu --profile-from-start off --clock-control none --csv --metrics gpu__time_duration.sum \
+    python3 bench/profile_block_gpu.py --runtime \"$carry/lib/libshapeml_runtime.so\" --dir \"$carry/transformer\" --mode \$m --size large \
+    > \"$out/ncu-large-\$m.csv\" || exit 1; done"
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
 # Observability: the overhead of instrumentation (default mode, tracing,
 # GPU timing) against a build with it compiled out, on the MLP and the
@@ -129,6 +135,8 @@ fi
 if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
   step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
     --gtest_filter=-Fusion.SixtyFourBitIndexPath:SixtyFourBit.*  # GBs of output: minutes under memcheck; run in kernel_tests
+  step racecheck_attention 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
+    --gtest_filter='Attention.*'  # the attention kernel's shared-memory tiles
   step memcheck_graph 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
   step memcheck_context_streams 300 env SHAPEML_TEST_STREAMS_MODULE="$carry/modules/context_streams.so" compute-sanitizer --tool memcheck \
     --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_context_streams_tests" --gtest_brief=1

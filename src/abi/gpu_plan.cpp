@@ -1,4 +1,5 @@
 #include "abi/gpu_plan.h"
+#include "abi/gpu_attention.h"
 #include "abi/gpu_fused.h"
 #include "abi/numbers.h"
 
@@ -304,7 +305,7 @@ std::string GpuPlan::validate(bool laid_out) const {
       want_in = 2, want_out = 2;  // the result and the bounds-check record
     else if (l.kernel == "matmul")
       want_in = l.inputs.size() == 3 ? 3 : 2;  // optional fused bias
-    else if (l.kernel == "select")
+    else if (l.kernel == "select" || l.kernel == "attention")
       want_in = 3;
     else if (l.kernel == "fill" || l.kernel == "iota")
       want_in = 0;
@@ -327,6 +328,8 @@ std::string GpuPlan::validate(bool laid_out) const {
       if (e.empty()) e = fused::check(nodes, in_dt, o.dtype, o.shape.size());
       if (!e.empty()) return at + e;
     }
+    if (l.kernel == "attention")
+      if (std::string e = check_attention(*this, l); !e.empty()) return at + e;
     if (l.kernel == "softmax" && l.ints.size() != (l.flag ? 2u : 1u))
       return at + (l.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
     if (l.kernel == "gather" || l.kernel == "take_along") {

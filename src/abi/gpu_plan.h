@@ -59,6 +59,10 @@
 // is never read through, and the executor reports the first bad position
 // after the plan as OUT_OF_RANGE (it synchronizes the stream at the end of
 // such a plan to do so; docs/design/index-checks.md).
+//   attention 3 in (q, k, v), 1 out: softmax(q k^T * scale, masked) v per batch
+//             and head in one launch, no scores in memory; strided accesses
+//             (the head split/merge permutes folded in), grouped-query heads,
+//             a causal mask; bf16 (abi/gpu_attention.h has the ints)
 //   concat    n in, 1 out; ints = {axis}
 //   fused     0 to 8 in (each broadcast to out), 1 out; ints = an expression
 //             program over the inputs, immediates and iota indices

@@ -187,6 +187,10 @@ inline std::vector<Tensor> run(const GpuPlan& p, const std::vector<Tensor>& inpu
   }
   cudaStream_t s = nullptr;
   EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  // cudaMemset may return before it is done, on the legacy stream, which a
+  // non-blocking stream does not wait for: the 0xFF fills must land before
+  // the plan writes the outputs.
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   rc = plan_execute(plan, bufs.data(), ws, s, err, sizeof err);
   EXPECT_EQ(rc, opt.expect_rc) << err;
   if (opt.message) *opt.message = err;

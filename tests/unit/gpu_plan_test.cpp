@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "abi/gpu_attention.h"
 #include "abi/gpu_plan.h"
 #include "driver/frontend.h"
 #include "lower/gpu/plan_gpu.h"
@@ -375,8 +376,9 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
   // projection weights side by side (one grouped copy), one GEMM for q k v,
   // the 3 head splits in one permute (k's transpose folds into the scores
   // GEMM), scores (alpha), causal softmax, context, the merge permute, wo
-  // (+x), RMSNorm, gate, up, silu*mul, down (+h): 14 launches, every dtype.
-  for (const char* dtype : {"f32", "bf16", "f64"}) {
+  // (+x), RMSNorm, gate, up, silu*mul, down (+h): 14 launches in f32 and
+  // f64 (bf16 fuses the attention: TheBf16BlockGetsOneAttentionLaunch...).
+  for (const char* dtype : {"f32", "f64"}) {
     auto r = checked(block_in(dtype));
     std::string err;
     auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}}, err);
@@ -437,6 +439,132 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
     EXPECT_EQ(m["reduce mean"], 2);
     EXPECT_GT(u->launches.size(), p->launches.size() + 10);
   }
+}
+
+// Counted by hand: RMSNorm, the weights side by side, one q k v GEMM, one
+// attention launch reading q, k and v in place from that GEMM's result and
+// writing the merged heads, wo (+x), RMSNorm, gate, up, silu*mul, down (+h).
+TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace) {
+  auto r = checked(block_in("bf16"));
+  std::string err;
+  const int64_t B = 2, S = 16, D = 32, H = 4, Dh = 8;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", B}, {"S", S}, {"D", D}, {"H", H}, {"Dh", Dh}, {"F", 48}}, err);
+  ASSERT_TRUE(p) << err;
+  auto n = kernel_counts(*p);
+  EXPECT_EQ(n["attention"], 1) << p->to_text();
+  EXPECT_EQ(n["softmax softmax"] + n["transpose"] + n["select"], 0) << p->to_text();
+  EXPECT_EQ(n["matmul"], 5);
+  EXPECT_EQ(n["concat"], 1);
+  EXPECT_EQ(p->launches.size(), 10u) << p->to_text();
+  for (const auto& l : p->launches) {
+    if (l.kernel != "attention") continue;
+    shapeml::abi::AttentionLayout a;
+    ASSERT_TRUE(a.from_ints(l.ints));
+    EXPECT_EQ(a.batch, B);
+    EXPECT_EQ(a.heads, H);
+    EXPECT_EQ(a.group, 1);
+    EXPECT_EQ(a.sq, S);
+    EXPECT_EQ(a.sk, S);
+    EXPECT_EQ(a.dh, Dh);
+    EXPECT_EQ(a.offset, 0);
+    EXPECT_TRUE(l.flag) << "causal";
+    EXPECT_EQ(l.scalar, shapeml::abi::gpu_stored_value(1 / std::sqrt(8.0), shapeml::abi::GpuDType::BF16)) << "rsqrt(Dh) in bf16";
+    // q, k, v: columns [0, D), [D, 2D), [2D, 3D) of the merged [B*S, 3D] result.
+    ASSERT_EQ(l.inputs[0], l.inputs[1]);
+    ASSERT_EQ(l.inputs[0], l.inputs[2]);
+    EXPECT_EQ(p->slots[l.inputs[0]].shape, (std::vector<int64_t>{B * S, 3 * D}));
+    const shapeml::abi::AttentionAccess* acc[3] = {&a.q, &a.k, &a.v};
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(acc[i]->offset, i * D);
+      EXPECT_EQ(acc[i]->batch, S * 3 * D);
+      EXPECT_EQ(acc[i]->head, Dh);
+      EXPECT_EQ(acc[i]->row, 3 * D);
+    }
+    // o: the merged heads [B, S, H, Dh], which wo reads as [B*S, D].
+    EXPECT_EQ(p->slots[l.outputs[0]].shape, (std::vector<int64_t>{B, S, H, Dh}));
+    EXPECT_EQ(a.o.batch, S * D);
+    EXPECT_EQ(a.o.head, Dh);
+    EXPECT_EQ(a.o.row, D);
+  }
+  EXPECT_EQ(p->validate(), "");
+  expect_no_live_overlap(*p);
+  auto round = GpuPlan::parse(p->to_text(), err);
+  ASSERT_TRUE(round) << err;
+  EXPECT_EQ(round->to_text(), p->to_text());
+  // No slot of the unfused chain (scores, probabilities) is left to take workspace.
+  for (const auto& sl : p->slots) EXPECT_NE(sl.shape, (std::vector<int64_t>{B, H, S, S}));
+
+  // The large block: separate projections (large weights), read in place.
+  auto big = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 4}, {"S", 512}, {"D", 2048}, {"H", 16}, {"Dh", 128}, {"F", 5632}}, err);
+  ASSERT_TRUE(big) << err;
+  auto m = kernel_counts(*big);
+  EXPECT_EQ(m["attention"], 1);
+  EXPECT_EQ(m["concat"] + m["transpose"] + m["softmax softmax"], 0) << big->to_text();
+  EXPECT_EQ(big->launches.size(), 11u) << big->to_text();
+
+  // Grouped-query heads: k and v read from their Hkv heads, no repeat.
+  auto g = shapeml::lower::gpu::plan_function(*r.module, "block_gqa", {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"Hkv", 2}, {"G", 2}, {"F", 48}}, err);
+  ASSERT_TRUE(g) << err;
+  auto gn = kernel_counts(*g);
+  EXPECT_EQ(gn["attention"], 1) << g->to_text();
+  EXPECT_EQ(gn["repeat"], 0) << g->to_text();
+  for (const auto& l : g->launches)
+    if (l.kernel == "attention") {
+      shapeml::abi::AttentionLayout a;
+      ASSERT_TRUE(a.from_ints(l.ints));
+      EXPECT_EQ(a.group, 2);
+      EXPECT_EQ(g->slots[l.inputs[1]].shape, (std::vector<int64_t>{2, 16, 2, 8})) << "k's heads before the repeat";
+    }
+}
+
+TEST(GpuPatterns, AttentionStaysUnfusedWhereTheChainIsReadElsewhereOrNotBf16) {
+  // The probabilities are also a result; the value head dimension differs;
+  // f32. A plain (unmasked) attention over [N S Dh] fuses, as rank 3.
+  auto src = [](const char* dt) {
+    return on_gpu(std::string("(module m (func f (dims N S Dh E)") +
+                  " (params (q (tensor DT (N S Dh) host)) (k (tensor DT (N S Dh) host)) (v (tensor DT (N S Dh) host)) (w (tensor DT (N S E) host)))"
+                  " (returns (tensor DT (N S Dh) host) (tensor DT (N S S) host) (tensor DT (N S E) host) (tensor DT (N S Dh) host))"
+                  " (let p (softmax (matmul q (transpose k)) :axis -1))"
+                  " (let p2 (softmax (matmul q (transpose k)) :axis -1))"
+                  " (let p3 (softmax (mul (matmul q (transpose k)) 0.5) :axis -1))"
+                  " (return (matmul p v) p (matmul p2 w) (matmul p3 v))))");
+  };
+  for (const char* dt : {"bf16", "f32"}) {
+    std::string s = src(dt);
+    for (size_t at = 0; (at = s.find("DT", at)) != std::string::npos;) s.replace(at, 2, dt);
+    auto r = checked(s);
+    std::string err;
+    auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 3}, {"S", 10}, {"Dh", 8}, {"E", 16}}, err);
+    ASSERT_TRUE(p) << err;
+    auto n = kernel_counts(*p);
+    EXPECT_EQ(n["attention"], std::string(dt) == "bf16" ? 1 : 0) << dt << "\n" << p->to_text();
+    for (const auto& l : p->launches)
+      if (l.kernel == "attention") {
+        EXPECT_FALSE(l.flag);
+        EXPECT_EQ(l.scalar, 0.5);
+        EXPECT_EQ(p->slots[l.outputs[0]].kind, GpuSlot::Kind::Output);
+      }
+    EXPECT_EQ(p->validate(), "");
+  }
+}
+
+TEST(GpuPatterns, ThePlanFormatChecksAttentionLaunches) {
+  const std::string head =
+      "gpu-plan f device 0 inputs 3 outputs 1 workspace 0\nslot 0 input 0 bf16 4 1 2 5 8 offset 0\nslot 1 input 1 bf16 4 1 2 5 8 offset 0\n"
+      "slot 2 input 2 bf16 4 1 2 5 8 offset 0\nslot 3 output 0 bf16 4 1 2 5 8 offset 0\n";
+  const std::string dense = "1 2 1 5 5 8 0 0 80 40 8 0 80 40 8 0 80 40 8 0 80 40 8";
+  std::string err;
+  EXPECT_TRUE(GpuPlan::parse(head + "launch attention - shapeml in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar 0.35 flag 1\n", err)) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 3 0 1 2 out 1 3 ints 3 1 2 1 scalar 0.35 flag 1\n", err));
+  EXPECT_NE(err.find("attention needs 23 ints"), std::string::npos) << err;
+  // v's row stride 9 reaches past its 80 elements.
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 3 0 1 2 out 1 3 ints 23 1 2 1 5 5 8 0 0 80 40 8 0 80 40 8 0 80 40 9 0 80 40 8 scalar 1 flag 0\n", err));
+  EXPECT_NE(err.find("v's strided access reaches outside its slot"), std::string::npos) << err;
+  // Two heads cannot be shared by groups of 3.
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 3 0 1 2 out 1 3 ints 23 1 2 3 5 5 8 0 0 80 40 8 0 80 40 8 0 80 40 8 0 80 40 8 scalar 1 flag 0\n", err));
+  EXPECT_NE(err.find("not a multiple of the group"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 2 0 1 out 1 3 ints 23 " + dense + " scalar 1 flag 0\n", err));
+  EXPECT_NE(err.find("expects 3 input(s)"), std::string::npos) << err;
 }
 
 TEST(GpuPatterns, TheGroupedQueryBlockAndStoryLmKeepTheirFusedLaunches) {

@@ -162,7 +162,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on";
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on", gpu_fuse_attention = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -171,6 +171,7 @@ struct CodegenArgs {
     o.allow_tf32 = gpu_tf32;
     o.fuse = gpu_fuse == "on";
     o.fuse_patterns = gpu_fuse_patterns == "on";
+    o.fuse_attention = gpu_fuse_attention == "on";
     return o;
   }
 };
@@ -512,6 +513,9 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-patterns", a.gpu_fuse_patterns,
                   "device entries: one fused kernel each for RMSNorm, a causal-masked softmax and act(a)*b (on: the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-fuse-attention", a.gpu_fuse_attention,
+                  "device entries: bf16 attention in one launch, no scores in memory (on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   add_timeout(app, a.timeout);
 }

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "abi/gpu_attention.h"
 #include "abi/gpu_fused.h"
 #include "abi/gpu_plan.h"
 #include "cuda/cuda_error.h"
@@ -110,7 +111,7 @@ struct Operand {
 struct Step {
   enum class Kind {
     Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Gather, TakeAlong,
-    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused, RmsNorm, Gated, StridedGroup
+    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused, RmsNorm, Gated, StridedGroup, Attention
   } kind = Kind::Noop;
   int32_t op = 0;
   kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
@@ -141,6 +142,7 @@ struct Step {
   double eps = 0;                    // rmsnorm
   int32_t group = 0;                 // strided group: how many (input, output) pairs
   Operand group_in[kern::kMaxCopyGroup], group_out[kern::kMaxCopyGroup];
+  kern::Attention attention;         // attention: all but the pointers (in[0..2], out; their offsets in `extra`)
 };
 
 // A fused launch, prepared: the decoded program, the coalesced geometry
@@ -656,6 +658,8 @@ struct Builder {
       if (!prepare_gated(l, st, w)) return false;
     } else if (l.kernel == "repeat") {
       if (!prepare_repeat(l, st, w)) return false;
+    } else if (l.kernel == "attention") {
+      if (!prepare_attention(l, st, w)) return false;
     } else if (l.kernel == "gather" || l.kernel == "take_along") {
       if (!prepare_index(l, st, w)) return false;
     } else {
@@ -771,6 +775,26 @@ struct Builder {
     if (b.shape != a.shape || out.shape != a.shape) return error(w, "gated needs operands and output of one shape");
     st.op = op;
     st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Gated;
+    return true;
+  }
+
+  // Fused attention: the plan's checks (abi/gpu_attention.h, the same the
+  // compiler's verifier runs), then the kernel's arguments.
+  bool prepare_attention(const GpuLaunch& l, Step& st, const std::string& w) {
+    if (std::string e = shapeml::abi::check_attention(plan, l); !e.empty()) return error(w, e);
+    shapeml::abi::AttentionLayout a;
+    a.from_ints(l.ints);
+    kern::Attention& k = st.attention;
+    k.batch = a.batch, k.heads = a.heads, k.group = a.group, k.sq = a.sq, k.sk = a.sk, k.dh = a.dh;
+    k.scale = static_cast<float>(l.scalar);
+    k.causal = l.flag;
+    k.offset = a.offset;
+    const shapeml::abi::AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
+    for (int i = 0; i < 4; ++i) {
+      k.stride[i][0] = acc[i]->batch, k.stride[i][1] = acc[i]->head, k.stride[i][2] = acc[i]->row;
+      (i < 3 ? st.in[i] : st.out).extra = acc[i]->offset * 2;  // bf16
+    }
+    st.kind = Step::Kind::Attention;
     return true;
   }
 
@@ -1111,9 +1135,15 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
                      "plan_create: device " + std::to_string(device) + " has compute capability " + std::to_string(major) + ".x; this build needs 9.0 or newer");
   plan->max_blocks = std::max(1, sms) * 32;
 
-  bool any_lt = false;
+  bool any_lt = false, any_attention = false;
   for (const Prepared& p : plan->launches)
-    for (const Step& s : p.steps) any_lt |= s.kind == Step::Kind::MatmulLt;
+    for (const Step& s : p.steps) any_lt |= s.kind == Step::Kind::MatmulLt, any_attention |= s.kind == Step::Kind::Attention;
+  if (any_attention) {  // here, not at the first launch: that may be inside a stream capture
+    DeviceGuard guard(device);
+    if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_create: cudaSetDevice failed: " + cuda_text(guard.status));
+    if ((e = kern::attention_setup()) != cudaSuccess)
+      return write_err(err, err_size, cuda_code(e), "plan_create: setting the attention kernels' shared memory failed: " + cuda_text(e));
+  }
   if (any_lt) {
     DeviceGuard guard(device);
     if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_create: cudaSetDevice failed: " + cuda_text(guard.status));
@@ -1352,6 +1382,13 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           e = kern::rmsnorm(st.dt, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.rows, st.cols, st.eps, mb, stream);
           break;
         case Step::Kind::Gated: e = kern::gated(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.n, mb, stream); break;
+        case Step::Kind::Attention: {
+          kern::Attention a = st.attention;
+          a.q = ptr(st.in[0]), a.k = ptr(st.in[1]), a.v = ptr(st.in[2]), a.o = ptr(st.out);
+          a.sms = mb / 32;  // max_blocks is 32 per SM
+          e = kern::attention(a, stream);
+          break;
+        }
         case Step::Kind::Gather:
         case Step::Kind::TakeAlong: {
           auto* rec = reinterpret_cast<unsigned long long*>(ptr(st.check));

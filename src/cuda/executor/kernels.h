@@ -112,6 +112,32 @@ cudaError_t rmsnorm(DT dt, const void* x, const void* g, void* out, int64_t rows
 // computed in the compute type and rounded once.
 cudaError_t gated(DT dt, int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s);
 
+/// A fused attention launch (attention.cu; abi/gpu_attention.h is the plan's
+/// form): for every batch b and head h, o = softmax(q k^T * scale, masked) v
+/// over [sq, dh] x [sk, dh], no scores in memory. Element (b, h, s, d) of
+/// operand i (q, k, v, o) is at base_i + b*stride[i][0] + h'*stride[i][1] +
+/// s*stride[i][2] + d, h' = h / group for k and v. Causal: key j is masked
+/// for query i when j > i + offset; a row with no visible key is NaN.
+struct Attention {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  int64_t batch = 0, heads = 0, group = 1, sq = 0, sk = 0, dh = 0;
+  int64_t stride[4][3] = {};
+  float scale = 1.0f;
+  bool causal = false;
+  int64_t offset = 0;
+  int32_t sms = 0;  // the device's multiprocessors (the launch shape depends on them)
+};
+
+// bf16 only; dh <= 256, batch and heads <= 65535, sq and sk < 2^30 (the
+// executor checks). 16-byte copies when every pointer and stride allows.
+cudaError_t attention(const Attention& a, cudaStream_t s);
+// Once before the first attention launch (plan creation; not inside a
+// stream capture): lets the kernels use over 48 KiB of shared memory.
+cudaError_t attention_setup();
+
 // Index operations with a run-time bounds check. `idx` is i32 or i64
 // (idx_dt). An index outside [0, V) is never read through: its output
 // elements are written as zero bytes and the lowest flat position of a bad

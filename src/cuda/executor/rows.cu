@@ -83,7 +83,10 @@ template <class T> cudaError_t launch_rmsnorm(const void* x, const void* g, void
   return cudaGetLastError();
 }
 
-template <class T, int kV> __global__ void gated_kernel(int32_t act, const T* a, const T* b, T* out, int64_t packs) {
+// kAct >= 0: the activation fixed at compile time (silu, gelu: the switch
+// folds away); -1: `act` chosen at run time.
+template <class T, int kV, int kAct> __global__ void gated_kernel(int32_t act, const T* a, const T* b, T* out, int64_t packs) {
+  if constexpr (kAct >= 0) act = kAct;
   using P = Pack<T, kV>;
   const P* pa = reinterpret_cast<const P*>(a);
   const P* pb = reinterpret_cast<const P*>(b);
@@ -97,16 +100,23 @@ template <class T, int kV> __global__ void gated_kernel(int32_t act, const T* a,
   }
 }
 
-template <class T> cudaError_t launch_gated(int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s) {
+template <class T, int kAct>
+cudaError_t launch_gated_as(int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s) {
   constexpr int kV = 16 / sizeof(T);
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
   T* po = static_cast<T*>(out);
   if (n % kV == 0 && aligned(a, 16) && aligned(b, 16) && aligned(out, 16))
-    gated_kernel<T, kV><<<blocks_for(n / kV, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n / kV);
+    gated_kernel<T, kV, kAct><<<blocks_for(n / kV, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n / kV);
   else
-    gated_kernel<T, 1><<<blocks_for(n, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n);
+    gated_kernel<T, 1, kAct><<<blocks_for(n, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n);
   return cudaGetLastError();
+}
+
+template <class T> cudaError_t launch_gated(int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s) {
+  if (act == U_SILU) return launch_gated_as<T, U_SILU>(act, a, b, out, n, max_blocks, s);
+  if (act == U_GELU) return launch_gated_as<T, U_GELU>(act, a, b, out, n, max_blocks, s);
+  return launch_gated_as<T, -1>(act, a, b, out, n, max_blocks, s);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "abi/gpu_attention.h"
 #include "lower/gpu/plan_uses.h"
 
 namespace shapeml::lower::gpu {
@@ -154,6 +155,113 @@ bool merge_at(GpuPlan& p, size_t pi) {
   return true;
 }
 
+
+// The projections of one fused attention launch (fuse_attention.h): q, k
+// and v each read in place from the result of a GEMM of one activation.
+// Merged, the launch reads the three from one [rows, 3N] result, each at its
+// column offset: the strides of an access into [rows, N] are rows * N +
+// columns, and stay rows * 3N + columns when no access crosses a row.
+bool merge_for_attention(GpuPlan& p, size_t ai) {
+  const GpuLaunch& at = p.launches[ai];
+  if (at.kernel != "attention") return false;
+  abi::AttentionLayout a;
+  if (!a.from_ints(at.ints)) return false;
+  PlanUses u(p);
+  abi::AttentionAccess* acc[3] = {&a.q, &a.k, &a.v};
+  int32_t results[3];
+  size_t gemms[3];
+  for (int i = 0; i < 3; ++i) {
+    const int32_t s = at.inputs[static_cast<size_t>(i)];
+    const int32_t t = p.root(s);
+    const GpuSlot& ts = p.slots[static_cast<size_t>(t)];
+    if (ts.kind != GpuSlot::Kind::Temp || p.offset_in_root(s) != 0 || acc[i]->offset != 0 || u.root_readers(t) != 1 || u.producer(t) < 0) return false;
+    const GpuLaunch& mm = p.launches[static_cast<size_t>(u.producer(t))];
+    if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || mm.flag || !(mm.ints.empty() || mm.ints == std::vector<int64_t>{0, 0}))
+      return false;
+    results[i] = t;
+    gemms[i] = static_cast<size_t>(u.producer(t));
+    if (i > 0 && gemms[i] <= gemms[i - 1]) return false;
+  }
+  const GpuLaunch& m0 = p.launches[gemms[0]];
+  const GpuSlot& w0 = p.slots[static_cast<size_t>(m0.inputs[1])];
+  const GpuSlot& t0 = p.slots[static_cast<size_t>(results[0])];
+  if (w0.shape.size() != 2 || t0.shape.empty()) return false;
+  const int64_t K = w0.shape[0], N = w0.shape[1];
+  std::vector<int32_t> weights;
+  for (int i = 0; i < 3; ++i) {
+    const GpuLaunch& mm = p.launches[gemms[i]];
+    const GpuSlot& w = p.slots[static_cast<size_t>(mm.inputs[1])];
+    if (mm.inputs[0] != m0.inputs[0] || mm.op != m0.op || w.shape != w0.shape || w.dtype != w0.dtype || p.slots[static_cast<size_t>(results[i])].shape != t0.shape)
+      return false;
+    const int pw = u.producer(mm.inputs[1]);
+    if (pw == -2 || (pw >= 0 && static_cast<size_t>(pw) >= gemms[0])) return false;
+    weights.push_back(mm.inputs[1]);
+  }
+  if (3 * w0.bytes() > kMergeWeightBytes) return false;
+  // Every access stays inside one row of its result.
+  const int64_t heads[3] = {a.heads, a.heads / a.group, a.heads / a.group}, rows[3] = {a.sq, a.sk, a.sk};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t col = (acc[i]->batch % N) * (a.batch - 1) + (acc[i]->head % N) * (heads[i] - 1) + (acc[i]->row % N) * (rows[i] - 1) + a.dh - 1;
+    if (col >= N) return false;
+  }
+  if (!(results[0] < results[1] && results[1] < results[2])) return false;  // views must follow what they alias
+  auto widen = [&](int64_t st) { return st / N * 3 * N + st % N; };
+  for (int i = 0; i < 3; ++i) {
+    acc[i]->offset = i * N;
+    acc[i]->batch = widen(acc[i]->batch), acc[i]->head = widen(acc[i]->head), acc[i]->row = widen(acc[i]->row);
+  }
+
+  // Slots: results[0] becomes the merged [rows..., 3N] result, the other two
+  // views of it (their own views stay valid, and unread); the concatenated
+  // weights are a new temporary.
+  const int32_t merged = results[0];
+  std::vector<int64_t> mshape = t0.shape;
+  mshape.back() = 3 * N;
+  p.slots[static_cast<size_t>(merged)].shape = mshape;
+  for (int i = 1; i < 3; ++i) {
+    GpuSlot& r = p.slots[static_cast<size_t>(results[i])];
+    r.kind = GpuSlot::Kind::View;
+    r.alias = merged;
+    r.offset = 0;
+  }
+  GpuSlot wcat;
+  wcat.kind = GpuSlot::Kind::Temp;
+  wcat.dtype = w0.dtype;
+  wcat.shape = {K, 3 * N};
+  p.slots.push_back(wcat);
+  const int32_t wslot = static_cast<int32_t>(p.slots.size() - 1);
+
+  GpuLaunch fused = p.launches[ai];
+  fused.inputs = {merged, merged, merged};
+  fused.ints = a.to_ints();
+  fused.why += "; q, k and v read from one merged projection";
+  GpuLaunch cat;
+  cat.kernel = "concat";
+  cat.inputs = weights;
+  cat.outputs = {wslot};
+  cat.ints = {1};
+  cat.why = "3 projection weights of [" + std::to_string(K) + " x " + std::to_string(N) +
+            "] side by side for one GEMM (one grouped copy; small weights: the separate GEMMs would be launch-bound)";
+  GpuLaunch gemm = m0;
+  gemm.inputs = {m0.inputs[0], wslot};
+  gemm.outputs = {merged};
+  gemm.why = "one GEMM for the q, k and v projections of one input (N = 3 x " + std::to_string(N) + ")" +
+             (m0.op == "tf32" ? ", TF32 tensor cores (allowed by --gpu-tf32)" : "");
+  std::vector<GpuLaunch> out;
+  for (size_t i = 0; i < p.launches.size(); ++i) {
+    if (i == gemms[0]) {
+      out.push_back(cat);
+      out.push_back(gemm);
+    } else if (i == ai) {
+      out.push_back(fused);
+    } else if (i != gemms[1] && i != gemms[2]) {
+      out.push_back(std::move(p.launches[i]));
+    }
+  }
+  p.launches = std::move(out);
+  return true;
+}
+
 }  // namespace
 
 int merge_projections(GpuPlan& plan) {
@@ -161,7 +269,7 @@ int merge_projections(GpuPlan& plan) {
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < plan.launches.size(); ++i)
-      if (merge_at(plan, i)) {
+      if (merge_at(plan, i) || merge_for_attention(plan, i)) {
         ++n;
         changed = true;
         break;

@@ -14,6 +14,11 @@
 // every output element as the separate GEMMs did (the same dot products;
 // the algorithm may differ, so not bit for bit).
 //
+// The same for a fused attention launch (fuse_attention.h) whose q, k and v
+// are read in place from three such GEMMs' results: one GEMM, and the launch
+// reads the three at their column offsets of the merged result (3 GEMMs ->
+// 1 concat + 1 GEMM).
+//
 // Plain data, never fails: a plan that does not match is left as it is.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "lower/gpu/plan_gpu.h"
 #include "lower/gpu/fuse_elementwise.h"
+#include "lower/gpu/fuse_attention.h"
 #include "lower/gpu/fuse_patterns.h"
 #include "lower/gpu/merge_projections.h"
 
@@ -56,6 +57,11 @@ class Planner {
     remove_dead_launches();
     if (plan_.launches.size() != before) recompute_lifetimes();
     fold_transposes_into_matmuls();
+    if (opts_.fuse_patterns && opts_.fuse_attention && fuse_attention(plan_) > 0) {
+      verify("attention fusion");
+      remove_dead_launches();
+      recompute_lifetimes();
+    }
     if (opts_.fuse_patterns) {
       int grouped = group_permutes(plan_);
       if (grouped > 0) verify("permute grouping");
@@ -65,6 +71,7 @@ class Planner {
     }
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
+    drop_unused_slots();
     layout_workspace();
     if (std::string v = plan_.validate(); !v.empty()) throw PlanError("internal: the plan does not validate: " + v);
     return plan_;
@@ -580,6 +587,42 @@ class Planner {
       launch({"copy", "", {s}, {out}, {}, 0, false, "shapeml", "result " + std::to_string(i) + " is not a fresh value: copied into its buffer"});
       taken.insert(out);
     }
+  }
+
+  // Slots no launch touches, directly or through a view (temporaries of
+  // launches a pass replaced): dropped, so that they take no workspace. The
+  // rest keep their order, so a view still follows what it aliases.
+  void drop_unused_slots() {
+    const size_t n = plan_.slots.size();
+    std::vector<bool> keep(n, false);
+    auto mark = [&](int32_t s) {
+      for (;; s = plan_.slots[static_cast<size_t>(s)].alias) {
+        keep[static_cast<size_t>(s)] = true;
+        if (plan_.slots[static_cast<size_t>(s)].kind != GpuSlot::Kind::View) break;
+      }
+    };
+    for (const GpuLaunch& l : plan_.launches) {
+      for (int32_t s : l.inputs) mark(s);
+      for (int32_t s : l.outputs) mark(s);
+    }
+    std::vector<int32_t> to(n, -1);
+    std::vector<GpuSlot> kept;
+    for (size_t i = 0; i < n; ++i) {
+      GpuSlot::Kind k = plan_.slots[i].kind;
+      if (!keep[i] && (k == GpuSlot::Kind::Temp || k == GpuSlot::Kind::View)) continue;
+      to[i] = static_cast<int32_t>(kept.size());
+      kept.push_back(plan_.slots[i]);
+      if (kept.back().kind == GpuSlot::Kind::View) kept.back().alias = to[static_cast<size_t>(kept.back().alias)];
+    }
+    if (kept.size() == n) return;
+    for (GpuLaunch& l : plan_.launches) {
+      for (int32_t& s : l.inputs) s = to[static_cast<size_t>(s)];
+      for (int32_t& s : l.outputs) s = to[static_cast<size_t>(s)];
+    }
+    plan_.slots = std::move(kept);
+    def_.assign(plan_.slots.size(), 0);
+    last_.assign(plan_.slots.size(), 0);
+    recompute_lifetimes();
   }
 
   // First fit over live ranges: a temporary gets the lowest 256-aligned

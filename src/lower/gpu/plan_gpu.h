@@ -49,6 +49,11 @@ struct PlanOptions {
   /// (lower/gpu/fuse_patterns.h). On by default; `shapemlc
   /// --gpu-fuse-patterns off` keeps the unfused launches (to compare).
   bool fuse_patterns = true;
+  /// Replace scaled dot-product attention (bf16) with one launch that keeps
+  /// no scores in memory (lower/gpu/fuse_attention.h); needs fuse_patterns
+  /// (the causal mask is folded into the softmax first). On by default;
+  /// `shapemlc --gpu-fuse-attention off` keeps the GEMM/softmax/GEMM chain.
+  bool fuse_attention = true;
 };
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,

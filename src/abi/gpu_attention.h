@@ -1,0 +1,100 @@
+// The `attention` launch of a GPU plan (abi/gpu_plan.h): softmax(q k^T *
+// scale, masked) v for every batch and head in one launch, with no [Sq, Sk]
+// scores in memory (docs/design/gpu-attention.md). What the planner writes
+// (src/lower/gpu/fuse_attention.cpp), what validate() and the executor check,
+// in one place.
+//
+// The launch reads q, k, v and writes o through strided accesses into its
+// slots (so that the head split and merge permutes around attention need no
+// copies): element (b, h, s, d) of operand X is element
+//   X.offset + b * X.batch + h' * X.head + s * X.row + d
+// of its slot, counted in elements of the slot's dtype, where h' = h for q
+// and o and h / group for k and v (grouped-query attention: `group` query
+// heads share one key/value head, as repeat_interleave would give them).
+// The head dimension is contiguous.
+//
+// ints = {batch, heads, group, sq, sk, dh, offset,
+//         q.offset, q.batch, q.head, q.row,  k..., v..., o...}   (23)
+// flag = causal: key j is masked (-inf before the softmax) for the query at
+// position i when j > i + offset. scalar = scale (the score multiplier).
+// A row whose keys are all masked is NaN, as the unfused softmax gives.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "abi/gpu_plan.h"
+
+namespace shapeml::abi {
+
+/// Where one operand of an attention launch reads or writes (elements).
+struct AttentionAccess {
+  int64_t offset = 0, batch = 0, head = 0, row = 0;
+};
+
+struct AttentionLayout {
+  int64_t batch = 0, heads = 0, group = 1, sq = 0, sk = 0, dh = 0, offset = 0;
+  AttentionAccess q, k, v, o;
+
+  static constexpr size_t kInts = 23;
+
+  std::vector<int64_t> to_ints() const {
+    std::vector<int64_t> r = {batch, heads, group, sq, sk, dh, offset};
+    for (const AttentionAccess* a : {&q, &k, &v, &o}) r.insert(r.end(), {a->offset, a->batch, a->head, a->row});
+    return r;
+  }
+  /// False when `ints` has the wrong length.
+  bool from_ints(const std::vector<int64_t>& ints) {
+    if (ints.size() != kInts) return false;
+    batch = ints[0], heads = ints[1], group = ints[2], sq = ints[3], sk = ints[4], dh = ints[5], offset = ints[6];
+    size_t i = 7;
+    for (AttentionAccess* a : {&q, &k, &v, &o}) a->offset = ints[i], a->batch = ints[i + 1], a->head = ints[i + 2], a->row = ints[i + 3], i += 4;
+    return true;
+  }
+};
+
+/// The largest head dimension the attention kernel takes.
+constexpr int64_t kAttentionMaxHeadDim = 256;
+
+namespace attention_detail {
+// Whether every element an access reaches lies in [0, numel): the strides
+// are non-negative, so the largest index is the sum of the last ones.
+inline bool access_fits(const AttentionAccess& a, int64_t batch, int64_t heads, int64_t rows, int64_t dh, int64_t numel) {
+  if (a.offset < 0 || a.batch < 0 || a.head < 0 || a.row < 0) return false;
+  int64_t last = a.offset, t = 0;
+  const int64_t ext[3] = {batch - 1, heads - 1, rows - 1}, str[3] = {a.batch, a.head, a.row};
+  for (int i = 0; i < 3; ++i)
+    if (__builtin_mul_overflow(ext[i], str[i], &t) || __builtin_add_overflow(last, t, &last)) return false;
+  return !__builtin_add_overflow(last, dh - 1, &last) && last < numel;
+}
+}  // namespace attention_detail
+
+/// The checks of an attention launch (operand counts already checked): ""
+/// when the executor can run it, else what is wrong.
+inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
+  AttentionLayout a;
+  if (!a.from_ints(l.ints)) return "attention needs " + std::to_string(AttentionLayout::kInts) + " ints (see abi/gpu_attention.h)";
+  if (a.batch < 1 || a.heads < 1 || a.group < 1 || a.sq < 1 || a.sk < 1 || a.dh < 1)
+    return "attention needs batch, heads, group, query and key lengths and the head dimension >= 1";
+  if (a.heads % a.group != 0) return "attention: heads (" + std::to_string(a.heads) + ") is not a multiple of the group (" + std::to_string(a.group) + ")";
+  if (a.dh > kAttentionMaxHeadDim) return "attention: head dimension " + std::to_string(a.dh) + " is over " + std::to_string(kAttentionMaxHeadDim);
+  if (a.batch > 65535 || a.heads > 65535 || a.sq > (int64_t{1} << 30) || a.sk > (int64_t{1} << 30))
+    return "attention: batch and heads must be <= 65535 and the sequence lengths <= 2^30";
+  if (a.offset < -(int64_t{1} << 31) || a.offset > (int64_t{1} << 31)) return "attention: the mask offset must lie in [-2^31, 2^31]";
+  if (!std::isfinite(l.scalar)) return "attention: the scale must be finite";
+  const char* names[4] = {"q", "k", "v", "o"};
+  const AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
+  const int32_t slot[4] = {l.inputs[0], l.inputs[1], l.inputs[2], l.outputs[0]};
+  for (int i = 0; i < 4; ++i) {
+    const GpuSlot& s = p.slots[static_cast<size_t>(slot[i])];
+    if (s.dtype != GpuDType::BF16) return std::string("attention: ") + names[i] + " is " + gpu_dtype_name(s.dtype) + "; the kernel takes bf16";
+    int64_t heads = (i == 1 || i == 2) ? a.heads / a.group : a.heads;
+    int64_t rows = i == 0 || i == 3 ? a.sq : a.sk;
+    if (!attention_detail::access_fits(*acc[i], a.batch, heads, rows, a.dh, s.numel()))
+      return std::string("attention: ") + names[i] + "'s strided access reaches outside its slot (" + std::to_string(s.numel()) + " elements)";
+  }
+  return "";
+}
+
+}  // namespace shapeml::abi

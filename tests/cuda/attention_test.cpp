@@ -1,0 +1,189 @@
+// The fused attention launch (src/cuda/executor/attention.cu,
+// abi/gpu_attention.h) on a real GPU against float64 loops computed here:
+// odd lengths (not multiples of the 64-row tiles), one query row, head
+// dimensions 20 to 256, causal masks with offsets (fully masked rows are
+// NaN, as the unfused softmax makes them), grouped-query heads, strided
+// operands (the layouts the planner gives it), and unaligned pointers.
+// Without a GPU every test prints "skipped: no GPU".
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "abi/gpu_attention.h"
+#include "test_util.h"
+
+namespace shapeml::cuda::test {
+namespace {
+
+using abi::AttentionAccess;
+using abi::AttentionLayout;
+
+std::mt19937_64& gen() {
+  static std::mt19937_64 g(20261201);
+  return g;
+}
+
+Tensor uniform_bf16(Shape s) {
+  Tensor t{GpuDType::BF16, std::move(s), {}};
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) t.v.push_back(bf16_round(static_cast<float>(u(gen()))));
+  return t;
+}
+
+double at(const Tensor& t, const AttentionAccess& a, int64_t b, int64_t h, int64_t s, int64_t d) {
+  return t.v[static_cast<size_t>(a.offset + b * a.batch + h * a.head + s * a.row + d)];
+}
+
+// o[b, h, i, :] in float64, laid out dense [B, H, Sq, Dh].
+std::vector<double> reference(const AttentionLayout& L, double scale, bool causal, const Tensor& q, const Tensor& k, const Tensor& v) {
+  std::vector<double> o(static_cast<size_t>(L.batch * L.heads * L.sq * L.dh));
+  std::vector<double> p(static_cast<size_t>(L.sk));
+  for (int64_t b = 0; b < L.batch; ++b)
+    for (int64_t h = 0; h < L.heads; ++h)
+      for (int64_t i = 0; i < L.sq; ++i) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < L.sk; ++j) {
+          double s = 0;
+          for (int64_t d = 0; d < L.dh; ++d) s += at(q, L.q, b, h, i, d) * at(k, L.k, b, h / L.group, j, d);
+          s *= scale;
+          if (causal && j > i + L.offset) s = -INFINITY;
+          p[static_cast<size_t>(j)] = s;
+          mx = std::max(mx, s);
+        }
+        double sum = 0;
+        for (double& x : p) sum += (x = std::exp(x - mx));  // all -inf: exp(NaN) = NaN, as PyTorch's softmax
+        for (int64_t d = 0; d < L.dh; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < L.sk; ++j) acc += p[static_cast<size_t>(j)] / sum * at(v, L.v, b, h / L.group, j, d);
+          o[static_cast<size_t>(((b * L.heads + h) * L.sq + i) * L.dh + d)] = acc;
+        }
+      }
+  return o;
+}
+
+AttentionAccess dense_access(int64_t heads, int64_t rows, int64_t dh) { return {0, heads * rows * dh, rows * dh, dh}; }
+
+// bf16 storage of the output and of the probabilities (rounded to bf16
+// before the second product, as every flash kernel does): a few 2^-9
+// relative, against values of order 0.1 to 1.
+void expect_close(const Tensor& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.v.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 8; ++i) {
+    const double g = got.v[i], w = want[i];
+    const bool ok = std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= 8e-3 * (std::fabs(w) + 0.5);
+    if (!ok) ADD_FAILURE() << what << ": element " << i << " is " << g << ", expected " << w, ++bad;
+  }
+}
+
+struct Case {
+  int64_t batch, heads, group, sq, sk, dh;
+  bool causal;
+  int64_t offset;
+};
+
+std::string name(const Case& c) {
+  return "B" + std::to_string(c.batch) + " H" + std::to_string(c.heads) + " G" + std::to_string(c.group) + " Sq" + std::to_string(c.sq) + " Sk" +
+         std::to_string(c.sk) + " Dh" + std::to_string(c.dh) + (c.causal ? " causal" + std::to_string(c.offset) : "");
+}
+
+// q, k, v and o dense [B, H(kv), S, Dh], one plan, one launch.
+void run_dense(const Case& c, int64_t misalign = 0) {
+  AttentionLayout L;
+  L.batch = c.batch, L.heads = c.heads, L.group = c.group, L.sq = c.sq, L.sk = c.sk, L.dh = c.dh, L.offset = c.offset;
+  const int64_t hkv = c.heads / c.group;
+  L.q = L.o = dense_access(c.heads, c.sq, c.dh);
+  L.k = L.v = dense_access(hkv, c.sk, c.dh);
+  const double scale = 1 / std::sqrt(static_cast<double>(c.dh));
+  PlanBuilder b;
+  int32_t q = b.input(0, GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh});
+  int32_t k = b.input(1, GpuDType::BF16, {c.batch, hkv, c.sk, c.dh});
+  int32_t v = b.input(2, GpuDType::BF16, {c.batch, hkv, c.sk, c.dh});
+  int32_t o = b.output(0, GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh});
+  b.launch("attention", "", {q, k, v}, {o}, L.to_ints(), scale, c.causal);
+  ASSERT_EQ(b.p.validate(), "");
+  Tensor tq = uniform_bf16({c.batch, c.heads, c.sq, c.dh}), tk = uniform_bf16({c.batch, hkv, c.sk, c.dh}), tv = uniform_bf16({c.batch, hkv, c.sk, c.dh});
+  RunOptions opt;
+  opt.misalign = misalign;
+  auto out = run(b.p, {tq, tk, tv}, {{GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh}}}, opt);
+  ASSERT_EQ(out.size(), 1u);
+  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : ""));
+}
+
+TEST(Attention, OddLengthsAndEveryHeadDimensionAgainstFloat64) {
+  REQUIRE_GPU();
+  for (const Case& c : std::vector<Case>{
+           {2, 3, 1, 77, 77, 64, true, 0},     // not a multiple of the 64-row tiles
+           {1, 2, 1, 1, 1, 64, true, 0},       // S = 1
+           {2, 2, 1, 65, 65, 40, true, 0},     // head dimension 40 (padded to 64)
+           {1, 2, 1, 130, 130, 128, true, 0},  // the large block's head dimension
+           {1, 1, 1, 70, 70, 256, true, 0},    // the largest; 32-key tiles
+           {2, 2, 1, 33, 129, 32, false, 0},   // no mask, Sq != Sk
+           {1, 2, 1, 19, 19, 20, true, 0},     // dh % 8 != 0: element-wise tile loads
+       })
+    run_dense(c);
+}
+
+// Enough 128-row blocks to fill the device: the kernel with two m-tiles a
+// warp (head dimensions 64 and 128).
+TEST(Attention, ManyHeadsTakeTheTwoTileKernel) {
+  REQUIRE_GPU();
+  run_dense({4, 36, 1, 200, 200, 64, true, 0});
+  run_dense({2, 34, 2, 150, 150, 128, true, 0});
+  run_dense({2, 34, 1, 131, 131, 128, false, 0});
+}
+
+TEST(Attention, CausalOffsetsDecodeRowsAndFullyMaskedRows) {
+  REQUIRE_GPU();
+  run_dense({2, 2, 1, 1, 37, 64, true, 36});   // a decode step: one query row against 37 cached keys
+  run_dense({1, 2, 1, 5, 200, 64, true, 195}); // the last 5 rows of a 200-long prefix
+  run_dense({1, 1, 1, 70, 70, 64, true, -1});  // j < i: row 0 sees nothing (NaN), like the unfused softmax
+  run_dense({1, 1, 1, 9, 9, 64, true, -100});  // every row masked: all NaN
+}
+
+TEST(Attention, GroupedQueryHeadsReadTheirSharedKeyValueHead) {
+  REQUIRE_GPU();
+  run_dense({2, 8, 4, 50, 50, 64, true, 0});
+  run_dense({1, 6, 3, 66, 66, 128, false, 0});
+}
+
+TEST(Attention, UnalignedPointersTakeTheElementWisePath) {
+  REQUIRE_GPU();
+  run_dense({1, 2, 1, 70, 70, 64, true, 0}, /*misalign=*/2);
+}
+
+// The layouts the planner gives the launch: q, k and v read in place from
+// one merged projection [B, S, 3, H, Dh], o written as [B, S, H, Dh].
+TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
+  REQUIRE_GPU();
+  const int64_t B = 2, S = 67, H = 3, Dh = 64;
+  AttentionLayout L;
+  L.batch = B, L.heads = H, L.sq = L.sk = S, L.dh = Dh;
+  const int64_t row = 3 * H * Dh;
+  L.q = {0, S * row, Dh, row};
+  L.k = {H * Dh, S * row, Dh, row};
+  L.v = {2 * H * Dh, S * row, Dh, row};
+  L.o = {0, S * H * Dh, Dh, H * Dh};
+  PlanBuilder b;
+  int32_t qkv = b.input(0, GpuDType::BF16, {B * S, row});
+  int32_t o = b.output(0, GpuDType::BF16, {B, S, H, Dh});
+  b.launch("attention", "", {qkv, qkv, qkv}, {o}, L.to_ints(), 0.125, true);
+  ASSERT_EQ(b.p.validate(), "");
+  Tensor t = uniform_bf16({B * S, row});
+  auto out = run(b.p, {t}, {{GpuDType::BF16, {B, S, H, Dh}}});
+  ASSERT_EQ(out.size(), 1u);
+  // The reference is [B, H, S, Dh]; the launch wrote [B, S, H, Dh].
+  std::vector<double> want = reference(L, 0.125, true, t, t, t), got_bhsd(want.size());
+  for (int64_t bb = 0; bb < B; ++bb)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t d = 0; d < Dh; ++d)
+          got_bhsd[static_cast<size_t>(((bb * H + h) * S + s) * Dh + d)] = out[0].v[static_cast<size_t>(((bb * S + s) * H + h) * Dh + d)];
+  expect_close(Tensor{GpuDType::BF16, {B, H, S, Dh}, got_bhsd}, want, "merged projection");
+}
+
+}  // namespace
+}  // namespace shapeml::cuda::test
