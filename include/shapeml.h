@@ -957,9 +957,11 @@ typedef enum shapeml_graph_mode {
 typedef struct shapeml_call_options {
   size_t struct_size;     /**< sizeof(shapeml_call_options). */
   /** Where outputs and intermediates made by the runtime (aligned copies of
-   *  inputs and outputs) are allocated; NULL: the module's resource. Memory
-   *  the generated CPU code allocates for its own temporaries still comes
-   *  from the C heap in this release. */
+   *  inputs and outputs) are allocated, and, for modules built by 0.5 or
+   *  later, the temporaries of the generated CPU code; NULL: the module's
+   *  resource. A temporary the resource cannot give ends the call with
+   *  SHAPEML_STATUS_RESOURCE_EXHAUSTED naming the entry, the binding and the
+   *  bytes (docs/design/temp-memory.md). */
   shapeml_memory* memory;
   /** Caller-provided outputs, one per result, or NULL to allocate new ones.
    *  Each must have the result's dtype and exact shape (evaluated under the

@@ -13,6 +13,12 @@
 // holds exactly the specialized shape. Generated code never allocates the
 // buffers it returns and never frees any buffer it is given.
 //
+// Since 0.5 every CPU specialization also exports `void* SYMBOL_temp_hooks[2]`
+// (zero-initialized data): {void* (*alloc)(int64_t bytes), void (*free)(void*)}.
+// The code allocates its heap temporaries through them when they are set
+// (the runtime sets them when it resolves SYMBOL: runtime/temp_memory.h),
+// else through malloc/free. Older modules lack the table and still load.
+//
 // An AOT shared object exports, besides the SYMBOLs:
 //
 //     const char* shapeml_module_manifest(void);   // static NUL-terminated text

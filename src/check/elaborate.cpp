@@ -48,9 +48,15 @@ class Elaborator final : public RuleEnv {
         poisoned_functions_.insert(f.name);
         continue;
       }
+      call_height_now_ = 0;
       auto fn = f.grad_of.empty() ? function(f) : grad_signature(f);
-      if (fn) out.functions.push_back(std::move(*fn));
-      else poisoned_functions_.insert(f.name);
+      if (fn) {
+        // A gradient runs its function's body (and its calls) one level down.
+        call_height_[f.name] = f.grad_of.empty() ? call_height_now_ : call_height_[f.grad_of] + 1;
+        out.functions.push_back(std::move(*fn));
+      } else {
+        poisoned_functions_.insert(f.name);
+      }
     }
     // E0308 (§4.19) for the functions whose variables the parameters do not
     // determine and that no call gives them to with `:dims`: decided at the
@@ -623,6 +629,18 @@ class Elaborator final : public RuleEnv {
       d.notes.push_back("a function can call only functions defined before it in the module");
       return std::nullopt;
     }
+    // §8: calls nest at most kMaxCallDepth deep (the back ends inline them).
+    // Functions call only earlier ones, so each one's height is known here:
+    // one pass, linear in the module.
+    const int height = 1 + call_height_[x.name];
+    if (height > kMaxCallDepth) {
+      auto& d = res_.diags.report("E0106", x.span,
+                                  "calls nest " + std::to_string(height) + " deep from here, over the limit of " + std::to_string(kMaxCallDepth));
+      d.notes.push_back("`" + x.name + "` reaches " + std::to_string(height - 1) +
+                        " calls deep; merge some levels of the chain into one function (spec §8)");
+      return std::nullopt;
+    }
+    call_height_now_ = std::max(call_height_now_, height);
     std::vector<ir::ValueId> args;
     bool ok = true;
     for (const auto& o : x.operands) {
@@ -652,7 +670,16 @@ class Elaborator final : public RuleEnv {
     span_ = x.span;
     std::vector<TensorType> arg_types;
     for (ir::ValueId v : args) arg_types.push_back(fn_->values[v].type);
-    auto rts = type_call(*callee, arg_types, *this, given);
+    std::optional<std::vector<TensorType>> rts;
+    try {
+      rts = type_call(*callee, arg_types, *this, given);
+    } catch (const types::DimOverflow& e) {
+      // The callee instantiated at these shapes: its dimension arithmetic
+      // leaves 64 bits (issue 24, item 13). An error here, not E0900.
+      fail({"E0004", std::string(e.what()) + " when `" + x.name + "` is instantiated at this call's shapes", "", "",
+            {"the callee's shapes evaluated at the arguments' dimensions overflow signed 64 bits"}});
+      return std::nullopt;
+    }
     if (!rts) return std::nullopt;
     ir::Attrs a;
     a.callee = x.name;
@@ -671,6 +698,11 @@ class Elaborator final : public RuleEnv {
   std::set<std::string> dims_;
   std::map<std::string, std::optional<ir::ValueId>> scope_;
   std::set<std::string> poisoned_functions_;
+  // Per function checked so far: how many calls deep its body reaches (0:
+  // it calls nothing); and the largest of the function being checked.
+  static constexpr int kMaxCallDepth = 64;
+  std::map<std::string, int> call_height_;
+  int call_height_now_ = 0;
   Span span_;
   int temp_ = 0;
   bool where_incomplete_ = false;

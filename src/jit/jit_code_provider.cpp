@@ -39,11 +39,13 @@ runtime::Status JitCodeProvider::specialize(const std::string& entry, const std:
     plans_[symbol] = plan->to_text();
     return {};
   }
-  abi::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error);
+  void* hooks = nullptr;
+  abi::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error, &hooks);
   if (!fn) return classify_compile_error(error);
   std::lock_guard<std::mutex> lock(mu_);
   symbol = "jit_" + entry + "_" + std::to_string(next_++);
   symbols_[symbol] = reinterpret_cast<void*>(fn);
+  symbols_[symbol + "_temp_hooks"] = hooks;  // runtime/temp_memory.h
   return {};
 }
 
@@ -63,6 +65,7 @@ void JitCodeProvider::release(const std::string& symbol) {
     if (it == symbols_.end()) return;
     fn = it->second;
     symbols_.erase(it);
+    symbols_.erase(symbol + "_temp_hooks");
   }
   jit_.release(reinterpret_cast<abi::CompiledEntryFn>(fn));
 }

@@ -1,4 +1,5 @@
 #include "runtime/module.h"
+#include "runtime/temp_memory.h"
 
 #include <algorithm>
 #include <cstring>
@@ -37,8 +38,13 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
           return invalid_argument(origin + ": the manifest names symbol `" + s.symbol + "` for entry `" + e.name + "` (" +
                                   binding_str(e, s.bind) + "), but the module does not export it");
         auto slot = std::make_shared<Slot>();
-        if (e.device) slot->symbol = s.symbol;  // a plan getter, not code
-        else slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+        if (e.device) {
+          slot->symbol = s.symbol;  // a plan getter, not code
+        } else {
+          slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+          // Temporaries from the call's memory resource (temp_memory.h); modules made before 0.5 have no table.
+          if (void* hooks = mod->provider_->lookup(s.symbol + "_temp_hooks")) install_temp_hooks(hooks);
+        }
         slot->pinned = true;
         slot->ready.store(true, std::memory_order_release);
         slots[s.bind] = std::move(slot);
@@ -159,6 +165,7 @@ Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
   if (!fn)
     return fail(internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol + "` but cannot resolve that symbol"));
   slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+  if (void* hooks = provider_->lookup(symbol + "_temp_hooks")) install_temp_hooks(hooks);
   slot->symbol = symbol;
   slot->ready.store(true, std::memory_order_release);
   return Result<Lease>(std::move(lease));
@@ -372,7 +379,10 @@ Status Module::call_unscoped(const EntrySig& entry, std::span<Tensor* const> inp
     {
       obs::Span run("runtime", "run compiled code");
       if (run) run.arg("symbol", lease->slot().symbol);
-      lease->fn()(buffers.data());
+      int64_t failed = 0;
+      if (!run_with_temp_memory(lease->fn(), buffers.data(), mr.get(), failed))
+        return resource_exhausted(fn_name + " at " + binding_str(*e, *b) + ": a temporary of " + std::to_string(failed) +
+                                  " bytes could not be allocated from memory resource `" + mr->name() + "`");
     }
     if (record && record.get()[0] != 0) return index_error(*e, record.get(), record_size);
     for (auto& [k, tmp] : copy_back) std::memcpy(results[k]->data(), tmp->data(), results[k]->nbytes());

@@ -1,6 +1,7 @@
 #include "runtime/pool_resource.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,19 @@ constexpr size_t kGranule = PoolResource::kGranule;
 // Rounds up to the granule; 0 on overflow.
 size_t round_up(size_t n) { return n > SIZE_MAX - (kGranule - 1) ? 0 : (n + kGranule - 1) & ~(kGranule - 1); }
 }  // namespace
+
+// mu_, held, with the holder recorded (see reentered()).
+class PoolResource::Hold {
+ public:
+  explicit Hold(const PoolResource& p) : p_(p), lock_(p.mu_) { p_.holder_.store(std::this_thread::get_id(), std::memory_order_relaxed); }
+  ~Hold() { p_.holder_.store(std::thread::id(), std::memory_order_relaxed); }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+
+ private:
+  const PoolResource& p_;
+  std::lock_guard<std::mutex> lock_;
+};
 
 PoolResource::PoolResource(MemoryResourcePtr upstream, const PoolOptions& options)
     : up_(upstream ? std::move(upstream) : host_memory_resource()), opt_(options) {
@@ -257,8 +271,14 @@ void PoolResource::note_exhausted(size_t bytes) const noexcept {
 }
 
 void* PoolResource::do_allocate(size_t bytes, size_t alignment, void* stream) noexcept {
+  if (reentered()) {  // from the upstream, on the thread holding the lock: the state is mid-change
+    ++s_.failed_allocation_count;
+    note_failure(name() + " cannot allocate " + std::to_string(bytes) +
+                 " bytes from inside a call to its upstream (the upstream resource allocated from the pool it serves)");
+    return nullptr;
+  }
   try {
-    std::lock_guard<std::mutex> lock(mu_);
+    Hold lock(*this);
     void* p = nullptr;
     if (alignment > kGranule) {
       // Rare: pass through, counted as reserved while it is out.
@@ -284,7 +304,11 @@ void* PoolResource::do_allocate(size_t bytes, size_t alignment, void* stream) no
 }
 
 void PoolResource::do_deallocate(void* ptr, size_t bytes, size_t alignment, void* stream) noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
+  if (reentered()) {  // from the upstream: the block cannot be taken back now; kept out (leaked) rather than corrupt the pool
+    note_failure(name() + " dropped a free of " + std::to_string(bytes) + " bytes made from inside a call to its upstream");
+    return;
+  }
+  Hold lock(*this);
   s_.bytes_in_use -= bytes;
   ++s_.deallocation_count;
   if (alignment > kGranule) {
@@ -344,23 +368,27 @@ void PoolResource::release_unused_locked() noexcept {
 }
 
 void PoolResource::release_unused() noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
+  if (reentered()) return;  // from the upstream: nothing is released then
+  Hold lock(*this);
   release_unused_locked();
 }
 
 size_t PoolResource::stream_synchronizations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  if (reentered()) return syncs_;  // this thread holds the lock
+  Hold lock(*this);
   return syncs_;
 }
 
 size_t PoolResource::free_block_count() {
-  std::lock_guard<std::mutex> lock(mu_);
+  if (reentered()) return free_by_addr_.size();  // this thread holds the lock (parked blocks not counted)
+  Hold lock(*this);
   flush_all();
   return free_by_addr_.size();
 }
 
 size_t PoolResource::cached_block_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<Hold> lock;
+  if (!reentered()) lock = std::make_unique<Hold>(*this);  // else this thread holds it already
   size_t n = 0;
   for (const StreamCache& c : cache_)
     for (uint32_t i = 0; i < c.bins; ++i) n += c.bin[i].count;
@@ -368,14 +396,18 @@ size_t PoolResource::cached_block_count() const {
 }
 
 size_t PoolResource::chunk_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  if (reentered()) return chunks_.size();
+  Hold lock(*this);
   return chunks_.size();
 }
 
 bool PoolResource::do_statistics(shapeml_memory_statistics* out) const noexcept {
   shapeml_memory_statistics copy;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+  if (reentered()) {  // from the upstream: this thread holds the lock already
+    copy = s_;
+    copy.bytes_reserved = reserved_;
+  } else {
+    Hold lock(*this);
     copy = s_;
     copy.bytes_reserved = reserved_;
   }

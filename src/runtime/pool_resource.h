@@ -34,10 +34,12 @@
 // 0.013 µs with it; of 1 MiB, 0.057 and 0.013 µs (docs/design/
 // pool-fast-cache.md has the table and the alternatives considered).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "runtime/memory_resource.h"
@@ -146,7 +148,14 @@ class PoolResource final : public MemoryResource {
 
   MemoryResourcePtr up_;
   PoolOptions opt_;
+  // The lock, and which thread holds it: a call from the upstream back into
+  // the pool (its allocate reading the pool's statistics or allocating from
+  // it) comes on the thread that holds the lock, and is answered without
+  // taking it instead of deadlocking (docs/design/pool-fast-cache.md).
   mutable std::mutex mu_;
+  mutable std::atomic<std::thread::id> holder_{};
+  class Hold;
+  bool reentered() const noexcept { return holder_.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
   std::map<char*, size_t> chunks_;          // base -> size
   FreeMap free_by_addr_;                    // free block -> size, stream
   std::map<void*, SizeSet> free_by_size_;   // per stream, best fit

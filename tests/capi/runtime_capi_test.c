@@ -96,6 +96,60 @@ static void test_statistics_and_pool(void** state) {
   shapeml_memory_release(NULL);
 }
 
+/* Issue 24, item 3: an upstream that calls back into the pool it serves
+ * (reads its statistics, allocates from it) from inside the pool's call used
+ * to deadlock on the pool's lock. Now the statistics are answered and the
+ * nested allocation is refused with a message; the outer one succeeds. */
+typedef struct { shapeml_memory* pool; int calls, stats_ok, nested_refused; } reentrant;
+static void* r_alloc(void* user, size_t bytes, size_t align, void* stream) {
+  (void)stream;
+  reentrant* r = (reentrant*)user;
+  r->calls++;
+  if (r->pool) {
+    shapeml_memory_statistics st = SHAPEML_MEMORY_STATISTICS_INIT;
+    shapeml_status* s = shapeml_memory_get_statistics(r->pool, &st);
+    if (s) shapeml_status_free(s);
+    else r->stats_ok++;
+    int64_t n = 4;
+    shapeml_tensor* t = NULL;
+    shapeml_status* s2 = shapeml_tensor_create(r->pool, SHAPEML_DTYPE_F32, 1, &n, &t);
+    if (s2 && shapeml_status_get_code(s2) == SHAPEML_STATUS_RESOURCE_EXHAUSTED && strstr(shapeml_status_get_message(s2), "inside a call to its upstream"))
+      r->nested_refused++;
+    if (s2) shapeml_status_free(s2);
+    else shapeml_tensor_release(t);
+  }
+  return aligned_alloc(align, (bytes + align - 1) / align * align);
+}
+static void r_free(void* user, void* p, size_t bytes, size_t align, void* stream) {
+  (void)user; (void)bytes; (void)align; (void)stream;
+  free(p);
+}
+
+static void test_pool_whose_upstream_calls_back(void** state) {
+  (void)state;
+  reentrant r = {NULL, 0, 0, 0};
+  shapeml_memory_resource vt = {sizeof vt, &r, r_alloc, r_free, NULL, NULL};
+  shapeml_memory *up = NULL, *pool = NULL, *stats = NULL;
+  assert_null(shapeml_memory_create_from_resource(&vt, &up));
+  assert_null(shapeml_memory_create_pool(up, 0, &pool));
+  assert_null(shapeml_memory_create_statistics_adaptor(pool, &stats));
+  r.pool = pool; /* the upstream reads the pool's statistics and allocates from it */
+  int64_t n = 1000;
+  shapeml_tensor* t = NULL;
+  assert_null(shapeml_tensor_create(stats, SHAPEML_DTYPE_F32, 1, &n, &t)); /* the pool grows: its upstream is called */
+  assert_true(r.calls >= 1);
+  assert_int_equal(r.stats_ok, r.calls);
+  assert_int_equal(r.nested_refused, r.calls);
+  shapeml_memory_statistics st = SHAPEML_MEMORY_STATISTICS_INIT;
+  assert_null(shapeml_memory_get_statistics(pool, &st));
+  assert_int_equal(st.failed_allocation_count, r.calls); /* the refused nested allocations are counted */
+  shapeml_tensor_release(t);
+  r.pool = NULL;
+  shapeml_memory_release(stats);
+  shapeml_memory_release(pool);
+  shapeml_memory_release(up);
+}
+
 static int log_lines;
 static void on_log(void* user, const char* line) {
   (void)user;
@@ -306,6 +360,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_user_resource_in_c),
       cmocka_unit_test(test_statistics_and_pool),
+      cmocka_unit_test(test_pool_whose_upstream_calls_back),
       cmocka_unit_test(test_logging_adaptor),
       cmocka_unit_test(test_tensor_basics),
       cmocka_unit_test(test_tensor_bad_arguments),

@@ -247,7 +247,9 @@ struct FakeJit : CodeProvider {
   explicit FakeJit(int* calls) : specialize_calls(calls) {}
   void* lookup(const std::string& symbol) override {
     if (symbol.rfind("jit_add_", 0) != 0) return nullptr;
-    return reinterpret_cast<void*>(kAdd[std::stoi(symbol.substr(8))]);
+    std::string n = symbol.substr(8);  // exactly a number: not `jit_add_4_temp_hooks`, which this fake has not
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+    return reinterpret_cast<void*>(kAdd[std::stoi(n)]);
   }
   bool can_specialize() const override { return true; }
   Status specialize(const std::string& entry, const std::map<std::string, int64_t>& b, std::string& symbol) override {

@@ -176,6 +176,49 @@ std::string sanitize(const std::string& s) {
   return r;
 }
 
+// Heap temporaries through the specialization's hook table (abi/
+// compiled_entry.h, runtime/temp_memory.h): `SYMBOL_temp_hooks` = {alloc,
+// free}, exported, zero-initialized; every malloc/free of the lowered code
+// calls through it, or malloc/free while it is empty.
+void route_temporaries(llvm::Module& mod, const std::string& symbol) {
+  llvm::LLVMContext& ctx = mod.getContext();
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* table_ty = llvm::ArrayType::get(ptr, 2);
+  auto* table = new llvm::GlobalVariable(mod, table_ty, false, llvm::GlobalValue::ExternalLinkage, llvm::ConstantAggregateZero::get(table_ty),
+                                         symbol + "_temp_hooks");
+  table->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  table->setAlignment(llvm::Align(8));
+  struct Route {
+    const char* name;
+    llvm::FunctionType* ty;
+    int slot;
+  };
+  const Route routes[] = {{"malloc", llvm::FunctionType::get(ptr, {i64}, false), 0},
+                          {"free", llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false), 1}};
+  for (const Route& r : routes) {
+    llvm::Function* libc = mod.getFunction(r.name);
+    if (!libc || libc->getFunctionType() != r.ty) continue;
+    auto* f = llvm::Function::Create(r.ty, llvm::GlobalValue::InternalLinkage, symbol + "_temp_" + r.name, mod);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    if (r.slot == 0) f->addRetAttr(llvm::Attribute::NoAlias);
+    libc->replaceAllUsesWith(f);  // before the body below adds its own call of libc
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+    llvm::Value* hook = b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP2_64(table_ty, table, 0, r.slot), llvm::MaybeAlign(8));
+    llvm::BasicBlock* direct = llvm::BasicBlock::Create(ctx, "libc", f);
+    llvm::BasicBlock* hooked = llvm::BasicBlock::Create(ctx, "hook", f);
+    b.CreateCondBr(b.CreateIsNull(hook), direct, hooked);
+    std::vector<llvm::Value*> args;
+    for (llvm::Argument& a : f->args()) args.push_back(&a);
+    for (int k = 0; k < 2; ++k) {
+      b.SetInsertPoint(k == 0 ? direct : hooked);
+      llvm::CallInst* c = k == 0 ? b.CreateCall(libc, args) : b.CreateCall(r.ty, hook, args);
+      if (r.ty->getReturnType()->isVoidTy()) b.CreateRetVoid();
+      else b.CreateRet(c);
+    }
+  }
+}
+
 // emit_mlir -> MLIR pipeline -> LLVM IR, plus the `void symbol(void**)`
 // wrapper around the lowered `symbol_body` (bare pointers, inputs then outputs).
 std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Specialization& s, const std::string& symbol, const TargetDesc& td,
@@ -232,6 +275,7 @@ std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Speci
   }
   b.CreateCall(body, args);
   b.CreateRetVoid();
+  route_temporaries(mod, symbol);
   return std::move(pr.module);
 }
 
@@ -375,12 +419,12 @@ std::vector<std::string> CpuJit::last_notes() const {
 }
 
 abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                         std::string& error) {
+                                         std::string& error, void** temp_hooks) {
   std::lock_guard<std::mutex> l(impl_->mu);
   bool fatal = false;
   abi::CompiledEntryFn fn = guarded_codegen<abi::CompiledEntryFn>(error, nullptr, [&] {
     fatal = true;  // cleared on a normal return
-    abi::CompiledEntryFn r = compile_locked(m, entry, bindings, error);
+    abi::CompiledEntryFn r = compile_locked(m, entry, bindings, error, temp_hooks);
     fatal = false;
     return r;
   });
@@ -394,7 +438,7 @@ abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& ent
 }
 
 abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                            std::string& error) {
+                                            std::string& error, void** temp_hooks) {
   if (impl_->jit_broken) {
     error = impl_->init_error;
     return nullptr;
@@ -433,6 +477,15 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
     return nullptr;
   }
   auto fn = sym->toPtr<abi::CompiledEntryFn>();
+  if (temp_hooks) {
+    auto hooks = impl_->jit->lookup(symbol + "_temp_hooks");
+    if (!hooks) {
+      error = "internal: JIT: " + llvm::toString(hooks.takeError());
+      llvm::consumeError(tracker->remove());
+      return nullptr;
+    }
+    *temp_hooks = hooks->toPtr<void*>();
+  }
   impl_->trackers[reinterpret_cast<void*>(fn)] = tracker;
   return fn;
 }
@@ -556,7 +609,8 @@ static bool build_object_unguarded(const ir::Module& m, const std::vector<Specia
     }
     // Per-specialization internals must not collide when linked together.
     for (auto& g : mod->global_values())
-      if (!g.isDeclaration() && g.getName() != symbols[i]) g.setLinkage(llvm::GlobalValue::InternalLinkage);
+      if (!g.isDeclaration() && g.getName() != symbols[i] && g.getName() != symbols[i] + "_temp_hooks")
+        g.setLinkage(llvm::GlobalValue::InternalLinkage);
     if (llvm::Linker::linkModules(*merged, std::move(mod))) {
       error = "internal: cannot link specialization " + std::to_string(i);
       return false;

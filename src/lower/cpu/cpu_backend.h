@@ -67,8 +67,10 @@ class CpuJit {
 
   /// Compiles `entry` specialized to `bindings`; null with `error` set on
   /// failure (bad bindings, a non-CPU program, an internal error).
+  /// `temp_hooks`, when given, receives the address of the function's
+  /// temporaries hook table (abi/compiled_entry.h, runtime/temp_memory.h).
   abi::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                   std::string& error);
+                                   std::string& error, void** temp_hooks = nullptr);
   /// Frees the machine code of a function compile() returned (no-op for any
   /// other pointer). The caller guarantees that nothing runs it any more.
   void release(abi::CompiledEntryFn fn);
@@ -78,7 +80,7 @@ class CpuJit {
 
  private:
   abi::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                      std::string& error);
+                                      std::string& error, void** temp_hooks);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
