@@ -269,6 +269,15 @@ class Elaborator final : public RuleEnv {
       if (o.kind == smt::Outcome::Kind::Refuted) {
         auto& d = res_.diags.report("E0307", f.where.front().span, "the `where` constraints of `" + f.name + "` cannot all hold");
         d.notes.push_back("no positive values of the shape variables satisfy them, so every obligation would hold vacuously");
+      } else if (o.kind == smt::Outcome::Kind::Unknown) {
+        // Not an error (the constraints may well hold), but never silence:
+        // if they cannot hold, everything below checks vacuously.
+        auto& d = res_.diags.report("E0501", f.where.front().span,
+                                    "could not decide whether the `where` constraints of `" + f.name + "` can all hold");
+        d.severity = syntax::Severity::Warning;
+        d.notes.push_back("Z3 answered unknown (" + o.reason + ")");
+        d.notes.push_back("if no positive values satisfy them, every obligation of `" + f.name +
+                          "` holds vacuously and no call can pass its input check; state them so that a solution is evident");
       }
     }
     for (const auto& p : f.params) {
