@@ -47,7 +47,19 @@ std::optional<InferenceStep> linear_in_one_unknown(const Poly& p, const std::set
     if (occurrences == 1) s.coeff = s.coeff + other;
     else s.rest = s.rest + other;
   }
-  if (s.coeff.constant_value() == 0) return std::nullopt;
+  // The coefficient must be nonzero for every value of the known variables
+  // (all >= 1), or for some inputs the dimension does not fix v at all
+  // (`(+ (* (mod K 2) V) 1)` for even K: issue 24, item 16): products of
+  // variables with coefficients of one sign are; a floordiv or mod factor
+  // can be 0.
+  bool positive = true, negative = true;
+  for (const auto& [key, t] : s.coeff.terms()) {
+    for (const Atom& a : t.atoms)
+      if (a.kind != Atom::Kind::Var) return std::nullopt;
+    positive &= t.coeff > 0;
+    negative &= t.coeff < 0;
+  }
+  if (s.coeff.terms().empty() || !(positive || negative)) return std::nullopt;
   s.equation = p;
   return s;
 }
