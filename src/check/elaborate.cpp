@@ -669,6 +669,9 @@ class Elaborator final : public RuleEnv {
     std::vector<std::pair<std::string, Poly>> given;
     if (x.has_call_dims) {
       called_with_dims_.insert(x.name);
+      // A gradient's variables are its function's: the call gives them to
+      // that function too (and to the one a gradient of a gradient names).
+      for (const ir::Function* g = callee; g && !g->grad_of.empty(); g = module_->find(g->grad_of)) called_with_dims_.insert(g->grad_of);
       for (const auto& cd : x.call_dims) {
         auto p = dim(cd.value);
         if (!p) ok = false;
