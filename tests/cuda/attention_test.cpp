@@ -136,6 +136,18 @@ TEST(Attention, ManyHeadsTakeTheTwoTileKernel) {
   run_dense({2, 34, 1, 131, 131, 128, false, 0});
 }
 
+// Causal row tiles paired in one block (a long and a short one; the middle
+// tile of an odd count alone) when the blocks are more than a wave on the
+// device's SMs (132 on the H200): one and two m-tiles a warp, odd and even
+// tile counts, and a key offset.
+TEST(Attention, CausalRowTilesPairedAcrossTheWave) {
+  REQUIRE_GPU();
+  run_dense({2, 16, 1, 540, 540, 64, true, 0});   // 9 tiles of 64 rows: one m-tile, paired
+  run_dense({2, 16, 1, 600, 600, 128, true, 0});  // 10 tiles of 64 rows
+  run_dense({2, 40, 1, 300, 300, 64, true, 0});   // 3 tiles of 128 rows: two m-tiles, paired
+  run_dense({2, 16, 2, 520, 530, 64, true, 10});  // keys ahead of the queries; grouped heads
+}
+
 TEST(Attention, CausalOffsetsDecodeRowsAndFullyMaskedRows) {
   REQUIRE_GPU();
   run_dense({2, 2, 1, 1, 37, 64, true, 36});   // a decode step: one query row against 37 cached keys

@@ -11,7 +11,8 @@
 // multiplied into the f32 output accumulators, which are divided by the row
 // sum once at the end and rounded to bf16 once, at the store. The [Sq, Sk]
 // scores never reach memory. Under a causal mask a block stops at the last
-// key its rows can see, and the heaviest blocks start first.
+// key its rows can see, and the heaviest blocks start first, or, when the
+// blocks are more than one wave, each block takes a long and a short row tile.
 //
 // Tiles reach shared memory by cp.async (16-byte copies, zero-filled past
 // the ends) when every pointer and stride allows, else element by element,
@@ -99,19 +100,19 @@ __device__ __forceinline__ void load_tile(bf16* sm, const bf16* g, int64_t strid
   }
 }
 
-template <int kDH, int kMT, bool kAligned> __global__ void __launch_bounds__(kWarps * 32) attention_bf16(Attention a) {
+// The query rows [qb kBM, (qb + 1) kBM) of head h of batch b.
+template <int kDH, int kMT, bool kAligned>
+__device__ __forceinline__ void attend_rows(const Attention& a, int qb, int64_t h, int64_t b, unsigned char* smem_raw) {
   constexpr int kBM = Tiles<kDH, kMT>::kBM, kBN = Tiles<kDH, kMT>::kBN, kLD = Tiles<kDH, kMT>::kLD;
   constexpr int kSN = kBN / 8;   // n-tiles of a score tile
   constexpr int kON = kDH / 8;   // n-tiles of the output
   constexpr int kKC = kDH / 16;  // k-chunks of q k^T
   constexpr bool kQInRegisters = kMT == 1 && kDH <= 128;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* sq = reinterpret_cast<bf16*>(smem_raw);
   // stage i: k at sq + (kBM + 2 i kBN) kLD, v kBN rows after it
   auto stage_k = [&](int i) { return sq + (kBM + 2 * i * kBN) * kLD; };
 
-  const int qb = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // the longest causal rows first
-  const int64_t h = blockIdx.y, b = blockIdx.z, hk = h / a.group;
+  const int64_t hk = h / a.group;
   const bf16* q = static_cast<const bf16*>(a.q) + b * a.stride[0][0] + h * a.stride[0][1];
   const bf16* k = static_cast<const bf16*>(a.k) + b * a.stride[1][0] + hk * a.stride[1][1];
   const bf16* v = static_cast<const bf16*>(a.v) + b * a.stride[2][0] + hk * a.stride[2][1];
@@ -298,10 +299,28 @@ template <int kDH, int kMT, bool kAligned> __global__ void __launch_bounds__(kWa
   }
 }
 
-template <int kDH, int kMT, bool kAligned> cudaError_t launch(const Attention& a, cudaStream_t s) {
+// One block a row tile, the longest causal rows first; or, `paired`, a
+// block the row tiles i and n-1-i one after the other, so that under a
+// causal mask every block does the same work and no SM idles behind the
+// last long block (gpu-attention.md).
+template <int kDH, int kMT, bool kAligned> __global__ void __launch_bounds__(kWarps * 32) attention_bf16(Attention a, bool paired) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const int64_t h = blockIdx.y, b = blockIdx.z;
+  const int last = static_cast<int>((a.sq + Tiles<kDH, kMT>::kBM - 1) / Tiles<kDH, kMT>::kBM) - 1;
+  const int first = last - static_cast<int>(blockIdx.x);
+  attend_rows<kDH, kMT, kAligned>(a, first, h, b, smem_raw);
+  const int second = static_cast<int>(blockIdx.x);
+  if (paired && second < first) {
+    __syncthreads();  // every warp is done with the shared tiles of the first
+    attend_rows<kDH, kMT, kAligned>(a, second, h, b, smem_raw);
+  }
+}
+
+template <int kDH, int kMT, bool kAligned> cudaError_t launch(const Attention& a, bool paired, cudaStream_t s) {
   using T = Tiles<kDH, kMT>;
-  const dim3 grid(static_cast<unsigned>((a.sq + T::kBM - 1) / T::kBM), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
-  attention_bf16<kDH, kMT, kAligned><<<grid, kWarps * 32, T::kSmem, s>>>(a);
+  const int64_t tiles = (a.sq + T::kBM - 1) / T::kBM;
+  const dim3 grid(static_cast<unsigned>(paired ? (tiles + 1) / 2 : tiles), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
+  attention_bf16<kDH, kMT, kAligned><<<grid, kWarps * 32, T::kSmem, s>>>(a, paired);
   return cudaGetLastError();
 }
 
@@ -313,8 +332,8 @@ template <int kDH, int kMT> cudaError_t allow_smem() {
   return cudaSuccess;
 }
 
-template <int kDH, int kMT> cudaError_t launch_aligned(bool aligned, const Attention& a, cudaStream_t s) {
-  return aligned ? launch<kDH, kMT, true>(a, s) : launch<kDH, kMT, false>(a, s);
+template <int kDH, int kMT> cudaError_t launch_aligned(bool aligned, bool paired, const Attention& a, cudaStream_t s) {
+  return aligned ? launch<kDH, kMT, true>(a, paired, s) : launch<kDH, kMT, false>(a, paired, s);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -337,12 +356,23 @@ cudaError_t attention(const Attention& a, cudaStream_t s) {
   bool aligned = a.dh % 8 == 0 && aligned16(a.q) && aligned16(a.k) && aligned16(a.v) && aligned16(a.o);
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 3; ++j) aligned = aligned && a.stride[i][j] % 8 == 0;
-  // Two m-tiles a warp when the 128-row blocks still fill every SM.
-  const bool wide = (a.sq + 127) / 128 * a.heads * a.batch >= static_cast<int64_t>(a.sms);
-  if (a.dh <= 32) return launch_aligned<32, 1>(aligned, a, s);
-  if (a.dh <= 64) return wide ? launch_aligned<64, 2>(aligned, a, s) : launch_aligned<64, 1>(aligned, a, s);
-  if (a.dh <= 128) return wide ? launch_aligned<128, 2>(aligned, a, s) : launch_aligned<128, 1>(aligned, a, s);
-  if (a.dh <= 256) return launch_aligned<256, 1>(aligned, a, s);
+  // Two m-tiles a warp when the 128-row blocks still fill every SM. Under a
+  // causal mask a block takes a long and a short row tile (`paired`) when
+  // that still leaves a block per SM, or when single tiles are more than
+  // the SMs hold at once (two a multiprocessor): the blocks then do equal
+  // work, where unpaired the SMs that drew the long tiles finish last.
+  const int64_t bh = a.heads * a.batch, sms = a.sms;
+  const int64_t tiles128 = (a.sq + 127) / 128, tiles64 = (a.sq + 63) / 64;
+  bool wide = tiles128 * bh >= sms, paired = false;
+  if (a.causal) {
+    wide = (tiles128 + 1) / 2 * bh >= sms;
+    paired = wide ? tiles128 > 1 : tiles64 * bh > 2 * sms;
+  }
+  const bool paired64 = a.causal && tiles64 > 1 && ((tiles64 + 1) / 2 * bh >= sms || tiles64 * bh > 2 * sms);
+  if (a.dh <= 32) return launch_aligned<32, 1>(aligned, paired64, a, s);
+  if (a.dh <= 64) return wide ? launch_aligned<64, 2>(aligned, paired, a, s) : launch_aligned<64, 1>(aligned, paired, a, s);
+  if (a.dh <= 128) return wide ? launch_aligned<128, 2>(aligned, paired, a, s) : launch_aligned<128, 1>(aligned, paired, a, s);
+  if (a.dh <= 256) return launch_aligned<256, 1>(aligned, paired64, a, s);
   return cudaErrorInvalidValue;
 }
 
