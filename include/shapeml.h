@@ -987,10 +987,21 @@ typedef struct shapeml_call_options {
    *  are kept). Results are bit-identical to direct execution. Ignored by
    *  host entries. */
   int32_t graph;
+  /** Host entries (since 0.5, appended): how many threads the parallel loops
+   *  of the generated code may use during this call, the calling thread
+   *  included; 0: the default, `SHAPEML_NUM_THREADS` when the environment
+   *  sets it to a positive number when the runtime starts, else the CPUs the
+   *  process may run on; 1: the calling thread only. Results are bitwise the
+   *  same for every count (docs/design/cpu-threads.md). Loops run by the
+   *  runtime's pool, or by the parallel-for a host installed
+   *  (shapeml_unstable_set_parallel_for()); a call made from inside such a
+   *  loop runs its own loops serially. Modules built before 0.5 ignore it.
+   *  Must be >= 0; ignored by device entries. */
+  int32_t num_threads;
 } shapeml_call_options;
 
 /** Default call options. */
-#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT}
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT, 0}
 
 /**
  * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
@@ -1293,6 +1304,33 @@ SHAPEML_API shapeml_status* shapeml_unstable_context_default_stream(shapeml_cont
  *         error's status when the wait cannot be enqueued.
  */
 SHAPEML_API shapeml_status* shapeml_unstable_stream_wait_tensor(void* stream, const shapeml_tensor* tensor);
+
+/* -- Threads (0.5, unstable: docs/design/cpu-threads.md) -- */
+
+/** Iterations [begin, end) of one parallel loop of generated code. */
+typedef void (*shapeml_unstable_parallel_task)(void* closure, int64_t begin, int64_t end);
+
+/** A host's parallel-for: must call `task(closure, begin, end)` over
+ *  disjoint ranges that together cover [0, count), on at most `max_threads`
+ *  threads at a time (the calling thread may be one, or run them all), and
+ *  return when every one has returned. `user` is what was installed with it.
+ *  Tasks never fail and never block on each other. */
+typedef void (*shapeml_unstable_parallel_for_fn)(void* user, int64_t count, int32_t max_threads, shapeml_unstable_parallel_task task,
+                                                 void* closure);
+
+/**
+ * Runs the parallel loops of every later host call in this process through
+ * `fn` instead of the runtime's own thread pool (as Halide's
+ * `halide_set_custom_do_par_for`, oneDNN's threadpool interface), so that an
+ * application with its own task system keeps one set of threads. NULL
+ * restores the runtime's pool. Loops already running finish where they
+ * started; `fn` and `user` must stay valid until the next call of this
+ * function and every loop started before it has returned. A loop of a call
+ * whose shapeml_call_options.num_threads is 1, or of a call made from inside
+ * a task, does not reach `fn`: it runs on the calling thread.
+ * @return NULL (it cannot fail).
+ */
+SHAPEML_API shapeml_status* shapeml_unstable_set_parallel_for(shapeml_unstable_parallel_for_fn fn, void* user);
 
 /* -- Observability (0.4, unstable: the record and trace formats may still change; docs/design/observability.md) -- */
 

@@ -19,6 +19,13 @@
 // (the runtime sets them when it resolves SYMBOL: runtime/temp_memory.h),
 // else through malloc/free. Older modules lack the table and still load.
 //
+// Since 0.5 every CPU specialization also exports `void* SYMBOL_parallel_hooks[1]`
+// (zero-initialized): {void (*parallel_for)(int64_t n, void (*task)(void*
+// closure, int64_t begin, int64_t end), void* closure)}. The code's parallel
+// loops call it when it is set (runtime/parallel_for.h), which must run
+// task over disjoint ranges covering [0, n) and return when all are done;
+// else the code runs task(closure, 0, n) itself.
+//
 // An AOT shared object exports, besides the SYMBOLs:
 //
 //     const char* shapeml_module_manifest(void);   // static NUL-terminated text

@@ -32,7 +32,8 @@ constexpr std::initializer_list<size_t> kDimInfoEnds = {DIM_END(struct_size), DI
 #undef DIM_END
 #define CALL_END(f) SHAPEML_FIELD_END(shapeml_call_options, f)
 constexpr std::initializer_list<size_t> kCallOptionsEnds = {CALL_END(struct_size), CALL_END(memory), CALL_END(outputs),
-                                                            CALL_END(device_index), CALL_END(stream), CALL_END(graph)};
+                                                            CALL_END(device_index), CALL_END(stream), CALL_END(graph),
+                                                            CALL_END(num_threads)};
 #undef CALL_END
 
 shapeml_entry::Io describe(const std::string& name, const types::TensorType& t) {
@@ -270,6 +271,9 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
     if (o.graph != SHAPEML_GRAPH_DEFAULT && o.graph != SHAPEML_GRAPH_ON && o.graph != SHAPEML_GRAPH_OFF)
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->graph is " + std::to_string(o.graph) +
                                                               " (expected SHAPEML_GRAPH_DEFAULT 0, SHAPEML_GRAPH_ON 1 or SHAPEML_GRAPH_OFF 2)");
+    if (o.num_threads < 0)
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->num_threads is " + std::to_string(o.num_threads) +
+                                                              " (expected 0 for the default, or a thread count >= 1)");
     if (num_inputs && !inputs) return null_arg(fn, "inputs");
     if (!o.outputs && num_outputs && !outputs) return null_arg(fn, "outputs");
     const rt::EntrySig& sig = *e->sig;
@@ -284,6 +288,7 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
     rt::CallOptions co;
     co.stream = o.stream;
     co.graph = static_cast<rt::GraphOption>(o.graph);
+    co.threads = o.num_threads;
     if (o.memory) co.memory = o.memory->mr;
     co.outputs = provided;
     std::vector<rt::TensorRef> out;

@@ -6,6 +6,7 @@
 
 #include "capi/handles.h"
 #include "runtime/dlpack.h"
+#include "runtime/parallel_for.h"
 #include "runtime/pool_resource.h"
 
 using shapeml::capi::guarded;
@@ -405,6 +406,15 @@ SHAPEML_API shapeml_status* shapeml_module_call(shapeml_module* m, const char* e
                                                               " tensor(s) but num_outputs is " + std::to_string(num_outputs));
     return shapeml_entry_call(e, inputs, num_inputs, outputs, num_outputs, nullptr);
   });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+SHAPEML_API shapeml_status* shapeml_unstable_set_parallel_for(shapeml_unstable_parallel_for_fn fn, void* user) {
+  rt::set_host_parallel_for(fn, user);
+  return nullptr;
 }
 
 }  // extern "C"

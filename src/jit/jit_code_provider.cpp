@@ -39,13 +39,14 @@ runtime::Status JitCodeProvider::specialize(const std::string& entry, const std:
     plans_[symbol] = plan->to_text();
     return {};
   }
-  void* hooks = nullptr;
+  lower::cpu::HookTables hooks;
   abi::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error, &hooks);
   if (!fn) return classify_compile_error(error);
   std::lock_guard<std::mutex> lock(mu_);
   symbol = "jit_" + entry + "_" + std::to_string(next_++);
   symbols_[symbol] = reinterpret_cast<void*>(fn);
-  symbols_[symbol + "_temp_hooks"] = hooks;  // runtime/temp_memory.h
+  symbols_[symbol + "_temp_hooks"] = hooks.temp;  // runtime/temp_memory.h
+  symbols_[symbol + "_parallel_hooks"] = hooks.parallel;  // runtime/parallel_for.h
   return {};
 }
 
@@ -66,6 +67,7 @@ void JitCodeProvider::release(const std::string& symbol) {
     fn = it->second;
     symbols_.erase(it);
     symbols_.erase(symbol + "_temp_hooks");
+    symbols_.erase(symbol + "_parallel_hooks");
   }
   jit_.release(reinterpret_cast<abi::CompiledEntryFn>(fn));
 }

@@ -1,4 +1,5 @@
 #include "runtime/module.h"
+#include "runtime/parallel_for.h"
 #include "runtime/temp_memory.h"
 
 #include <algorithm>
@@ -44,6 +45,8 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
           slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
           // Temporaries from the call's memory resource (temp_memory.h); modules made before 0.5 have no table.
           if (void* hooks = mod->provider_->lookup(s.symbol + "_temp_hooks")) install_temp_hooks(hooks);
+          // Parallel loops on the runtime's threads (parallel_for.h); modules made before 0.5 run them inline.
+          if (void* hooks = mod->provider_->lookup(s.symbol + "_parallel_hooks")) install_parallel_hooks(hooks);
         }
         slot->pinned = true;
         slot->ready.store(true, std::memory_order_release);
@@ -166,6 +169,7 @@ Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
     return fail(internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol + "` but cannot resolve that symbol"));
   slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
   if (void* hooks = provider_->lookup(symbol + "_temp_hooks")) install_temp_hooks(hooks);
+  if (void* hooks = provider_->lookup(symbol + "_parallel_hooks")) install_parallel_hooks(hooks);
   slot->symbol = symbol;
   slot->ready.store(true, std::memory_order_release);
   return Result<Lease>(std::move(lease));
@@ -380,6 +384,7 @@ Status Module::call_unscoped(const EntrySig& entry, std::span<Tensor* const> inp
       obs::Span run("runtime", "run compiled code");
       if (run) run.arg("symbol", lease->slot().symbol);
       int64_t failed = 0;
+      CallThreads threads(options.threads);
       if (!run_with_temp_memory(lease->fn(), buffers.data(), mr.get(), failed))
         return resource_exhausted(fn_name + " at " + binding_str(*e, *b) + ": a temporary of " + std::to_string(failed) +
                                   " bytes could not be allocated from memory resource `" + mr->name() + "`");

@@ -53,6 +53,9 @@ struct CallOptions {
   void* stream = nullptr;
   /// Device entries: CUDA graph replay of the plan.
   GraphOption graph = GraphOption::Default;
+  /// Host entries: threads for the parallel loops of the generated code
+  /// (parallel_for.h); 0: default_num_threads(), 1: the calling thread only.
+  int32_t threads = 0;
 };
 
 /// The graph decision of one device call: `plan_graph` is what the plan

@@ -42,6 +42,7 @@
 #include "lower/cpu/link_elf.h"
 #include "obs/log.h"
 #include "obs/trace.h"
+#include "lower/cpu/parallel_calls.h"
 #include "lower/cpu/pipeline.h"
 
 extern char** environ;
@@ -239,6 +240,7 @@ std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Speci
   if (text.empty()) return nullptr;
   detail::PipelineOptions po;
   po.apply_matmul_strategy = co.matmul == MatmulStrategy::Auto;
+  po.parallel_min_iterations = co.parallel_min_iterations;
   detail::PipelineResult pr;
   {
     obs::Span span("lower", "mlir to llvm");
@@ -276,6 +278,7 @@ std::unique_ptr<llvm::Module> build_spec_module(const ir::Module& m, const Speci
   b.CreateCall(body, args);
   b.CreateRetVoid();
   route_temporaries(mod, symbol);
+  route_parallel_loops(mod, symbol);
   return std::move(pr.module);
 }
 
@@ -419,12 +422,12 @@ std::vector<std::string> CpuJit::last_notes() const {
 }
 
 abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                         std::string& error, void** temp_hooks) {
+                                         std::string& error, HookTables* hooks) {
   std::lock_guard<std::mutex> l(impl_->mu);
   bool fatal = false;
   abi::CompiledEntryFn fn = guarded_codegen<abi::CompiledEntryFn>(error, nullptr, [&] {
     fatal = true;  // cleared on a normal return
-    abi::CompiledEntryFn r = compile_locked(m, entry, bindings, error, temp_hooks);
+    abi::CompiledEntryFn r = compile_locked(m, entry, bindings, error, hooks);
     fatal = false;
     return r;
   });
@@ -438,7 +441,7 @@ abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& ent
 }
 
 abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                            std::string& error, void** temp_hooks) {
+                                            std::string& error, HookTables* hooks) {
   if (impl_->jit_broken) {
     error = impl_->init_error;
     return nullptr;
@@ -477,14 +480,16 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
     return nullptr;
   }
   auto fn = sym->toPtr<abi::CompiledEntryFn>();
-  if (temp_hooks) {
-    auto hooks = impl_->jit->lookup(symbol + "_temp_hooks");
-    if (!hooks) {
-      error = "internal: JIT: " + llvm::toString(hooks.takeError());
-      llvm::consumeError(tracker->remove());
-      return nullptr;
+  if (hooks) {
+    for (auto [suffix, slot] : {std::pair{"_temp_hooks", &hooks->temp}, std::pair{"_parallel_hooks", &hooks->parallel}}) {
+      auto table = impl_->jit->lookup(symbol + suffix);
+      if (!table) {
+        error = "internal: JIT: " + llvm::toString(table.takeError());
+        llvm::consumeError(tracker->remove());
+        return nullptr;
+      }
+      *slot = table->toPtr<void*>();
     }
-    *temp_hooks = hooks->toPtr<void*>();
   }
   impl_->trackers[reinterpret_cast<void*>(fn)] = tracker;
   return fn;
@@ -609,7 +614,8 @@ static bool build_object_unguarded(const ir::Module& m, const std::vector<Specia
     }
     // Per-specialization internals must not collide when linked together.
     for (auto& g : mod->global_values())
-      if (!g.isDeclaration() && g.getName() != symbols[i] && g.getName() != symbols[i] + "_temp_hooks")
+      if (!g.isDeclaration() && g.getName() != symbols[i] && g.getName() != symbols[i] + "_temp_hooks" &&
+          g.getName() != symbols[i] + "_parallel_hooks")
         g.setLinkage(llvm::GlobalValue::InternalLinkage);
     if (llvm::Linker::linkModules(*merged, std::move(mod))) {
       error = "internal: cannot link specialization " + std::to_string(i);

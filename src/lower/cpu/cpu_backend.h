@@ -37,6 +37,19 @@ struct CompileOptions {
   unsigned opt_level = 3;  // LLVM optimization level, 0..3
   /// Matmul tile override, see EmitOptions (experiments and tuning).
   std::vector<int64_t> matmul_tile_outer, matmul_tile_inner;
+  /// Loop nests of at least this many innermost iterations run their
+  /// outermost parallel loop on the runtime's threads (docs/design/
+  /// cpu-threads.md); 0: every loop stays on the calling thread.
+  int64_t parallel_min_iterations = kDefaultParallelMinIterations;
+  static constexpr int64_t kDefaultParallelMinIterations = 1 << 15;
+};
+
+/// The hook tables of a JIT-compiled function (abi/compiled_entry.h): its
+/// temporaries (runtime/temp_memory.h) and its parallel loops
+/// (runtime/parallel_for.h).
+struct HookTables {
+  void* temp = nullptr;
+  void* parallel = nullptr;
 };
 
 /// One entry point at concrete values of its shape variables.
@@ -67,10 +80,10 @@ class CpuJit {
 
   /// Compiles `entry` specialized to `bindings`; null with `error` set on
   /// failure (bad bindings, a non-CPU program, an internal error).
-  /// `temp_hooks`, when given, receives the address of the function's
-  /// temporaries hook table (abi/compiled_entry.h, runtime/temp_memory.h).
+  /// `hooks`, when given, receives the addresses of the function's hook
+  /// tables.
   abi::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                   std::string& error, void** temp_hooks = nullptr);
+                                   std::string& error, HookTables* hooks = nullptr);
   /// Frees the machine code of a function compile() returned (no-op for any
   /// other pointer). The caller guarantees that nothing runs it any more.
   void release(abi::CompiledEntryFn fn);
@@ -80,7 +93,7 @@ class CpuJit {
 
  private:
   abi::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
-                                      std::string& error, void** temp_hooks);
+                                      std::string& error, HookTables* hooks);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

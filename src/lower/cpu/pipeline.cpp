@@ -78,6 +78,7 @@
 #include <cstdlib>
 
 
+#include "lower/cpu/outline_parallel.h"
 #include "obs/trace.h"
 
 namespace shapeml::lower::cpu::detail {
@@ -192,6 +193,10 @@ std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64
            "], padding_dimensions = [" + dims + "], pack_paddings = [" + packs + "], copy_back_op = \"none\"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)\n";
       tiled = "%p" + id;
     }
+    // The outermost tile loop (rows, or the batch) is parallel: each
+    // iteration writes its own rows of the result (outline_parallel.h).
+    if (n > 1 && tiles[i].first[0] != 0)
+      s += "    transform.annotate %la" + id + "#0 \"shapeml.parallel\" : !transform.any_op\n";
     s += "    %b" + id + ", %lb" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for " + tiled + " tile_sizes [" +
          join_ints(tiles[i].second) + "] : (!transform.any_op) -> (!transform.any_op" + loops + ")\n";
     s += "    transform.structured.vectorize %b" + id + " : !transform.any_op\n";
@@ -409,11 +414,18 @@ void add_bufferize_passes(mlir::PassManager& pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
-void add_lowering_passes_a(mlir::PassManager& pm) {
+// Linalg ops become scf.parallel over their parallel dimensions (scf.for
+// over the reduced ones), which the outliner (outline_parallel.h) may hand
+// to the runtime's threads before the rest of pass A lowers them to loops.
+void add_lowering_passes_a0(mlir::PassManager& pm) {
   pm.addPass(mlir::bufferization::createDropEquivalentBufferResultsPass());
   mlir::bufferization::BufferDeallocationPipelineOptions dealloc;
   mlir::bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(mlir::createConvertLinalgToLoopsPass());
+  pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void add_lowering_passes_a(mlir::PassManager& pm) {
   pm.addPass(mlir::createConvertVectorToSCFPass());
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());
@@ -497,7 +509,7 @@ void dump(mlir::ModuleOp mod, int& n, const std::string& stage) {
 }
 
 // Runs everything on `mod`. `strategy` false: matmuls stay plain loops.
-bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
+bool lower(mlir::ModuleOp mod, bool strategy, int64_t parallel_min_iterations, std::string& stage) {
   mlir::MLIRContext* ctx = mod.getContext();
   int n = 0;
   dump(mod, n, "input");
@@ -550,6 +562,21 @@ bool lower(mlir::ModuleOp mod, bool strategy, std::string& stage) {
     dump(mod, n, stage);
   }
   {
+    stage = "lowering to parallel loops";
+    mlir::PassManager pm(ctx);
+    add_lowering_passes_a0(pm);
+    if (mlir::failed(run_stage(pm, mod, stage))) return false;
+    dump(mod, n, stage);
+  }
+  if (parallel_min_iterations > 0) {
+    stage = "parallel loop outlining";
+    obs::Span span("lower", stage);
+    const int outlined = outline_parallel_loops(mod, parallel_min_iterations);
+    if (span) span.arg("loops", static_cast<int64_t>(outlined));
+    if (mlir::failed(mlir::verify(mod))) return false;
+    dump(mod, n, stage);
+  }
+  {
     stage = "lowering to loops";
     mlir::PassManager pm(ctx);
     add_lowering_passes_a(pm);
@@ -584,7 +611,7 @@ PipelineResult mlir_to_llvm(const std::string& mlir_text, llvm::LLVMContext& lct
       return res;
     }
     std::string stage;
-    if (!lower(mod.get(), strategy, stage)) {
+    if (!lower(mod.get(), strategy, opts.parallel_min_iterations, stage)) {
       if (strategy) {
         // A strategy that fails must not fail the compilation: plain loops.
         res.notes.push_back("matmul strategy failed in " + stage + "; falling back to plain loops: " + diags.text);

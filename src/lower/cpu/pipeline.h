@@ -18,6 +18,10 @@ struct PipelineOptions {
   /// `shapeml.tile_inner` attributes (transform dialect). When they fail,
   /// the pipeline falls back to plain loops and says so in `notes`.
   bool apply_matmul_strategy = true;
+  /// Outline the outermost parallel loops whose nest runs at least this many
+  /// innermost iterations, for the runtime's threads (outline_parallel.h,
+  /// docs/design/cpu-threads.md); 0: none (the code stays single-threaded).
+  int64_t parallel_min_iterations = 0;
 };
 
 struct PipelineResult {
