@@ -32,6 +32,7 @@ class Pool {
       std::lock_guard<std::mutex> l(mu_);
       stop_ = true;
     }
+    published_.fetch_add(1, std::memory_order_release);
     cv_.notify_all();
     for (auto& t : threads_) t.join();
   }
@@ -52,6 +53,7 @@ class Pool {
       next_.store(0, std::memory_order_relaxed);
       done_.store(0, std::memory_order_relaxed);
       ++generation_;
+      published_.store(generation_, std::memory_order_release);
     }
     cv_.notify_all();
     drain();
@@ -80,6 +82,9 @@ class Pool {
     t_in_loop = true;
     uint64_t seen = 0;
     for (;;) {
+      // Spin a little before sleeping: the loops of one call come a few
+      // microseconds apart, and a futex wake-up can cost more than a loop.
+      for (int i = 0; i < kSpins && published_.load(std::memory_order_acquire) == seen; ++i) pause();
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
@@ -93,12 +98,22 @@ class Pool {
     }
   }
 
+  static constexpr int kSpins = 1 << 14;
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+
   std::vector<std::thread> threads_;
   std::mutex run_mu_;  // held by the host thread whose loop runs
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, for the spinning workers
   bool open_ = false;  // helpers may still join the loop
   int joined_ = 0;     // helpers that did
   // The loop now running (written under mu_ before the generation changes).

@@ -1096,6 +1096,73 @@ class Emitter {
     return v;
   }
 
+  // linalg.(batch_)matmul lhs x rhs into init, with the tiling strategy
+  // plan_matmul() picks for its sizes as attributes (pipeline.cpp applies it).
+  std::string linalg_matmul(bool batched, const std::string& lhs, const Ty& lt, const std::string& rhs, const Ty& rtb, const std::string& init,
+                            const Ty& ct, DType dt, const std::string& hint) {
+    const int64_t K = lt.shape[lt.rank() - 1], N = rtb.shape[rtb.rank() - 1];
+    MatmulPlan plan = plan_matmul(batched, ct.shape[ct.rank() - 2], N, K, dt, o_);
+    std::string attrs = "shapeml.strategy = \"" + plan.text + "\"";
+    if (plan.tiled) attrs += ", shapeml.tile_outer = array<i64: " + int_list(plan.outer).substr(1, int_list(plan.outer).size() - 2) +
+                             ">, shapeml.tile_inner = array<i64: " + int_list(plan.inner).substr(1, int_list(plan.inner).size() - 2) + ">";
+    if (plan.pack_b) attrs += ", shapeml.pack_b";
+    line("// matmul strategy: " + plan.text);
+    std::string mm = fresh(hint + "_mm");
+    line(mm + " = linalg." + std::string(batched ? "batch_matmul" : "matmul") + " {" + attrs + "} ins(" + lhs + ", " + rhs + " : " + tensor_ty(lt) +
+         ", " + tensor_ty(rtb) + ") outs(" + init + " : " + tensor_ty(ct) + ") -> " + tensor_ty(ct));
+    return mm;
+  }
+
+  // An f32 matmul over a long inner dimension (K >= kLongK), in blocks of
+  // kLongKBlock: each block's product in f32 (the tuned kernel), the blocks
+  // summed in f64, rounded to f32 once. One sequential f32 accumulator over
+  // K = 2^20 is off by 1.7e-4 relative (OpenBLAS, which also blocks K:
+  // 1.2e-6); this keeps the error at the blocks' own (cpu-threads.md
+  // "Accurate sums").
+  static constexpr int64_t kLongK = 4096, kLongKBlock = 256;
+  std::string long_k_matmul(const std::string& a, const Ty& at, const std::string& b, const Ty& bt, const Ty& ct, const std::string& hint) {
+    const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1], KC = kLongKBlock;
+    const int64_t full = K / KC * KC;
+    Ty c64{DType::F64, ct.shape}, c32{DType::F32, ct.shape};
+    const std::string ty64 = tensor_ty(c64), ty32 = tensor_ty(c32);
+    // acc += f64(p), elementwise over [M, N]
+    auto accumulate = [&](const std::string& acc, const std::string& p) {
+      std::string r = fresh(hint + "_acc"), pi = fresh("p"), ai = fresh("a"), e = fresh("e"), sum = fresh("s");
+      line(r + " = linalg.generic {indexing_maps = [" + identity_map(2) + ", " + identity_map(2) + "], iterator_types = [\"parallel\", \"parallel\"]} ins(" +
+           p + " : " + ty32 + ") outs(" + acc + " : " + ty64 + ") {\n    ^bb0(" + pi + ": f32, " + ai + ": f64):\n      " + e + " = arith.extf " + pi +
+           " : f32 to f64\n      " + sum + " = arith.addf " + ai + ", " + e + " : f64\n      linalg.yield " + sum + " : f64\n    } -> " + ty64);
+      return r;
+    };
+    auto block = [&](const std::string& acc, const std::string& k0, int64_t kc) {
+      Ty abk{DType::F32, {M, kc}}, bbk{DType::F32, {kc, N}};
+      std::string as = fresh(hint + "_lhs_blk"), bs = fresh(hint + "_rhs_blk");
+      line(as + " = tensor.extract_slice " + a + "[0, " + k0 + "] [" + std::to_string(M) + ", " + std::to_string(kc) + "] [1, 1] : " + tensor_ty(at) +
+           " to " + tensor_ty(abk));
+      line(bs + " = tensor.extract_slice " + b + "[" + k0 + ", 0] [" + std::to_string(kc) + ", " + std::to_string(N) + "] [1, 1] : " + tensor_ty(bt) +
+           " to " + tensor_ty(bbk));
+      std::string z = fill("0.0 : f32", c32, hint + "_blk_init");
+      return accumulate(acc, linalg_matmul(false, as, abk, bs, bbk, z, c32, DType::F32, hint + "_blk"));
+    };
+    std::string acc = fill("0.0 : f64", c64, hint + "_acc_init");
+    if (full > 0) {
+      std::string lo = fresh("c"), hi = fresh("c"), st = fresh("c"), kb = fresh("kb"), it = fresh("acc"), r = fresh(hint + "_blocks");
+      line(lo + " = arith.constant 0 : index");
+      line(hi + " = arith.constant " + std::to_string(full) + " : index");
+      line(st + " = arith.constant " + std::to_string(KC) + " : index");
+      line(r + " = scf.for " + kb + " = " + lo + " to " + hi + " step " + st + " iter_args(" + it + " = " + acc + ") -> (" + ty64 + ") {");
+      std::string next = block(it, kb, KC);
+      line("scf.yield " + next + " : " + ty64);
+      line("}");
+      acc = r;
+    }
+    if (K > full) acc = block(acc, std::to_string(full), K - full);
+    std::string out = fresh(hint + "_mm"), xi = fresh("x"), oi = fresh("o"), tr = fresh("t");
+    line(out + " = linalg.generic {indexing_maps = [" + identity_map(2) + ", " + identity_map(2) + "], iterator_types = [\"parallel\", \"parallel\"]} ins(" +
+         acc + " : " + ty64 + ") outs(" + empty(c32) + " : " + ty32 + ") {\n    ^bb0(" + xi + ": f64, " + oi + ": f32):\n      " + tr + " = arith.truncf " +
+         xi + " : f64 to f32\n      linalg.yield " + tr + " : f32\n    } -> " + ty32);
+    return out;
+  }
+
   Val matmul(Val& a_in, Val& b_in, const Ty& rt, const std::string& hint) {
     Val a = a_in, b = b_in;
     if (rt.dt == DType::BF16) {
@@ -1151,16 +1218,7 @@ class Emitter {
     bool unfold = c2.shape != rt.shape;
     std::string z = fill(is_float(acc) ? float_attr(0.0, acc) + " : " + elem_ty(acc) : "0 : " + elem_ty(acc), c2, hint + "_init");
     auto emit_mm = [&](const std::string& lhs, const Ty& lt, const std::string& init, const Ty& ct) {
-      MatmulPlan plan = plan_matmul(batched, ct.shape[ct.rank() - 2], N, K, dt, o_);
-      std::string attrs = "shapeml.strategy = \"" + plan.text + "\"";
-      if (plan.tiled) attrs += ", shapeml.tile_outer = array<i64: " + int_list(plan.outer).substr(1, int_list(plan.outer).size() - 2) +
-                               ">, shapeml.tile_inner = array<i64: " + int_list(plan.inner).substr(1, int_list(plan.inner).size() - 2) + ">";
-      if (plan.pack_b) attrs += ", shapeml.pack_b";
-      line("// matmul strategy: " + plan.text);
-      std::string mm = fresh(hint + "_mm");
-      line(mm + " = linalg." + std::string(batched ? "batch_matmul" : "matmul") + " {" + attrs + "} ins(" + lhs + ", " + b2s + " : " + tensor_ty(lt) +
-           ", " + tensor_ty(b2) + ") outs(" + init + " : " + tensor_ty(ct) + ") -> " + tensor_ty(ct));
-      return mm;
+      return linalg_matmul(batched, lhs, lt, b2s, b2, init, ct, dt, hint);
     };
     // AVX2 with M not a multiple of 6 (e.g. 512): the rows up to a multiple
     // of 48 get the 6 x 2-vector micro-kernel (see plan_matmul), the rest
@@ -1173,7 +1231,9 @@ class Emitter {
         o_.vector_bits < 512 && Mf >= 256 && Mf % 6 != 0 && N % (2 * lanes) == 0)
       split = Mf - Mf % 48;
     std::string mm;
-    if (!split) {
+    if (!batched && acc == DType::F32 && K >= kLongK) {
+      mm = long_k_matmul(a2s, a2, b2s, b2, c2, hint);
+    } else if (!split) {
       mm = emit_mm(a2s, a2, z, c2);
     } else {
       auto part = [&](const std::string& src, const Ty& from, int64_t row, int64_t rows, int64_t cols, const std::string& h) {
@@ -1399,7 +1459,13 @@ class Emitter {
     std::set<size_t> axes;
     for (int64_t a : axes_attr) axes.insert(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a));
     DType dt = x.ty.dt;
-    DType acc = wide_acc.value_or(compute_dt(dt));  // bf16 accumulates in f32
+    // bf16 accumulates in f32; f32 sums and means in f64: a sequential f32
+    // sum of n terms is off by up to n/2 ulp (over 2^20 values 1.5e-5
+    // relative, PyTorch's blocked sum 5.7e-8), in f64 the only error left is
+    // the final rounding to f32, and the result does not depend on how a
+    // loop is split (cpu-threads.md).
+    const bool sum_like = op == OpKind::ReduceSum || op == OpKind::ReduceMean;
+    DType acc = wide_acc.value_or(sum_like && dt == DType::F32 ? DType::F64 : compute_dt(dt));
     std::vector<int64_t> kept;
     std::string outmap_res;
     std::string dims;
@@ -1440,13 +1506,20 @@ class Emitter {
          "\n    } -> " + tensor_ty(red));
     Val cur{nm, red, std::nullopt};
     Ty fin{rt.dt, kept};
+    // The result rounded once, from the accumulator's type to the result's.
+    const bool narrow = is_float(acc) && rt.dt != DType::BF16 && acc != compute_dt(rt.dt);
+    auto rounded = [&, narrow](Region& rr, const std::string& v) {
+      return narrow ? rr.op("arith.truncf " + v + " : " + t + " to " + elem_ty(compute_dt(rt.dt)), "r") : v;
+    };
     if (op == OpKind::ReduceMean) {
       int64_t count = 1;
       for (size_t i : axes) count *= x.ty.shape[i];
       double c = static_cast<double>(count);
       cur = elementwise({cur}, fin, [&](Region& rr, const std::vector<std::string>& in) {
-        return rr.op("arith.divf " + in[0] + ", " + fconst(rr, c, acc) + " : " + t, "mean");
+        return rounded(rr, rr.op("arith.divf " + in[0] + ", " + fconst(rr, c, acc) + " : " + t, "mean"));
       }, hint + "_mean");
+    } else if (narrow) {
+      cur = elementwise({cur}, fin, [&](Region& rr, const std::vector<std::string>& in) { return rounded(rr, in[0]); }, hint + "_round");
     } else if (rt.dt == DType::BF16) {
       cur = elementwise({cur}, fin, [](Region&, const std::vector<std::string>& in) { return in[0]; }, hint + "_bf16");
     }
