@@ -7,6 +7,7 @@
 #   3. libFuzzer build (clang-19): six fuzzers (parser+checker, diagnostic JSON,
 #      .npy, .npz, module manifest, DLPack import), 25 s each (<= 3 min in all)
 #   4. ThreadSanitizer build of only the concurrency tests (8-thread check,
+#      parallel loops on the runtime's pool from 8 host threads,
 #      compile, first-call specialization and calls through the C ABI)
 # GPU tests (label "gpu") skip on machines without a GPU.
 set -euo pipefail

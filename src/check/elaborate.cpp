@@ -77,6 +77,7 @@ class Elaborator final : public RuleEnv {
   }
 
   // RuleEnv
+  std::vector<ShapeConstraint> hypotheses() const override { return fn_ && !where_incomplete_ ? fn_->where : std::vector<ShapeConstraint>{}; }
   bool require(const ShapeConstraint& goal, const Failure& f) override {
     // A `where` constraint did not resolve (already reported, so the function
     // is rejected): its obligations are not discharged under fewer

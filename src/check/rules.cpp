@@ -490,6 +490,34 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
   for (const auto& [v, p] : given_map) given_names.insert(v);
   types::InferencePlan plan = types::plan_shape_inference(callee.dims, param_shapes, callee.where, given_names);
   types::SymbolicSolve solved = types::solve_shape_variables_symbolic(plan, arg_shapes, given_map);
+  if (solved.failed_step) {
+    // A division that is not exact over the caller's variables may be under
+    // its `where` clause: with (= H (* Hk G)) the caller's H is Hk G, and H
+    // over Hk is G. Retry with every caller equality that defines a variable
+    // (VAR = P, VAR not in P) applied to the arguments' dimensions; what the
+    // retry infers is then checked against the arguments as usual, under the
+    // same hypotheses.
+    std::map<std::string, Poly> defs;
+    for (const types::ShapeConstraint& c : env.hypotheses()) {
+      if (c.kind != types::ShapeConstraint::Kind::Eq) continue;
+      for (const auto& [v, p] : {std::pair{&c.lhs, &c.rhs}, std::pair{&c.rhs, &c.lhs}}) {
+        std::set<std::string> lv, pv;
+        v->free_vars(lv);
+        p->free_vars(pv);
+        if (lv.size() == 1 && *v == Poly::var(*lv.begin()) && !pv.count(*lv.begin()) && !defs.count(*lv.begin())) {
+          defs.emplace(*lv.begin(), *p);
+          break;
+        }
+      }
+    }
+    if (!defs.empty()) {
+      std::vector<types::Shape> rewritten = arg_shapes;
+      for (auto& shape : rewritten)
+        for (auto& d : shape) d = d.subst(defs);
+      types::SymbolicSolve retry = types::solve_shape_variables_symbolic(plan, rewritten, given_map);
+      if (!retry.failed_step) solved = std::move(retry);
+    }
+  }
   std::map<std::string, Poly>& sub = solved.substitution;
   if (solved.failed_step) {
     const types::InferenceStep& st = plan.steps[*solved.failed_step];

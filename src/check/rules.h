@@ -37,6 +37,10 @@ class RuleEnv {
   virtual bool require(const types::ShapeConstraint& goal, const Failure& f) = 0;
   /// Report a premise that is not an obligation (dtype, rank, axis, ...).
   virtual void fail(const Failure& f) = 0;
+  /// The caller's `where` constraints (over the dimensions of the operand
+  /// types): what holds wherever the rule is applied. Shape inference at a
+  /// call rewrites by their equalities when a division is not exact without.
+  virtual std::vector<types::ShapeConstraint> hypotheses() const { return {}; }
 };
 
 /// Result type of `op` applied to operands of types `in` with `attrs`, or

@@ -27,6 +27,8 @@ class Verifier final : public RuleEnv {
     return false;
   }
 
+  std::vector<types::ShapeConstraint> hypotheses() const override { return where_ ? *where_ : std::vector<types::ShapeConstraint>{}; }
+
   void fail(const Failure& f) override {
     syntax::Diagnostic d;
     d.code = "E0900";
@@ -42,6 +44,7 @@ class Verifier final : public RuleEnv {
   void function(const ir::Module& m, const ir::Function& f) {
     fn_ = f.name;
     span_ = f.span;
+    where_ = &f.where;
     solver_.begin_function(f.dims, f.where);
     std::vector<bool> defined(f.values.size(), false);
     auto def = [&](ir::ValueId v) {
@@ -102,6 +105,7 @@ class Verifier final : public RuleEnv {
   smt::ShapeSolver solver_;
   std::vector<syntax::Diagnostic>& out_;
   std::string fn_;
+  const std::vector<types::ShapeConstraint>* where_ = nullptr;  // of the function being re-checked
   syntax::Span span_;
 };
 
