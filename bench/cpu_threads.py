@@ -8,7 +8,8 @@ Each measurement runs in its own child process so that the thread count is
 fixed before either library starts: SHAPEML_NUM_THREADS=T for shapeml (the
 default of shapeml_call_options.num_threads), OMP_NUM_THREADS=
 OPENBLAS_NUM_THREADS=T and torch.set_num_threads(T) for PyTorch (the BLAS
-kernel and its thread count are printed). shapeml: JIT through the Python
+kernel, the one OpenBLAS picks for the CPU, and its thread count are
+printed). shapeml: JIT through the Python
 binding, inputs created once, best of N calls after two warm-ups; PyTorch
 the same.
 
@@ -93,6 +94,10 @@ print(json.dumps(out))
 
 def measure(name, w, side, build, threads):
     env = dict(os.environ, SHAPEML_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    # OpenBLAS picks its own kernel for this CPU (this machine's environment
+    # forces Haswell's, half as fast here: bench/cpu_bench.py tries each).
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
     code = f"HERE = {HERE!r}; ROOT = {ROOT!r}\n" + CHILD
     p = subprocess.run([PY, "-c", code, json.dumps(w), side, build, str(threads)], env=env, capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
