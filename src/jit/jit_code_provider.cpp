@@ -25,6 +25,7 @@ runtime::Status classify_compile_error(const std::string& error) {
            has(types::kBindingOverflows))
     code = StatusCode::InvalidArgument;
   else if (error.rfind("no function `", 0) == 0) code = StatusCode::NotFound;
+  else if (has("cannot write ") || has("cannot create ")) code = StatusCode::IoError;  // a full disk, a bad output path
   return runtime::Status(code, error.empty() ? "code generation failed without a message" : error);
 }
 

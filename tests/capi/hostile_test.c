@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -910,6 +912,62 @@ static void test_no_status_is_null_on_error_paths(void** state) {
   expect_code(shapeml_check_source(NULL, "x", "", 0, NULL), SHAPEML_STATUS_INVALID_ARGUMENT, NULL);
 }
 
+static int open_descriptors(void) {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  while (readdir(d)) ++n;
+  closedir(d);
+  return n;
+}
+
+/* Issue 24 item 7: an AOT build onto a full file system is IO_ERROR naming
+   the file (it was INTERNAL, after which LLD refused to run again in the
+   process, and a descriptor leaked); nothing is left there, and the next
+   build elsewhere works. Needs a small tmpfs, so it runs only where this
+   process may mount one (root); elsewhere it says it was skipped. */
+static void test_aot_build_onto_a_full_file_system(void** state) {
+  (void)state;
+  char full[300], filler[340], so[340], ok_so[340];
+  snprintf(full, sizeof full, "%s/full", g_dir);
+  assert_int_equal(mkdir(full, 0700), 0);
+  if (mount("tmpfs", full, "tmpfs", 0, "size=64k") != 0) {
+    print_message("skipped: cannot mount a tmpfs here (%s)\n", strerror(errno));
+    return;
+  }
+  snprintf(filler, sizeof filler, "%s/filler", full);
+  FILE* f = fopen(filler, "wb");
+  static char zeros[4096];
+  while (f && fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros) {
+  }
+  if (f) fclose(f);
+  static const char src[] = "(module m (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (add x x))))";
+  shapeml_context* ctx = NULL;
+  ok(shapeml_context_create(NULL, &ctx));
+  const char* n = "N";
+  int64_t v = 1 << 16;
+  shapeml_binding b = {"f", 1, &n, &v};
+  shapeml_build_options o = SHAPEML_BUILD_OPTIONS_INIT;
+  o.bindings = &b;
+  o.num_bindings = 1;
+  snprintf(so, sizeof so, "%s/m.so", full);
+  const int before = open_descriptors();
+  for (int i = 0; i < 2; ++i) expect_code(shapeml_module_build(ctx, "m.sml", src, strlen(src), &o, so), SHAPEML_STATUS_IO_ERROR, "No space left");
+  assert_int_equal(open_descriptors(), before);
+  DIR* d = opendir(full);
+  int entries = 0;
+  for (struct dirent* e; d && (e = readdir(d));) entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  assert_int_equal(entries, 1); /* the filler only: no temporary, no partial .so */
+  snprintf(ok_so, sizeof ok_so, "%s/m.so", g_dir);
+  ok(shapeml_module_build(ctx, "m.sml", src, strlen(src), &o, ok_so));
+  shapeml_module* m = NULL;
+  ok(shapeml_module_load(ok_so, NULL, &m));
+  shapeml_module_release(m);
+  shapeml_context_release(ctx);
+  assert_int_equal(umount(full), 0);
+}
+
 static int setup(void** state) {
   (void)state;
   snprintf(g_dir, sizeof g_dir, "/tmp/shapeml_hostile_XXXXXX");
@@ -918,6 +976,9 @@ static int setup(void** state) {
 
 static int teardown(void** state) {
   (void)state;
+  char full[128];
+  snprintf(full, sizeof full, "%s/full", g_dir);
+  umount2(full, MNT_DETACH); /* a failed full-disk test leaves its tmpfs */
   char cmd[128];
   snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", g_dir, g_dir);
   return system(cmd) == 0 ? 0 : -1;
@@ -942,6 +1003,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_silent_acceptance, setup, teardown),
       cmocka_unit_test(test_utf8_everywhere),
       cmocka_unit_test(test_no_status_is_null_on_error_paths),
+      cmocka_unit_test_setup_teardown(test_aot_build_onto_a_full_file_system, setup, teardown),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   fprintf(stderr, "hostile_test: %zu bad inputs tried, each answered by a status with the expected code\n", g_bad_inputs);

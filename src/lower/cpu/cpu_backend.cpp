@@ -705,6 +705,28 @@ bool run_command(const std::vector<std::string>& argv, std::string& output) {
 
 }  // namespace
 
+namespace {
+
+// LLD writes its output through a memory mapping: on a file system that
+// fills up meanwhile the write is a SIGBUS, which LLD's crash recovery turns
+// into "cannot run again" for the rest of the process. So a link starts only
+// when the output's file system has room for twice the object and a MiB
+// (the linked .so is about the object's size): a full disk is a write error
+// naming the file, and the linker stays usable.
+bool enough_space_to_link(llvm::StringRef obj, llvm::StringRef dir, const std::string& out_so, std::string& error) {
+  uint64_t obj_bytes = 0;
+  if (llvm::sys::fs::file_size(obj, obj_bytes)) return true;  // let the link say what is wrong
+  llvm::ErrorOr<llvm::sys::fs::space_info> space = llvm::sys::fs::disk_space(dir);
+  if (!space) return true;
+  const uint64_t need = 2 * obj_bytes + (1u << 20);
+  if (space->available >= need) return true;
+  error = "cannot write " + out_so + ": No space left on device (" + std::to_string(space->available) + " bytes free on its file system, about " +
+          std::to_string(need) + " needed)";
+  return false;
+}
+
+}  // namespace
+
 bool build_shared_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_so,
                          std::string& error, const CompileOptions& options, const std::string& cc) {
   // The output is produced under a temporary name in its own directory and
@@ -737,7 +759,7 @@ bool build_shared_object(const ir::Module& m, const std::vector<Specialization>&
     const char* env = std::getenv("SHAPEML_CC");
     std::string compiler = !cc.empty() ? cc : (env && *env ? env : "");
     if (compiler.empty()) {
-      ok = detail::link_shared_object(obj.str().str(), tmp_so.str().str(), out_so, error);
+      ok = enough_space_to_link(obj.str(), dir.str(), out_so, error) && detail::link_shared_object(obj.str().str(), tmp_so.str().str(), out_so, error);
     } else {
       std::string out;
       ok = run_command({compiler, "-shared", "-o", tmp_so.str().str(), obj.str().str(), "-lm"}, out);
