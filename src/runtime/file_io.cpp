@@ -1,5 +1,7 @@
 #include "runtime/file_io.h"
 
+#include "fs/output_path.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,28 +66,20 @@ Result<RegularFile> open_regular_file(const std::string& path, const char* what)
 Status write_file_atomic(const std::string& path_in, const void* data, size_t size) {
   return guarded("write_file_atomic", [&]() -> Status {
     if (path_in.empty()) return invalid_argument("the output path is empty");
-    std::string path = path_in;
+    // The file the write replaces: links followed, dangling ones too (the
+    // link stays and its target is created), a loop or a device refused.
+    fs::OutputTarget target;
+    std::string why;
+    if (!fs::resolve_output(path_in, target, why))
+      return why.rfind("names a directory", 0) == 0 ? invalid_argument(path_in + ": " + why) : io_error(path_in + ": " + why);
+    const std::string& path = target.path;
+    const std::string& dir = target.dir;
     mode_t mode = 0666 & ~process_umask();
     struct stat st;
-    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      // Replace the file the link points at, not the link.
-      char* real = ::realpath(path.c_str(), nullptr);
-      if (real) {
-        path = real;
-        std::free(real);
-      }
-    }
-    if (::stat(path.c_str(), &st) == 0) {
-      if (!S_ISREG(st.st_mode))
-        return io_error(path_in + ": is " + kind_of(st.st_mode) + "; refusing to write over it (left untouched)");
-      mode = st.st_mode & 07777;
-    }
-    size_t slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    if (base.empty() || base == "." || base == "..")
-      return invalid_argument(path_in + ": names a directory, not a file");
-    std::string tmpl = (dir == "/" ? "/" : dir + "/") + "." + base + ".tmp.XXXXXX";
+    if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+    // Temporaries of writers that were killed go first; ours carry our PID.
+    fs::remove_stale_temporaries(target);
+    std::string tmpl = (dir == "/" ? "/" : dir + "/") + fs::temporary_prefix(target) + "XXXXXX";
     int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
     if (fd < 0) {
       int e = errno;

@@ -219,6 +219,90 @@ static void test_save_npy_never_destroys(void** state) {
   shapeml_tensor_release(t);
 }
 
+/* Issue 24 item 6: links, killed writers, long names. */
+static int count_entries(const char* dir) {
+  DIR* d = opendir(dir);
+  int n = 0;
+  for (struct dirent* e; d && (e = readdir(d));) n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  if (d) closedir(d);
+  return n;
+}
+
+static void test_links_stale_temporaries_and_long_names(void** state) {
+  (void)state;
+  shapeml_tensor* t = small_tensor();
+  char dir[256], link[300], target[300], loop_a[300], loop_b[300];
+  path_in(dir, sizeof dir, "links");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  /* A dangling link: the file is created where it points; the link stays. */
+  snprintf(link, sizeof link, "%s/dangling.npy", dir);
+  snprintf(target, sizeof target, "%s/made.npy", dir);
+  assert_int_equal(symlink("made.npy", link), 0);
+  ok(shapeml_tensor_save_npy(t, link));
+  struct stat st;
+  assert_int_equal(lstat(link, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  assert_int_equal(lstat(target, &st), 0);
+  assert_true(S_ISREG(st.st_mode));
+  /* A loop: refused, both links as they were. */
+  snprintf(loop_a, sizeof loop_a, "%s/a.npy", dir);
+  snprintf(loop_b, sizeof loop_b, "%s/b.npy", dir);
+  assert_int_equal(symlink("b.npy", loop_a), 0);
+  assert_int_equal(symlink("a.npy", loop_b), 0);
+  expect_code(shapeml_tensor_save_npy(t, loop_a), SHAPEML_STATUS_IO_ERROR, "symbolic link loop");
+  assert_int_equal(lstat(loop_a, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  /* An AOT build through a link to /dev/null: refused, the link stays. */
+  char devnull[300];
+  snprintf(devnull, sizeof devnull, "%s/null.so", dir);
+  assert_int_equal(symlink("/dev/null", devnull), 0);
+  static const char src[] = "(module m (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (add x x))))";
+  shapeml_context* ctx = NULL;
+  ok(shapeml_context_create(NULL, &ctx));
+  const char* n = "N";
+  int64_t v = 4;
+  shapeml_binding b = {"f", 1, &n, &v};
+  shapeml_build_options o = SHAPEML_BUILD_OPTIONS_INIT;
+  o.bindings = &b;
+  o.num_bindings = 1;
+  expect_code(shapeml_module_build(ctx, "m.sml", src, strlen(src), &o, devnull), SHAPEML_STATUS_IO_ERROR, "character device");
+  assert_int_equal(lstat(devnull, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  assert_int_equal(lstat("/dev/null", &st), 0);
+  assert_true(S_ISCHR(st.st_mode));
+  /* A killed writer's temporary (a PID that does not run) is removed by the
+     next write of that file; one of a live process is kept. */
+  char stale[400], live[400], dest[300];
+  snprintf(dest, sizeof dest, "%s/out.npy", dir);
+  snprintf(stale, sizeof stale, "%s/.out.npy.tmp.999999999.AbCdEf", dir);
+  snprintf(live, sizeof live, "%s/.out.npy.tmp.1.AbCdEf", dir); /* PID 1 runs */
+  write_bytes(stale, "junk", 4);
+  write_bytes(live, "junk", 4);
+  ok(shapeml_tensor_save_npy(t, dest));
+  assert_int_equal(lstat(stale, &st), -1);
+  assert_int_equal(lstat(live, &st), 0);
+  unlink(live);
+  /* 240- to 255-byte names are valid: the temporary's name is shortened. */
+  for (size_t len = 240; len <= 255; len += 5) {
+    char name[256], path[600];
+    memset(name, 'n', len);
+    memcpy(name + len - 4, ".npy", 4);
+    name[len] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ok(shapeml_tensor_save_npy(t, path));
+    shapeml_tensor* back = NULL;
+    ok(shapeml_tensor_load_npy(path, NULL, &back));
+    shapeml_tensor_release(back);
+    memcpy(name + len - 4, "x.so", 4);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ok(shapeml_module_build(ctx, "m.sml", src, strlen(src), &o, path));
+  }
+  /* dangling, made, a, b, null.so, out.npy and 4 + 4 long-named files: no temporary left */
+  assert_int_equal(count_entries(dir), 6 + 8);
+  shapeml_context_release(ctx);
+  shapeml_tensor_release(t);
+}
+
 /* ---- crashes ------------------------------------------------------------- */
 
 static void test_truncated_and_foreign_shared_objects(void** state) {
@@ -987,6 +1071,7 @@ static int teardown(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_save_npy_never_destroys, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_links_stale_temporaries_and_long_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_truncated_and_foreign_shared_objects, setup, teardown),
       cmocka_unit_test(test_dlpack_import_hostile),
       cmocka_unit_test(test_shape_overflow_any_order),

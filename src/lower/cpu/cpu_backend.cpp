@@ -39,6 +39,7 @@
 #include <set>
 #include <sstream>
 
+#include "fs/output_path.h"
 #include "lower/cpu/link_elf.h"
 #include "obs/log.h"
 #include "obs/trace.h"
@@ -732,12 +733,21 @@ bool build_shared_object(const ir::Module& m, const std::vector<Specialization>&
   // The output is produced under a temporary name in its own directory and
   // renamed over `out_so` only when complete: a reader never sees a partial
   // .so, a failed build leaves an existing `out_so` as it was, and the only
-  // files removed are the two temporaries this call created.
-  llvm::SmallString<256> dir(out_so);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty()) dir = ".";
+  // files removed are the two temporaries this call created and those a
+  // killed build of the same file left.
+  // Through symbolic links to the file they name (a link stays a link; one
+  // to /dev/null or a loop is refused), with temporaries that fit NAME_MAX
+  // and those of killed builds removed (fs/output_path.h).
+  fs::OutputTarget target_file;
+  std::string why;
+  if (!fs::resolve_output(out_so, target_file, why)) {
+    error = "cannot write " + out_so + ": it " + why;
+    return false;
+  }
+  fs::remove_stale_temporaries(target_file);
+  llvm::SmallString<256> dir(target_file.dir);
   llvm::SmallString<256> model(dir);
-  llvm::sys::path::append(model, "." + llvm::sys::path::filename(out_so).str() + ".tmp-%%%%%%%%");
+  llvm::sys::path::append(model, fs::temporary_prefix(target_file) + "%%%%%%");
   llvm::SmallString<256> tmp_so;
   int fd = -1;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmp_so)) {
@@ -768,7 +778,7 @@ bool build_shared_object(const ir::Module& m, const std::vector<Specialization>&
   }
   llvm::sys::fs::remove(obj);
   if (ok) {
-    if (std::error_code ec = llvm::sys::fs::rename(tmp_so, out_so)) {
+    if (std::error_code ec = llvm::sys::fs::rename(tmp_so, target_file.path)) {
       error = "cannot write " + out_so + ": " + ec.message();
       ok = false;
     }
