@@ -340,8 +340,10 @@ typedef struct shapeml_tensor shapeml_tensor;
  *  `shape` may be NULL when `rank` is 0.
  *  @return NULL on success; INVALID_ARGUMENT for a NULL `out` or `shape`, an
  *          unknown dtype, a negative dimension or rank above 64;
- *          RESOURCE_EXHAUSTED when the element count overflows or the
- *          resource cannot allocate. */
+ *          RESOURCE_EXHAUSTED when the element count overflows (the
+ *          product of the dimensions, zeros counted as 1, must fit in 64-bit
+ *          bytes, whatever their order, as NumPy requires: (2^32, 2^32, 0) is
+ *          refused) or the resource cannot allocate. */
 SHAPEML_API shapeml_status* shapeml_tensor_create(shapeml_memory* memory, shapeml_dtype dtype, size_t rank, const int64_t* shape,
                                                   shapeml_tensor** out);
 

@@ -212,11 +212,11 @@ Result<TensorRef> Tensor::make(types::DType dtype, std::span<const int64_t> shap
     if (shape[i] < 0) return invalid_argument("tensor dimension " + std::to_string(i) + " is negative (" + std::to_string(shape[i]) + ")");
     empty |= shape[i] == 0;
     if (__builtin_mul_overflow(span, shape[i] > 0 ? shape[i] : 1, &span))
-      return invalid_argument("tensor element count overflows 64 bits (too many elements)");
+      return resource_exhausted("tensor element count overflows 64 bits (too many elements)");
   }
   int64_t bytes;
   if (__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &bytes))
-    return invalid_argument("tensor byte size overflows 64 bits (too many elements)");
+    return resource_exhausted("tensor byte size overflows 64 bits (too many elements)");
   int64_t numel = empty ? 0 : span;
   // Given strides: the farthest element, sum of (d_i - 1) |s_i| elements,
   // must be addressable in bytes too (copies and saves compute
