@@ -688,8 +688,16 @@ typedef struct shapeml_module shapeml_module;
 /** Code generation targets. */
 typedef int32_t shapeml_target;
 enum {
-  SHAPEML_TARGET_NATIVE = 0, /**< The host CPU's full instruction set. */
-  SHAPEML_TARGET_X86_64 = 1  /**< A portable x86-64 baseline, for artifacts that travel. */
+  SHAPEML_TARGET_NATIVE = 0,    /**< The host CPU's full instruction set. */
+  SHAPEML_TARGET_X86_64 = 1,    /**< A portable x86-64 baseline, for artifacts that travel. */
+  /** (since 0.5) x86-64-v3 of the psABI (AVX2, FMA, BMI2: Haswell, Zen 1 and
+   *  later): shipped modules at 256-bit vector width. A module built for it
+   *  is refused with FAILED_PRECONDITION, naming what is missing, on a CPU
+   *  without these features; a JIT target the host lacks likewise. */
+  SHAPEML_TARGET_X86_64_V3 = 2,
+  /** (since 0.5) x86-64-v4 (AVX-512 F/BW/CD/DQ/VL: Skylake-X, Zen 4 and
+   *  later), 512-bit vectors; refused as SHAPEML_TARGET_X86_64_V3 is. */
+  SHAPEML_TARGET_X86_64_V4 = 3
 };
 
 /** Options for loading and compiling modules. */

@@ -17,6 +17,11 @@
 #include "jit/jit_code_provider.h"
 #include "runtime/shape_binding.h"
 
+namespace shapeml::capi {
+// module_compile.cpp: the CPU target of a shapeml_target.
+lower::cpu::CpuTarget cpu_target(shapeml_target t);
+}  // namespace shapeml::capi
+
 using shapeml::capi::guarded;
 using shapeml::capi::make_status;
 using shapeml::capi::null_arg;
@@ -75,8 +80,8 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
     shapeml_build_options o = SHAPEML_BUILD_OPTIONS_INIT;
     if (!shapeml::abi::read_versioned(*options, o, ends))
       return shapeml::capi::bad_struct_size(kFn, "options", options->struct_size, sizeof o, ends);
-    if (o.target != SHAPEML_TARGET_NATIVE && o.target != SHAPEML_TARGET_X86_64)
-      return invalid("options->target " + std::to_string(o.target) + " is not a shapeml_target");
+    if (!shapeml::capi::is_target(o.target))
+      return invalid("options->target " + std::to_string(o.target) + " is not a shapeml_target (" + shapeml::capi::kTargetsExpected + ")");
     if (o.gpu_graph != SHAPEML_GRAPH_DEFAULT && o.gpu_graph != SHAPEML_GRAPH_ON && o.gpu_graph != SHAPEML_GRAPH_OFF)
       return invalid("options->gpu_graph " + std::to_string(o.gpu_graph) + " is not a shapeml_graph_mode");
     if (o.num_bindings == 0) return invalid("options->num_bindings is 0; give at least one specialization to build");
@@ -108,8 +113,7 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
       for (const auto& d : r.diags.all()) text += shapeml::syntax::render_text(d, *r.source);
       return make_status(SHAPEML_STATUS_CHECK_FAILED, std::string(kFn) + ": the program does not check:\n" + text);
     }
-    shapeml::lower::cpu::CpuTarget target;
-    target.native = o.target != SHAPEML_TARGET_X86_64;
+    shapeml::lower::cpu::CpuTarget target = shapeml::capi::cpu_target(o.target);
     auto sigs = rt::parse_manifest(shapeml::jit::entries_manifest(*r.module, shapeml::lower::cpu::target_name(target)),
                                    name ? name : "<source>");
     if (!sigs.ok()) return to_status(sigs.status());

@@ -108,9 +108,9 @@ shapeml_status* read_module_options(const char* fn, const shapeml_module_options
   out = SHAPEML_MODULE_OPTIONS_INIT;
   if (!in) return nullptr;
   if (!abi::read_versioned(*in, out, ends)) return bad_struct_size(fn, "options", in->struct_size, sizeof out, ends);
-  if (out.target != SHAPEML_TARGET_NATIVE && out.target != SHAPEML_TARGET_X86_64)
+  if (!is_target(out.target))
     return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->target " + std::to_string(out.target) +
-                                                            " is not a shapeml_target (SHAPEML_TARGET_NATIVE or SHAPEML_TARGET_X86_64)");
+                                                            " is not a shapeml_target (" + kTargetsExpected + ")");
   return nullptr;
 }
 

@@ -54,6 +54,12 @@ struct shapeml_module {
 
 namespace shapeml::capi {
 
+/// A shapeml_target value this library knows (NATIVE, X86_64, X86_64_V3/V4).
+inline bool is_target(int32_t t) { return t >= SHAPEML_TARGET_NATIVE && t <= SHAPEML_TARGET_X86_64_V4; }
+inline constexpr const char* kTargetsExpected =
+    "SHAPEML_TARGET_NATIVE 0, SHAPEML_TARGET_X86_64 1, SHAPEML_TARGET_X86_64_V3 2 or SHAPEML_TARGET_X86_64_V4 3";
+
+
 inline runtime::Tensor* tensor_of(shapeml_tensor* t) { return reinterpret_cast<runtime::Tensor*>(t); }
 inline const runtime::Tensor* tensor_of(const shapeml_tensor* t) { return reinterpret_cast<const runtime::Tensor*>(t); }
 inline shapeml_tensor* handle_of(runtime::TensorRef&& t) { return reinterpret_cast<shapeml_tensor*>(t.detach()); }

@@ -19,11 +19,20 @@ std::shared_ptr<runtime::ContextStreams> context_streams(const shapeml_context* 
 
 namespace {
 
+}  // namespace
+
+namespace shapeml::capi {
 shapeml::lower::cpu::CpuTarget cpu_target(shapeml_target t) {
   shapeml::lower::cpu::CpuTarget c;
-  c.native = t != SHAPEML_TARGET_X86_64;
+  c.native = t == SHAPEML_TARGET_NATIVE;
+  if (t == SHAPEML_TARGET_X86_64_V3) c.cpu = "x86-64-v3";
+  if (t == SHAPEML_TARGET_X86_64_V4) c.cpu = "x86-64-v4";
   return c;
 }
+}  // namespace shapeml::capi
+using shapeml::capi::cpu_target;
+
+namespace {
 
 // Checks `source`; on errors returns CHECK_FAILED carrying every diagnostic.
 shapeml_status* checked(const char* fn, shapeml_context* ctx, const char* name, const char* source, size_t length,
@@ -51,9 +60,9 @@ SHAPEML_API shapeml_status* shapeml_module_compile(shapeml_context* context, con
     if (!source && length) return null_arg(fn, "source");
     shapeml_module_options o = SHAPEML_MODULE_OPTIONS_INIT;
     if (auto* st = shapeml::capi::read_module_options(fn, options, o)) return st;
-    if (o.target != SHAPEML_TARGET_NATIVE && o.target != SHAPEML_TARGET_X86_64)
+    if (!shapeml::capi::is_target(o.target))
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(o.target) +
-                                                              " in options (expected SHAPEML_TARGET_NATIVE or SHAPEML_TARGET_X86_64)");
+                                                              " in options (expected " + shapeml::capi::kTargetsExpected + ")");
     shapeml::check::CheckResult r;
     if (auto* st = checked(fn, context, name, source, length, r)) return st;
     auto m = shapeml::driver::jit_module(std::move(*r.module), cpu_target(o.target), name ? name : "<source>", memory_of(o.memory),
@@ -75,8 +84,9 @@ SHAPEML_API shapeml_status* shapeml_module_build_shared_object(shapeml_context* 
     if (!source && length) return null_arg(fn, "source");
     if (!bindings) return null_arg(fn, "bindings");
     if (!out_path) return null_arg(fn, "out_path");
-    if (target != SHAPEML_TARGET_NATIVE && target != SHAPEML_TARGET_X86_64)
-      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(target));
+    if (!shapeml::capi::is_target(target))
+      return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(target) + " (expected " +
+                                                              shapeml::capi::kTargetsExpected + ")");
     std::vector<shapeml::lower::cpu::Specialization> specs;
     std::string error;
     if (!shapeml::jit::parse_specializations(bindings, "", specs, error))

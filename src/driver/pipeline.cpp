@@ -21,7 +21,8 @@ runtime::Result<lower::cpu::CpuTarget> parse_target(const std::string& name) {
   lower::cpu::CpuTarget t;
   if (name == "native") t.native = true;
   else if (name == "x86-64") t.native = false;
-  else return runtime::invalid_argument("unknown target `" + name + "` (expected native or x86-64)");
+  else if (name == "x86-64-v3" || name == "x86-64-v4") t.native = false, t.cpu = name;
+  else return runtime::invalid_argument("unknown target `" + name + "` (expected native, x86-64, x86-64-v3 or x86-64-v4)");
   return t;
 }
 

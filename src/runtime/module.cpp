@@ -1,4 +1,5 @@
 #include "runtime/module.h"
+#include "runtime/cpu_level.h"
 #include "runtime/parallel_for.h"
 #include "runtime/temp_memory.h"
 
@@ -21,6 +22,9 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
     obs::Span span("runtime", "module create");
     auto m = parse_manifest(manifest_text, origin);
     if (!m) return m.status();
+    if (std::string missing = missing_cpu_features(m.value().target); !missing.empty())
+      return failed_precondition(origin + ": built for " + m.value().target + ", which this CPU cannot run (it lacks " + missing +
+                                 "); build it for x86-64 or x86-64-v3 instead");
     std::shared_ptr<Module> mod(new Module());
     mod->manifest_ = std::move(m).value();
     mod->id_ = !mod->manifest_.module_id.empty() ? mod->manifest_.module_id : obs::module_id_for(mod->manifest_.name, manifest_text);

@@ -1076,6 +1076,73 @@ static void test_temporaries_that_cannot_be_allocated(void** state) {
   shapeml_context_release(ctx);
 }
 
+/* Issue 23 item 5: the shipping targets x86-64-v3 and x86-64-v4, built,
+   named in the manifest, loaded and run where the CPU has them (a CPU
+   without them refuses the module at load: FAILED_PRECONDITION naming the
+   missing features); an unknown target value is INVALID_ARGUMENT listing
+   the known ones. */
+static void test_shipping_targets(void** state) {
+  (void)state;
+  shapeml_context* ctx = ctx_new();
+  char dir[] = "/tmp/shapeml_targets_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  const char* n = "N";
+  int64_t v = 64;
+  shapeml_binding b = {"scaled_add", 1, &n, &v};
+  const struct { shapeml_target target; const char* name; const char* needs; } cases[] = {
+      {SHAPEML_TARGET_X86_64_V3, "x86-64-v3", "avx2"}, {SHAPEML_TARGET_X86_64_V4, "x86-64-v4", "avx512f"}};
+  for (int i = 0; i < 2; ++i) {
+    char so[256];
+    snprintf(so, sizeof so, "%s/lib%d.so", dir, i);
+    shapeml_build_options o = SHAPEML_BUILD_OPTIONS_INIT;
+    o.target = cases[i].target;
+    o.bindings = &b;
+    o.num_bindings = 1;
+    ok(shapeml_module_build(ctx, "scaler.sml", kSrc, strlen(kSrc), &o, so));
+    shapeml_module* m = NULL;
+    shapeml_status* st = shapeml_module_load(so, NULL, &m);
+    __builtin_cpu_init();
+    const int has = i == 0 ? __builtin_cpu_supports("avx2") : __builtin_cpu_supports("avx512f");
+    if (!has) {
+      assert_non_null(st);
+      assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_FAILED_PRECONDITION);
+      assert_non_null(strstr(shapeml_status_get_message(st), cases[i].needs));
+      shapeml_status_free(st);
+    } else {
+      ok(st);
+      assert_string_equal(shapeml_module_target(m), cases[i].name);
+      float x[64], y[64];
+      for (int k = 0; k < 64; ++k) x[k] = (float)k * 0.5f, y[k] = 1.0f - (float)k;
+      int64_t shape = 64;
+      shapeml_tensor *tx = NULL, *ty = NULL, *out = NULL;
+      ok(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &shape, x, sizeof x, &tx));
+      ok(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 1, &shape, y, sizeof y, &ty));
+      shapeml_tensor* in[2] = {tx, ty};
+      ok(shapeml_module_call(m, "scaled_add", in, 2, &out, 1));
+      const float* r = (const float*)shapeml_tensor_data(out);
+      for (int k = 0; k < 64; ++k) assert_true(fabsf(r[k] - (x[k] + 2.0f * y[k])) <= 1e-6f * (1.0f + fabsf(x[k] + 2.0f * y[k])));
+      shapeml_tensor_release(out);
+      shapeml_tensor_release(tx);
+      shapeml_tensor_release(ty);
+      shapeml_module_release(m);
+    }
+    remove(so);
+  }
+  shapeml_build_options bad = SHAPEML_BUILD_OPTIONS_INIT;
+  bad.target = 4;
+  bad.bindings = &b;
+  bad.num_bindings = 1;
+  char so[256];
+  snprintf(so, sizeof so, "%s/bad.so", dir);
+  shapeml_status* st = shapeml_module_build(ctx, "scaler.sml", kSrc, strlen(kSrc), &bad, so);
+  assert_non_null(st);
+  assert_int_equal(shapeml_status_get_code(st), SHAPEML_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(shapeml_status_get_message(st), "SHAPEML_TARGET_X86_64_V4 3"));
+  shapeml_status_free(st);
+  rmdir(dir);
+  shapeml_context_release(ctx);
+}
+
 static void test_module_build_with_options(void** state) {
   (void)state;
   shapeml_context* ctx = ctx_new();
@@ -1223,6 +1290,7 @@ int main(void) {
       cmocka_unit_test(test_jit_eight_threads),
       cmocka_unit_test(test_compile_from_eight_threads),
       cmocka_unit_test(test_module_build_with_options),
+      cmocka_unit_test(test_shipping_targets),
       cmocka_unit_test(test_temporaries_that_cannot_be_allocated),
 #endif
   };

@@ -58,7 +58,9 @@ Options:
   --entry NAME           the function (default: the last one in the file)
   --bind SPEC            [ENTRY:]VAR=VALUE,... shape variables of a
                          specialization; build takes several
-  --target native|x86-64 code generation target (default native)
+  --target native|x86-64|x86-64-v3|x86-64-v4
+                          code generation target (default native; v3: AVX2,
+                          v4: AVX-512, for modules that ship)
   --gpu-tf32             build, --emit=gpu-plan: device f32 matmuls may use TF32
                          tensor cores (~1e-3 relative error; default full fp32)
   --gpu-graph on|off     device entries: replay plans as CUDA graphs (default on)
@@ -505,7 +507,7 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   // One value per occurrence: the file that follows is not a second binding.
   auto* b = app->add_option("--bind", a.binds, "[ENTRY:]VAR=VALUE,...")->allow_extra_args(false);
   if (!many_binds) b->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  app->add_option("--target", a.target, "native or x86-64")->check(CLI::IsMember({"native", "x86-64"}));
+  app->add_option("--target", a.target, "native, x86-64, x86-64-v3 or x86-64-v4")->check(CLI::IsMember({"native", "x86-64", "x86-64-v3", "x86-64-v4"}));
   app->add_flag("--gpu-tf32", a.gpu_tf32, "device f32 matmuls may use TF32 tensor cores (~1e-3 relative error)");
   app->add_option("--gpu-graph", a.gpu_graph, "device entries: replay plans as CUDA graphs by default where safe (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));

@@ -69,7 +69,7 @@ def bf16_bits_to_float32(bits):
     """Raw bf16 bits (uint16) -> float32, exactly."""
     b = np.asarray(bits, np.uint16)
     return (b.astype(np.uint32) << 16).view(np.float32)
-TARGET_NATIVE, TARGET_X86_64 = 0, 1
+TARGET_NATIVE, TARGET_X86_64, TARGET_X86_64_V3, TARGET_X86_64_V4 = 0, 1, 2, 3  # shapeml_target
 
 
 class Error(RuntimeError):
