@@ -17,15 +17,6 @@ namespace {
 constexpr size_t kNameMax = 255;
 constexpr size_t kRandom = 6;  // mkostemp's XXXXXX, LLVM's %%%%%%
 
-const char* kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 void split(const std::string& path, OutputTarget& t) {
   size_t slash = path.rfind('/');
   t.path = path;
@@ -47,6 +38,15 @@ std::string stem_of(const std::string& base) {
 }
 
 }  // namespace
+
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
 
 bool resolve_output(const std::string& path, OutputTarget& out, std::string& error) {
   std::string p = path;
@@ -75,7 +75,7 @@ bool resolve_output(const std::string& path, OutputTarget& out, std::string& err
   }
   struct stat st;
   if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    error = std::string("is ") + kind_of(st.st_mode) + (p == path ? "" : " (through a symbolic link)") + "; refusing to write over it (left untouched)";
+    error = std::string("is ") + file_kind(st.st_mode) + (p == path ? "" : " (through a symbolic link)") + "; refusing to write over it (left untouched)";
     return false;
   }
   return true;

@@ -4,9 +4,15 @@
 // the link stays), a temporary name beside it that fits NAME_MAX however
 // long the file's name, and the temporaries of writers that were killed.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 
 namespace shapeml::fs {
+
+/// What a file of mode `m` is, for messages: "a directory", "a character
+/// device", "a FIFO (named pipe)", ... ("not a regular file" otherwise).
+const char* file_kind(mode_t m);
 
 /// The file a write replaces: `path` after its symbolic links, split.
 struct OutputTarget {

@@ -14,15 +14,6 @@
 namespace shapeml::runtime {
 namespace {
 
-const char* kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 // Only the calling thread's umask matters, and reading it means setting it;
 // umask is process-wide, so read it once (the race is benign: the value is
 // restored immediately).
@@ -55,7 +46,7 @@ Result<RegularFile> open_regular_file(const std::string& path, const char* what)
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
-      return io_error(path + ": is " + kind_of(st.st_mode) + ", not a regular file; a " + what + " must be a regular file");
+      return io_error(path + ": is " + fs::file_kind(st.st_mode) + ", not a regular file; a " + what + " must be a regular file");
     }
     int fl = ::fcntl(fd, F_GETFL);
     if (fl >= 0) (void)::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
