@@ -197,6 +197,7 @@ class Outliner {
     } else {
       auto f = cast<scf::ForOp>(loop);
       trips = trip_count(f.getLowerBound(), f.getUpperBound(), f.getStep()).value_or(0);
+      if (scf::ForOp in = marked_inner(f)) trips = saturating_mul(trips, trip_count(in.getLowerBound(), in.getUpperBound(), in.getStep()).value_or(0));
       if (trips < 2) return false;
     }
     if (nest_iterations(loop) < min_ || !body_is_parallel_safe(loop)) return false;
@@ -227,13 +228,17 @@ class Outliner {
     } else {
       // scf.for: iterations [begin, end) are lb + begin step ..< lb + end step.
       auto f = cast<scf::ForOp>(loop);
-      Value lb = map.lookupOrDefault(f.getLowerBound()), step = map.lookupOrDefault(f.getStep());
-      Value from = b.create<arith::AddIOp>(loc, lb, b.create<arith::MulIOp>(loc, begin, step));
-      Value to = b.create<arith::AddIOp>(loc, lb, b.create<arith::MulIOp>(loc, end, step));
-      Operation* copy = b.clone(*loop, map);
-      copy->removeAttr("shapeml.parallel");
-      copy->setOperand(0, from);
-      copy->setOperand(1, to);
+      if (scf::ForOp in = marked_inner(f)) {
+        emit_tile_pairs(b, loc, f, in, begin, end, map);
+      } else {
+        Value lb = map.lookupOrDefault(f.getLowerBound()), step = map.lookupOrDefault(f.getStep());
+        Value from = b.create<arith::AddIOp>(loc, lb, b.create<arith::MulIOp>(loc, begin, step));
+        Value to = b.create<arith::AddIOp>(loc, lb, b.create<arith::MulIOp>(loc, end, step));
+        Operation* copy = b.clone(*loop, map);
+        copy->removeAttr("shapeml.parallel");
+        copy->setOperand(0, from);
+        copy->setOperand(1, to);
+      }
     }
     b.setInsertionPointToEnd(entry);
     b.create<func::ReturnOp>(loc);
@@ -246,6 +251,40 @@ class Outliner {
     at.create<func::CallOp>(loc, body_fn, args);
     loop->erase();
     return true;
+  }
+
+  // The marked loop directly inside marked loop `f` (the matmul's column
+  // tiles inside its row tiles), when the two are perfectly nested with
+  // static bounds: their product is then split, not the rows alone (512
+  // rows are 8 row tiles: too few for 16 threads).
+  static scf::ForOp marked_inner(scf::ForOp f) {
+    Block* body = f.getBody();
+    if (body->getOperations().size() != 2) return {};
+    auto in = dyn_cast<scf::ForOp>(body->front());
+    if (!in || !in->hasAttr("shapeml.parallel") || in.getNumResults() != 0) return {};
+    auto t = trip_count(in.getLowerBound(), in.getUpperBound(), in.getStep());
+    return t && *t >= 1 ? in : scf::ForOp{};
+  }
+
+  // scf.for %p = begin to end over the (row tile, column tile) pairs, row
+  // major: both induction variables from %p, the inner loop's body.
+  static void emit_tile_pairs(OpBuilder& b, Location loc, scf::ForOp f, scf::ForOp in, Value begin, Value end, IRMapping& map) {
+    const int64_t cols = *trip_count(in.getLowerBound(), in.getUpperBound(), in.getStep());
+    auto one = b.create<arith::ConstantIndexOp>(loc, 1);
+    auto pairs = b.create<scf::ForOp>(loc, begin, end, one);
+    if (pairs.getBody()->empty() || !isa<scf::YieldOp>(pairs.getBody()->back())) {
+      b.setInsertionPointToEnd(pairs.getBody());
+      b.create<scf::YieldOp>(loc);
+    }
+    b.setInsertionPoint(&pairs.getBody()->back());
+    auto tc = b.create<arith::ConstantIndexOp>(loc, cols);
+    Value row = b.create<arith::DivUIOp>(loc, pairs.getInductionVar(), tc), col = b.create<arith::RemUIOp>(loc, pairs.getInductionVar(), tc);
+    auto iv = [&](scf::ForOp l, Value i) {
+      return b.create<arith::AddIOp>(loc, map.lookupOrDefault(l.getLowerBound()), b.create<arith::MulIOp>(loc, i, map.lookupOrDefault(l.getStep())));
+    };
+    map.map(f.getInductionVar(), iv(f, row));
+    map.map(in.getInductionVar(), iv(in, col));
+    for (Operation& o : in.getBody()->without_terminator()) b.clone(o, map);
   }
 
   // scf.for %f = begin to end: the first `flat` induction variables from %f

@@ -193,10 +193,12 @@ std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64
            "], padding_dimensions = [" + dims + "], pack_paddings = [" + packs + "], copy_back_op = \"none\"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)\n";
       tiled = "%p" + id;
     }
-    // The outermost tile loop (rows, or the batch) is parallel: each
-    // iteration writes its own rows of the result (outline_parallel.h).
-    if (n > 1 && tiles[i].first[0] != 0)
-      s += "    transform.annotate %la" + id + "#0 \"shapeml.parallel\" : !transform.any_op\n";
+    // The two outermost tile loops (rows and columns, or batch and rows)
+    // are parallel: each iteration writes its own block of the result; the
+    // outliner splits their product across threads (outline_parallel.h).
+    for (size_t d = 0; d < 2 && d + 1 < n; ++d)
+      if (tiles[i].first[d] != 0)
+        s += "    transform.annotate %la" + id + "#" + std::to_string(d) + " \"shapeml.parallel\" : !transform.any_op\n";
     s += "    %b" + id + ", %lb" + id + ":" + std::to_string(n) + " = transform.structured.tile_using_for " + tiled + " tile_sizes [" +
          join_ints(tiles[i].second) + "] : (!transform.any_op) -> (!transform.any_op" + loops + ")\n";
     s += "    transform.structured.vectorize %b" + id + " : !transform.any_op\n";
