@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "lower/cpu/index_sites.h"
 
 namespace shapeml::lower::cpu {
 
@@ -73,17 +74,6 @@ bool specialize_signature(const ir::Module& m, const std::string& entry, const s
 std::string emit_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                       const EmitOptions& opts = {}, std::string* error = nullptr);
 
-/// One operation that reads run-time indices (gather, take_along_axis) in
-/// an entry, calls inlined, in the order the emitted code evaluates them:
-/// site k (1-based) of the manifest's `(index-checks ...)` and of the error
-/// record (docs/design/index-checks.md). Empty: the entry has no error record.
-struct IndexSite {
-  std::string op;        // "gather"
-  std::string location;  // "model.sml:12:15" (the module's source name)
-  size_t rank = 0;       // rank of the index tensor
-  std::string operand;   // the index operand's name when it is a named value, else ""
-};
-std::vector<IndexSite> index_sites(const ir::Module& m, const std::string& entry);
 
 /// The shape variables of `f` that its parameter shapes do not determine
 /// (spec §5.2). Non-empty only for a function that is called with `:dims`
