@@ -73,7 +73,8 @@ def main():
         x = rng.random((rows, cols)).astype(np.float32)
         (y,) = mod.call(fn, x)
         check(f"{fn} {rows}x{cols}", y, x.astype(np.float64).sum(axis=axis), torch.from_numpy(x).sum(dim=axis).numpy())
-    for m, k, n in ((64, 1 << 12, 64), (16, 5000, 24), (4, 1 << 16, 4), (4, 1 << 20, 4)):
+    # (the last: an output over 2^16 elements, summed in 512-wide blocks)
+    for m, k, n in ((64, 1 << 12, 64), (16, 5000, 24), (4, 1 << 16, 4), (4, 1 << 20, 4), (512, 8192, 300)):
         a, b = rng.random((m, k)).astype(np.float32), rng.random((k, n)).astype(np.float32)
         (y,) = mod.call("mm", a, b)
         check(f"matmul {m}x{k}x{n}", y, a.astype(np.float64) @ b.astype(np.float64), (torch.from_numpy(a) @ torch.from_numpy(b)).numpy())

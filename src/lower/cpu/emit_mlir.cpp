@@ -1039,14 +1039,17 @@ class Emitter {
   }
 
   // An f32 matmul over a long inner dimension (K >= kLongK), in blocks of
-  // kLongKBlock: each block's product in f32 (the tuned kernel), the blocks
-  // summed in f64, rounded to f32 once. One sequential f32 accumulator over
-  // K = 2^20 is off by 1.7e-4 relative (OpenBLAS, which also blocks K:
-  // 1.2e-6); this keeps the error at the blocks' own (cpu-threads.md
-  // "Accurate sums").
-  static constexpr int64_t kLongK = 4096, kLongKBlock = 256;
+  // K: each block's product in f32 (the tuned kernel), the blocks summed in
+  // f64, rounded to f32 once. One sequential f32 accumulator over K = 2^20
+  // is off by 1.7e-4 relative (OpenBLAS, which also blocks K: 1.2e-6); this
+  // keeps the error at the blocks' own (cpu-threads.md "Accurate sums").
+  // Each block adds a pass over the [M, N] partials, 20 bytes an element
+  // against 2 KC flops: 256-wide blocks where the output is small (the
+  // long-K reductions of a gradient), 512-wide where it is large, so that
+  // the passes stay a few percent of the product's time.
+  static constexpr int64_t kLongK = 4096, kLongKBlock = 256, kLongKBlockLarge = 512, kLargeOutput = 1 << 16;
   std::string long_k_matmul(const std::string& a, const Ty& at, const std::string& b, const Ty& bt, const Ty& ct, const std::string& hint) {
-    const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1], KC = kLongKBlock;
+    const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1], KC = M * N > kLargeOutput ? kLongKBlockLarge : kLongKBlock;
     const int64_t full = K / KC * KC;
     Ty c64{DType::F64, ct.shape}, c32{DType::F32, ct.shape};
     const std::string ty64 = tensor_ty(c64), ty32 = tensor_ty(c32);
