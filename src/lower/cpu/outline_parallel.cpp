@@ -266,17 +266,22 @@ class Outliner {
     return t && *t >= 1 ? in : scf::ForOp{};
   }
 
+  // scf.for %i = begin to end step 1, with `b` inside it, before its yield.
+  static scf::ForOp range_loop(OpBuilder& b, Location loc, Value begin, Value end) {
+    auto loop = b.create<scf::ForOp>(loc, begin, end, b.create<arith::ConstantIndexOp>(loc, 1));
+    if (loop.getBody()->empty() || !isa<scf::YieldOp>(loop.getBody()->back())) {
+      b.setInsertionPointToEnd(loop.getBody());
+      b.create<scf::YieldOp>(loc);
+    }
+    b.setInsertionPoint(&loop.getBody()->back());
+    return loop;
+  }
+
   // scf.for %p = begin to end over the (row tile, column tile) pairs, row
   // major: both induction variables from %p, the inner loop's body.
   static void emit_tile_pairs(OpBuilder& b, Location loc, scf::ForOp f, scf::ForOp in, Value begin, Value end, IRMapping& map) {
     const int64_t cols = *trip_count(in.getLowerBound(), in.getUpperBound(), in.getStep());
-    auto one = b.create<arith::ConstantIndexOp>(loc, 1);
-    auto pairs = b.create<scf::ForOp>(loc, begin, end, one);
-    if (pairs.getBody()->empty() || !isa<scf::YieldOp>(pairs.getBody()->back())) {
-      b.setInsertionPointToEnd(pairs.getBody());
-      b.create<scf::YieldOp>(loc);
-    }
-    b.setInsertionPoint(&pairs.getBody()->back());
+    scf::ForOp pairs = range_loop(b, loc, begin, end);
     auto tc = b.create<arith::ConstantIndexOp>(loc, cols);
     Value row = b.create<arith::DivUIOp>(loc, pairs.getInductionVar(), tc), col = b.create<arith::RemUIOp>(loc, pairs.getInductionVar(), tc);
     auto iv = [&](scf::ForOp l, Value i) {
@@ -290,13 +295,7 @@ class Outliner {
   // scf.for %f = begin to end: the first `flat` induction variables from %f
   // (row-major), the other dimensions as an scf.parallel inside, the body.
   static void emit_flattened(OpBuilder& b, Location loc, scf::ParallelOp p, size_t flat, Value begin, Value end, IRMapping& map) {
-    auto one = b.create<arith::ConstantIndexOp>(loc, 1);
-    auto outer = b.create<scf::ForOp>(loc, begin, end, one);
-    if (outer.getBody()->empty() || !isa<scf::YieldOp>(outer.getBody()->back())) {
-      b.setInsertionPointToEnd(outer.getBody());
-      b.create<scf::YieldOp>(loc);
-    }
-    b.setInsertionPoint(&outer.getBody()->back());
+    scf::ForOp outer = range_loop(b, loc, begin, end);
     Value rest = outer.getInductionVar();
     for (size_t k = flat; k-- > 0;) {
       const int64_t t = *trip_count(p.getLowerBound()[k], p.getUpperBound()[k], p.getStep()[k]);
