@@ -186,11 +186,8 @@ void route_temporaries(llvm::Module& mod, const std::string& symbol) {
   llvm::LLVMContext& ctx = mod.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
   auto* i64 = llvm::Type::getInt64Ty(ctx);
-  auto* table_ty = llvm::ArrayType::get(ptr, 2);
-  auto* table = new llvm::GlobalVariable(mod, table_ty, false, llvm::GlobalValue::ExternalLinkage, llvm::ConstantAggregateZero::get(table_ty),
-                                         symbol + "_temp_hooks");
-  table->setVisibility(llvm::GlobalValue::DefaultVisibility);
-  table->setAlignment(llvm::Align(8));
+  llvm::GlobalVariable* table = add_hook_table(mod, symbol + "_temp_hooks", 2);
+  auto* table_ty = table->getValueType();
   struct Route {
     const char* name;
     llvm::FunctionType* ty;

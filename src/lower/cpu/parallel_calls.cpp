@@ -10,16 +10,21 @@
 
 namespace shapeml::lower::cpu {
 
+llvm::GlobalVariable* add_hook_table(llvm::Module& mod, const std::string& name, unsigned slots) {
+  auto* table_ty = llvm::ArrayType::get(llvm::PointerType::get(mod.getContext(), 0), slots);
+  auto* table = new llvm::GlobalVariable(mod, table_ty, false, llvm::GlobalValue::ExternalLinkage, llvm::ConstantAggregateZero::get(table_ty), name);
+  table->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  table->setAlignment(llvm::Align(8));
+  return table;
+}
+
 int route_parallel_loops(llvm::Module& mod, const std::string& symbol) {
   llvm::LLVMContext& ctx = mod.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
   auto* i64 = llvm::Type::getInt64Ty(ctx);
   auto* void_ty = llvm::Type::getVoidTy(ctx);
-  auto* table_ty = llvm::ArrayType::get(ptr, 1);
-  auto* table = new llvm::GlobalVariable(mod, table_ty, false, llvm::GlobalValue::ExternalLinkage, llvm::ConstantAggregateZero::get(table_ty),
-                                         symbol + "_parallel_hooks");
-  table->setVisibility(llvm::GlobalValue::DefaultVisibility);
-  table->setAlignment(llvm::Align(8));
+  llvm::GlobalVariable* table = add_hook_table(mod, symbol + "_parallel_hooks", 1);
+  auto* table_ty = table->getValueType();
   auto* task_ty = llvm::FunctionType::get(void_ty, {ptr, i64, i64}, false);
   auto* hook_ty = llvm::FunctionType::get(void_ty, {i64, ptr, ptr}, false);
 

@@ -7,10 +7,16 @@
 #include <string>
 
 namespace llvm {
+class GlobalVariable;
 class Module;
 }
 
 namespace shapeml::lower::cpu {
+
+/// An exported, zero-initialized, 8-byte aligned table of `slots` pointers
+/// named `name`: a specialization's hook table (abi/compiled_entry.h),
+/// filled by the runtime when it resolves the symbol.
+llvm::GlobalVariable* add_hook_table(llvm::Module& mod, const std::string& name, unsigned slots);
 
 /// Adds the exported, zero-initialized one-entry table `SYMBOL_parallel_hooks`
 /// ({parallel_for}: `void (int64_t n, void (*task)(void*, int64_t, int64_t),
