@@ -19,8 +19,8 @@
 //   iota     a = an axis of the OUTPUT's shape: the element's index along it,
 //            converted to dtype as the `iota` launch converts it
 //   unary    op: neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu sin
-//            cos not (0..13); a = operand
-//   binary   op: add sub mul div max min pow and or (0..8); a, b
+//            cos erf not (0..14); a = operand
+//   binary   op: add sub mul div max min pow floordiv mod and or (0..10); a, b
 //   compare  op: eq ne lt le gt ge (0..5); a, b; dtype bool
 //   select   a = condition (bool), b = value if true, c = value if false
 //   cast     a = operand; dtype = the target
@@ -39,9 +39,9 @@ namespace shapeml::abi::fused {
 
 enum Kind : int32_t { kLoad = 0, kConst = 1, kIota = 2, kUnary = 3, kBinary = 4, kCompare = 5, kSelect = 6, kCast = 7 };
 
-// Unary ops 0..12 and binary ops 0..6 are numbered as the executor's kernels
+// Unary ops 0..13 and binary ops 0..8 are numbered as the executor's kernels
 // (cuda/executor/kernels.h) and the plan's op names; `not`, `and`, `or` follow.
-constexpr int32_t kUnaryNot = 13, kBinaryAnd = 7, kBinaryOr = 8;
+constexpr int32_t kUnaryNot = 14, kBinaryAnd = 9, kBinaryOr = 10;
 
 constexpr int kFields = 6;
 // Bounds that keep the kernel's parameter block small (a fixed-size struct
@@ -57,18 +57,18 @@ struct Node {
 };
 
 inline const char* const* unary_names() {
-  static const char* const n[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos", "not"};
+  static const char* const n[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos", "erf", "not"};
   return n;
 }
 inline const char* const* binary_names() {
-  static const char* const n[] = {"add", "sub", "mul", "div", "max", "min", "pow", "and", "or"};
+  static const char* const n[] = {"add", "sub", "mul", "div", "max", "min", "pow", "floordiv", "mod", "and", "or"};
   return n;
 }
 inline const char* const* compare_names() {
   static const char* const n[] = {"eq", "ne", "lt", "le", "gt", "ge"};
   return n;
 }
-constexpr int kNumUnary = 14, kNumBinary = 9, kNumCompare = 6;
+constexpr int kNumUnary = 15, kNumBinary = 11, kNumCompare = 6;
 
 /// The op number of `name` for kind (unary, binary or compare), or -1.
 inline int32_t op_number(int32_t kind, const std::string& name) {
@@ -166,7 +166,8 @@ inline std::string check(const std::vector<Node>& nodes, const std::vector<GpuDT
           if (n.dtype != GpuDType::Bool) return at + "`and`/`or` take bool";
         } else if (n.op < 0 || n.op >= kNumBinary) {
           return at + "unknown binary op";
-        } else if (!(is_float_dt(n.dtype) || is_int_dt(n.dtype)) || (n.op == 6 && !is_float_dt(n.dtype))) {  // 6: pow
+        } else if (!(is_float_dt(n.dtype) || is_int_dt(n.dtype)) || (n.op == 6 && !is_float_dt(n.dtype)) ||  // 6: pow
+                   ((n.op == 7 || n.op == 8) && !is_int_dt(n.dtype))) {                                     // 7, 8: floordiv, mod
           return at + "`" + binary_names()[n.op] + "` does not take " + gpu_dtype_name(n.dtype);
         }
         break;

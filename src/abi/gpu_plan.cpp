@@ -297,7 +297,7 @@ std::string GpuPlan::validate(bool laid_out) const {
       if (l.inputs.size() > 4 || l.outputs.size() != l.inputs.size()) return at + "a transpose group has 2 to 4 inputs and as many outputs";
       want_in = l.inputs.size(), want_out = l.outputs.size();
     } else if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
-        l.kernel == "broadcast" || l.kernel == "copy" || l.kernel == "softmax" || l.kernel == "repeat")
+        l.kernel == "broadcast" || l.kernel == "copy" || l.kernel == "softmax" || l.kernel == "repeat" || l.kernel == "scan")
       want_in = 1;
     else if (l.kernel == "binary" || l.kernel == "compare" || l.kernel == "rmsnorm" || l.kernel == "gated")
       want_in = 2;
@@ -332,6 +332,7 @@ std::string GpuPlan::validate(bool laid_out) const {
       if (std::string e = check_attention(*this, l); !e.empty()) return at + e;
     if (l.kernel == "softmax" && l.ints.size() != (l.flag ? 2u : 1u))
       return at + (l.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
+    if (l.kernel == "scan" && l.ints.size() != 1) return at + "cumsum needs ints = {axis}";
     if (l.kernel == "gather" || l.kernel == "take_along") {
       const GpuSlot& rec = slots[static_cast<size_t>(l.outputs[1])];
       if (rec.kind != GpuSlot::Kind::Temp || rec.dtype != GpuDType::I64 || rec.numel() != 1)

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "check/checker.h"
+#include "check/derived_ops.h"
 #include "check/rules.h"
 #include "types/shape_inference.h"
 #include "syntax/parser.h"
@@ -518,6 +519,7 @@ class Elaborator final : public RuleEnv {
     for (auto& v : vals)
       if (v) ops.push_back(*v);
     span_ = x.span;
+    if (syntax::op_is_derived(x.op)) return derived(x, ops[0], name);
     switch (fam) {
       case OpFamily::Cast: a.dtype = *x.dtype; break;
       case OpFamily::Const: {
@@ -595,6 +597,10 @@ class Elaborator final : public RuleEnv {
         a.device = x.device.value_or(types::Device::host());
         break;
       }
+      case OpFamily::Scan:
+        a.axis = canonical_axis(*x.axis, ops[0]);
+        a.reverse = x.reverse;
+        break;
       case OpFamily::TakeAlongAxis: {
         // Stored normalized (0 <= axis < rank) when in range; the rule reports the rest.
         a.axis = x.axis.value_or(-1);
@@ -627,6 +633,59 @@ class Elaborator final : public RuleEnv {
     if (!t) return std::nullopt;
     if (fam == OpFamily::Reduce) std::sort(a.axes.begin(), a.axes.end());
     return bind(x.op, ops, a, *t, x.span, name);
+  }
+
+  // §4.28-4.30: a derived operation, written as primitive bindings
+  // (check/derived_ops.h), every one at the form's span; the last one
+  // takes the let's name.
+  std::optional<ir::ValueId> derived(const ExprAst& x, ir::ValueId operand, const std::string& name) {
+    DerivedAttrs at;
+    at.axis = x.axis;
+    at.axes = x.ints;
+    at.keepdims = x.keepdims;
+    if (x.low) {
+      auto l = dim(*x.low, true), h = dim(*x.high, true);
+      if (!l || !h) return std::nullopt;
+      at.low = *l;
+      at.high = *h;
+    }
+    if (!x.pad_value.empty()) at.value = &x.pad_value[0];
+    struct Sink final : DerivedOpSink {
+      Elaborator& e;
+      const ExprAst& form;
+      Sink(Elaborator& el, const ExprAst& f) : e(el), form(f) {}
+      std::optional<ir::ValueId> emit(OpKind op, std::vector<ir::ValueId> operands, ir::Attrs attrs) override {
+        std::vector<TensorType> in;
+        for (auto v : operands) in.push_back(e.fn_->values[v].type);
+        e.span_ = form.span;
+        std::optional<TensorType> t;
+        try {
+          t = type_op(op, in, attrs, e);
+        } catch (const types::DimOverflow& ex) {
+          e.fail({"E0004", std::string(ex.what()) + " in `" + std::string(syntax::op_name(form.op)) + "`", "", "", {}});
+          return std::nullopt;
+        }
+        if (!t) return std::nullopt;
+        return e.bind(op, std::move(operands), std::move(attrs), *t, form.span, "");
+      }
+      std::optional<ir::ValueId> fill(const ExprAst& literal, const TensorType& t) override {
+        ExprAst lit = literal;
+        lit.span = literal.span.begin == literal.span.end ? form.span : literal.span;
+        auto v = e.literal(lit, t.dtype, t.device, t.shape, OpKind::Fill, "");
+        e.span_ = form.span;
+        return v;
+      }
+      const TensorType& type(ir::ValueId v) const override { return e.fn_->values[v].type; }
+      bool proves(const ShapeConstraint& goal) override {
+        return !e.where_incomplete_ && e.solver_.prove(goal).kind == smt::Outcome::Kind::Proved;
+      }
+      RuleEnv& env() override { return e; }
+    } sink(*this, x);
+    operands_.clear();
+    span_ = x.span;
+    auto r = expand_derived(x.op, operand, at, sink);
+    if (r && !name.empty()) fn_->values[*r].name = name;
+    return r;
   }
 
   // §4.18 T-Call

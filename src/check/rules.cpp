@@ -57,6 +57,12 @@ bool dtype_ok(OpKind op, const TensorType& t, RuleEnv& env) {
               {"make a bool with a comparison such as `(ne X 0)`, or convert with `(cast X bool)`"}});
     return false;
   }
+  if (syntax::op_needs_integral(op)) {
+    if (types::is_integral(t.dtype)) return true;
+    env.fail({"E0202", opn(op) + " needs an integral (i32, i64) operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
+              {"floor division and modulo are defined on integers; for floating operands use `div`"}});
+    return false;
+  }
   bool ok = syntax::op_needs_floating(op) ? types::is_floating(t.dtype) : types::is_numeric(t.dtype);
   if (!ok)
     env.fail({"E0202", opn(op) + " needs a " + std::string(syntax::op_needs_floating(op) ? "floating (f32, f64, bf16)" : "numeric") +
@@ -436,6 +442,14 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       }
       return TensorType{at.dtype, {}, at.device};
     }
+    case OpFamily::Scan: {  // §4.27 T-Scan
+      if (!dtype_ok(op, in[0], env) || !rank_at_least_1(op, in[0], env) || !norm_axis(op, at.axis, in[0].rank(), env)) return std::nullopt;
+      return in[0];
+    }
+    case OpFamily::Squeeze:  // derived (check/derived_ops.h): expanded before typing
+    case OpFamily::Unsqueeze:
+    case OpFamily::Pad:
+    case OpFamily::ArgReduce:
     case OpFamily::Call:
       break;
   }

@@ -25,7 +25,8 @@ struct Value {
 struct Attrs {
   std::vector<int64_t> axes;      // reduce_* (normalized, sorted); permute's permutation
   bool keepdims = false;          // reduce_*
-  int64_t axis = 0;               // concat, slice, iota; softmax, log_softmax, repeat_interleave, take_along_axis (normalized: 0 <= axis < rank)
+  bool reverse = false;           // cumsum: from the end of the axis
+  int64_t axis = 0;               // concat, slice, iota; softmax, log_softmax, repeat_interleave, take_along_axis, cumsum (normalized: 0 <= axis < rank)
   types::Poly start, size;        // slice; `size` is also repeat_interleave's repeats and dim_value's dimension
   types::Shape shape;             // reshape, broadcast_to target
   types::DType dtype = types::DType::F32;  // cast target, dim_value's dtype

@@ -40,6 +40,7 @@ static std::string attrs_text(const Binding& b) {
       break;
     }
     case OpFamily::TakeAlongAxis: s = ":axis " + std::to_string(a.axis); break;
+    case OpFamily::Scan: s = ":axis " + std::to_string(a.axis) + (a.reverse ? " :reverse true" : ""); break;
     default: break;
   }
   return s.empty() ? s : " {" + s + "}";

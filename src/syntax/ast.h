@@ -56,6 +56,9 @@ struct ExprAst {
   bool keepdims = false;
   std::optional<DimAst> start, size;    // slice
   std::optional<DimAst> repeats;        // repeat_interleave's `:repeats`; dim_value's dimension
+  bool reverse = false;                 // cumsum's `:reverse`
+  std::optional<DimAst> low, high;      // pad's `:low` and `:high` widths
+  std::vector<ExprAst> pad_value;       // pad's `:value`: one number literal, or none (0)
   /// call: `:dims ((VAR DIM) ...)`, the callee's shape variables given
   /// explicitly (name, span of the name, value over the caller's variables).
   struct CallDim {

@@ -104,6 +104,10 @@ SExpr expr_sx(const ExprAst& x) {
     items.push_back(list(std::move(a)));
   }
   if (x.keepdims) { items.push_back(kw("keepdims")); items.push_back(sym("true")); }
+  if (x.reverse) { items.push_back(kw("reverse")); items.push_back(sym("true")); }
+  if (x.low) { items.push_back(kw("low")); items.push_back(dim_sx(*x.low)); }
+  if (x.high) { items.push_back(kw("high")); items.push_back(dim_sx(*x.high)); }
+  if (!x.pad_value.empty()) { items.push_back(kw("value")); items.push_back(sym(x.pad_value[0].literal)); }
   return list(std::move(items));
 }
 

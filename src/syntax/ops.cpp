@@ -21,6 +21,9 @@ constexpr std::pair<OpKind, std::string_view> kNames[] = {
     {OpKind::LogSoftmax, "log_softmax"}, {OpKind::RepeatInterleave, "repeat_interleave"}, {OpKind::DimValue, "dim_value"},
     // indexing
     {OpKind::Gather, "gather"}, {OpKind::TakeAlongAxis, "take_along_axis"},
+    {OpKind::Erf, "erf"}, {OpKind::FloorDiv, "floordiv"}, {OpKind::Mod, "mod"}, {OpKind::Cumsum, "cumsum"},
+    {OpKind::Squeeze, "squeeze"}, {OpKind::Unsqueeze, "unsqueeze"}, {OpKind::Pad, "pad"}, {OpKind::Argmax, "argmax"},
+    {OpKind::Argmin, "argmin"},
 };
 }  // namespace
 
@@ -40,10 +43,10 @@ OpFamily op_family(OpKind k) {
   switch (k) {
     case OpKind::Neg: case OpKind::Abs: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
     case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Relu: case OpKind::Gelu: case OpKind::Silu:
-    case OpKind::Sin: case OpKind::Cos: case OpKind::Not:
+    case OpKind::Sin: case OpKind::Cos: case OpKind::Erf: case OpKind::Not:
       return OpFamily::Unary;
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Max: case OpKind::Min:
-    case OpKind::Pow: case OpKind::And: case OpKind::Or:
+    case OpKind::Pow: case OpKind::FloorDiv: case OpKind::Mod: case OpKind::And: case OpKind::Or:
       return OpFamily::Binary;
     case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt: case OpKind::Ge:
       return OpFamily::Compare;
@@ -68,6 +71,11 @@ OpFamily op_family(OpKind k) {
     case OpKind::DimValue: return OpFamily::DimValue;
     case OpKind::Gather: return OpFamily::Gather;
     case OpKind::TakeAlongAxis: return OpFamily::TakeAlongAxis;
+    case OpKind::Cumsum: return OpFamily::Scan;
+    case OpKind::Squeeze: return OpFamily::Squeeze;
+    case OpKind::Unsqueeze: return OpFamily::Unsqueeze;
+    case OpKind::Pad: return OpFamily::Pad;
+    case OpKind::Argmax: case OpKind::Argmin: return OpFamily::ArgReduce;
   }
   return OpFamily::Unary;
 }
@@ -76,7 +84,7 @@ bool op_needs_floating(OpKind k) {
   switch (k) {
     case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Tanh:
     case OpKind::Sigmoid: case OpKind::Gelu: case OpKind::Silu: case OpKind::Pow: case OpKind::ReduceMean:
-    case OpKind::Sin: case OpKind::Cos: case OpKind::Softmax: case OpKind::LogSoftmax:
+    case OpKind::Sin: case OpKind::Cos: case OpKind::Erf: case OpKind::Softmax: case OpKind::LogSoftmax:
       return true;
     default:
       return false;
@@ -84,6 +92,11 @@ bool op_needs_floating(OpKind k) {
 }
 
 bool op_needs_bool(OpKind k) { return k == OpKind::Not || k == OpKind::And || k == OpKind::Or; }
+bool op_needs_integral(OpKind k) { return k == OpKind::FloorDiv || k == OpKind::Mod; }
+bool op_is_derived(OpKind k) {
+  OpFamily f = op_family(k);
+  return f == OpFamily::Squeeze || f == OpFamily::Unsqueeze || f == OpFamily::Pad || f == OpFamily::ArgReduce;
+}
 bool op_reads_indices(OpKind k) { return k == OpKind::Gather || k == OpKind::TakeAlongAxis; }
 
 }  // namespace shapeml::syntax

@@ -233,10 +233,19 @@ class Parser {
       } else if (k.text == "keepdims") {
         if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:keepdims` is `true` or `false`"); return false; }
         x.keepdims = v.text == "true";
-      } else if (k.text == "start" || k.text == "size" || k.text == "repeats") {
+      } else if (k.text == "reverse") {
+        if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:reverse` is `true` or `false`"); return false; }
+        x.reverse = v.text == "true";
+      } else if (k.text == "start" || k.text == "size" || k.text == "repeats" || k.text == "low" || k.text == "high") {
         auto d = dim(v);
         if (!d) return false;
-        (k.text == "start" ? x.start : k.text == "size" ? x.size : x.repeats) = std::move(*d);
+        (k.text == "start" ? x.start : k.text == "size" ? x.size : k.text == "repeats" ? x.repeats : k.text == "low" ? x.low : x.high) =
+            std::move(*d);
+      } else if (k.text == "value") {
+        if (!v.is_number()) { err(v, "`:value` takes a number literal"); return false; }
+        auto n = expr(v);
+        if (!n) return false;
+        x.pad_value = {std::move(*n)};
       }
     }
     return true;
@@ -447,6 +456,30 @@ class Parser {
       case OpFamily::TakeAlongAxis:
         if (!arity(2, "(take_along_axis X INDICES :axis K)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis"})) return std::nullopt;
         if (!x.axis) x.axis = -1;  // the last axis, as for a classifier's logits
+        break;
+      case OpFamily::Scan:
+        if (!arity(1, "(cumsum X :axis K :reverse BOOL)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis", "reverse"}))
+          return std::nullopt;
+        if (!x.axis) { err(s, "`cumsum` needs `:axis K`"); return std::nullopt; }
+        break;
+      case OpFamily::Squeeze:
+        if (!arity(1, "(squeeze X :axes (A...))") || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis", "axes"})) return std::nullopt;
+        if (x.axis.has_value() == x.has_axes) { err(s, "`squeeze` needs `:axis K` or `:axes (A...)` (the dimensions of extent 1 to remove)"); return std::nullopt; }
+        break;
+      case OpFamily::Unsqueeze:
+        if (!arity(1, "(unsqueeze X :axis K)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis"})) return std::nullopt;
+        if (!x.axis) { err(s, "`unsqueeze` needs `:axis K` (where the new dimension of extent 1 goes)"); return std::nullopt; }
+        break;
+      case OpFamily::Pad:
+        if (!arity(1, "(pad X :axis K :low L :high H :value V)") || !operands(s, 1, end, x) ||
+            !attrs(s, end, x, {"axis", "low", "high", "value"}))
+          return std::nullopt;
+        if (!x.axis || !x.low || !x.high) { err(s, "`pad` needs `:axis`, `:low` and `:high` (`:value` defaults to 0)"); return std::nullopt; }
+        break;
+      case OpFamily::ArgReduce:
+        if (!arity(1, ("(" + head + " X :axis K :keepdims BOOL)").c_str()) || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis", "keepdims"}))
+          return std::nullopt;
+        if (!x.axis) { err(s, "`" + head + "` needs `:axis K`"); return std::nullopt; }
         break;
     }
     return x;

@@ -20,8 +20,9 @@ using K = types::ShapeConstraint::Kind;
 
 // The operations with a derivative rule, for E0602's note.
 const char* kDifferentiable =
-    "neg abs exp log sqrt rsqrt tanh sigmoid relu silu sin cos add sub mul div max min pow select cast matmul transpose permute reshape "
-    "broadcast_to concat slice reduce_sum reduce_mean reduce_max reduce_min softmax log_softmax repeat_interleave gather take_along_axis "
+    "neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu sin cos erf add sub mul div max min pow select cast matmul transpose permute "
+    "reshape broadcast_to concat slice reduce_sum reduce_mean reduce_max reduce_min softmax log_softmax repeat_interleave cumsum gather "
+    "take_along_axis "
     "copy_to_device copy_to_host";
 
 // Thrown by a rule that does not exist; reported as E0602 at the binding.
@@ -164,6 +165,23 @@ class ReverseSweep {
         ValueId s = un(OpKind::Sigmoid, x[0]);
         ValueId d = bin(OpKind::Mul, s, bin(OpKind::Add, scalar(1, s), bin(OpKind::Mul, x[0], bin(OpKind::Sub, scalar(1, s), s))));
         return bin(OpKind::Mul, g, d);
+      }
+      case OpKind::Erf: {  // 2/sqrt(pi) exp(-x^2)
+        ValueId e = un(OpKind::Exp, bin(OpKind::Mul, bin(OpKind::Mul, x[0], x[0]), scalar(-1, x[0])));
+        return bin(OpKind::Mul, g, bin(OpKind::Mul, e, scalar(1.12837916709551257390, e)));
+      }
+      case OpKind::Gelu: {  // Phi(x) + x phi(x), as PyTorch's exact-GELU backward
+        ValueId cdf = bin(OpKind::Mul, bin(OpKind::Add, un(OpKind::Erf, bin(OpKind::Mul, x[0], scalar(0.70710678118654752440, x[0]))),
+                                           scalar(1, x[0])),
+                          scalar(0.5, x[0]));
+        ValueId pdf = bin(OpKind::Mul, un(OpKind::Exp, bin(OpKind::Mul, bin(OpKind::Mul, x[0], x[0]), scalar(-0.5, x[0]))),
+                          scalar(0.39894228040143267794, x[0]));
+        return bin(OpKind::Mul, g, bin(OpKind::Add, cdf, bin(OpKind::Mul, x[0], pdf)));
+      }
+      case OpKind::Cumsum: {  // each input element reaches every later (earlier, reversed) output: the opposite scan
+        ir::Attrs c = at;
+        c.reverse = !at.reverse;
+        return emit(OpKind::Cumsum, {g}, c);
       }
       case OpKind::Sin: return bin(OpKind::Mul, g, un(OpKind::Cos, x[0]));
       case OpKind::Cos: return un(OpKind::Neg, bin(OpKind::Mul, g, un(OpKind::Sin, x[0])));

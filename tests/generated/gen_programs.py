@@ -16,7 +16,9 @@ needs the constraints, broadcast_to, concat, slices with symbolic start/size,
 reductions with keepdims, fill/iota, device copies, ascriptions and calls
 between functions (multi-result calls are destructured), and the operations
 of spec §4.20-4.23 (not/and/or, softmax/log_softmax, repeat_interleave with
-literal or symbolic repeats, dim_value), sin/cos and reduce_min.
+literal or symbolic repeats, dim_value), sin/cos and reduce_min, and those
+of §4.27-4.30 with erf and floordiv/mod (cumsum, squeeze/unsqueeze, pad with
+literal or symbolic widths, argmax/argmin).
 
 Well-typedness is by construction: every candidate binding goes through the
 generator's own model of the typing rules (`Typer` below, a transcription of
@@ -647,8 +649,10 @@ FLOAT = ('f32', 'f64', 'bf16')
 INTEGRAL = ('i32', 'i64')
 NUMERIC = FLOAT + INTEGRAL
 UNARY_ANY = ('neg', 'abs', 'relu')
-UNARY_FLOAT = ('exp', 'log', 'sqrt', 'rsqrt', 'tanh', 'sigmoid', 'gelu', 'silu', 'sin', 'cos')
-BINARY = ('add', 'sub', 'mul', 'div', 'max', 'min', 'pow')
+UNARY_FLOAT = ('exp', 'log', 'sqrt', 'rsqrt', 'tanh', 'sigmoid', 'gelu', 'silu', 'sin', 'cos', 'erf')
+BINARY = ('add', 'sub', 'mul', 'div', 'max', 'min', 'pow', 'floordiv', 'mod')
+NEEDS_INTEGRAL = ('floordiv', 'mod')
+ARG = ('argmax', 'argmin')
 LOGICAL = ('not', 'and', 'or')  # bool operands only (§4.20)
 COMPARE = ('eq', 'ne', 'lt', 'le', 'gt', 'ge')
 REDUCE = ('reduce_sum', 'reduce_max', 'reduce_mean', 'reduce_min')
@@ -667,6 +671,8 @@ def family(op):
         return 'compare'
     if op in REDUCE:
         return 'reduce'
+    if op in ARG:
+        return 'arg'
     return op
 
 
@@ -779,6 +785,17 @@ def etext(x):
         return '(%s %s%s)' % (n, args, '' if a.get('axis') is None else ' :axis %d' % a['axis'])
     if n == 'repeat_interleave':
         return '(repeat_interleave %s :repeats %s :axis %d)' % (args, dtext(a['repeats']), a['axis'])
+    if n == 'cumsum':
+        return '(cumsum %s :axis %d%s)' % (args, a['axis'], ' :reverse true' if a.get('reverse') else '')
+    if n == 'squeeze':
+        return '(squeeze %s :axes (%s))' % (args, ' '.join(map(str, a['axes'])))
+    if n == 'unsqueeze':
+        return '(unsqueeze %s :axis %d)' % (args, a['axis'])
+    if n == 'pad':
+        return '(pad %s :axis %d :low %s :high %s%s)' % (args, a['axis'], dtext(a['low']), dtext(a['high']),
+                                                        ' :value %s' % a['value'] if a.get('value') else '')
+    if n in ARG:
+        return '(%s %s :axis %d%s)' % (n, args, a['axis'], ' :keepdims true' if a.get('keepdims') else '')
     if n == 'dim_value':
         return '(dim_value %s %s%s)' % (dtext(a['dim']), a['dtype'], ' ' + a['device'] if a.get('device') else '')
     if n in REDUCE:
@@ -940,6 +957,8 @@ class FuncTyper:
     def dtype_ok(self, op, t):
         if op in LOGICAL:
             ok = t.dtype == 'bool'
+        elif op in NEEDS_INTEGRAL:
+            ok = t.dtype in INTEGRAL
         else:
             ok = t.dtype in FLOAT if op in NEEDS_FLOAT else t.dtype in NUMERIC
         if not ok:
@@ -1282,6 +1301,69 @@ class FuncTyper:
             dims = list(t.dims)
             dims[ax] = MUL(dims[ax], r)
             return TT(t.dtype, dims, t.dev)
+        if op == 'cumsum':  # §4.27: the operand's type
+            t = ins[0]
+            if not self.dtype_ok(op, t):
+                return None
+            if t.rank < 1:
+                self.fail('E0203')
+                return None
+            return t if self.norm_axis(a['axis'], t.rank) is not None else None
+        if op == 'squeeze':  # §4.28: each named dimension provably 1, removed
+            t = ins[0]
+            seen = set()
+            for v in a['axes']:
+                n = self.norm_axis(v, t.rank)
+                if n is None:
+                    return None
+                if n in seen:
+                    self.fail('E0204')
+                    return None
+                seen.add(n)
+            ok = True
+            for n in sorted(seen):
+                if t.dims[n] != I(1):
+                    ok &= self.require('=', t.dims[n], I(1), 'E0301')
+            if not ok:
+                return None
+            return TT(t.dtype, [d for i, d in enumerate(t.dims) if i not in seen], t.dev)
+        if op == 'unsqueeze':  # §4.28: a 1 inserted as dimension `axis` of the result
+            t = ins[0]
+            n = self.norm_axis(a['axis'], t.rank + 1)
+            if n is None:
+                return None
+            dims = list(t.dims)
+            dims.insert(n, I(1))
+            return TT(t.dtype, dims, t.dev)
+        if op == 'pad':  # §4.29: widths >= 0, dimension low + d + high
+            t = ins[0]
+            if t.rank < 1:
+                self.fail('E0203')
+                return None
+            n = self.norm_axis(a['axis'], t.rank)
+            if n is None:
+                return None
+            ok = True
+            for wd in (a['low'], a['high']):
+                if not (wd[0] == 'int' and wd[1] >= 0) and not obviously_positive(poly_of(wd)):
+                    ok &= self.require('>=', wd, I(0), 'E0309')
+            if not ok:
+                return None
+            dims = list(t.dims)
+            dims[n] = ADD(a['low'], dims[n], a['high'])
+            return TT(t.dtype, dims, t.dev)
+        if fam == 'arg':  # §4.30: i64 indices, the axis removed (or 1)
+            t = ins[0]
+            if not self.dtype_ok(op, t):
+                return None
+            if t.rank < 1:
+                self.fail('E0203')
+                return None
+            n = self.norm_axis(a['axis'], t.rank)
+            if n is None:
+                return None
+            dims = [I(1) if i == n else d for i, d in enumerate(t.dims) if i != n or a.get('keepdims')]
+            return TT('i64', dims, t.dev)
         if op == 'dim_value':  # §4.23: a rank-0 value of a numeric dtype
             if a['dtype'] not in NUMERIC:
                 self.fail('E0202')
@@ -1654,7 +1736,8 @@ class Gen:
         rng = self.rng
         if t.dtype not in NUMERIC:
             return None
-        ops = ['add', 'sub', 'mul', 'div', 'max', 'min'] + (['pow'] if t.dtype in FLOAT else [])
+        ops = ['add', 'sub', 'mul', 'div', 'max', 'min'] + (['pow'] if t.dtype in FLOAT else []) + \
+            (list(NEEDS_INTEGRAL) if t.dtype in INTEGRAL else [])
         op = rng.choice(ops)
         pr = self.partner(t)
         if pr is None:
@@ -1960,6 +2043,60 @@ class Gen:
         r = rng.choice([I(2), I(3), V(rng.choice(self.w.vars))] if self.w.vars else [I(2), I(3)])
         return Op('repeat_interleave', [e], repeats=r, axis=ax - t.rank if rng.random() < 0.3 else ax)
 
+    def g_cumsum(self):
+        rng = self.rng
+        pk = self.pick(lambda t: t.dtype in NUMERIC and t.rank >= 1)
+        if not pk:
+            return None
+        e, t = pk
+        ax = rng.randrange(t.rank)
+        return Op('cumsum', [e], axis=ax - t.rank if rng.random() < 0.3 else ax, reverse=rng.random() < 0.4)
+
+    def g_squeeze(self):
+        """unsqueeze anything; squeeze a literal 1 (or an unsqueezed value)."""
+        rng = self.rng
+        pk = self.pick(lambda t: any(d == I(1) for d in t.dims)) if rng.random() < 0.5 else None
+        if pk:
+            e, t = pk
+            ones = [i for i, d in enumerate(t.dims) if d == I(1)]
+            axes = rng.sample(ones, rng.randint(1, len(ones)))
+            return Op('squeeze', [e], axes=[a - t.rank if rng.random() < 0.3 else a for a in axes])
+        pk = self.pick()
+        if not pk:
+            return None
+        e, t = pk
+        ax = rng.randrange(t.rank + 1)
+        u = Op('unsqueeze', [e], axis=ax - t.rank - 1 if rng.random() < 0.3 else ax)
+        return Op('squeeze', [u], axes=[ax]) if rng.random() < 0.3 else u
+
+    def g_pad(self):
+        rng = self.rng
+        pk = self.pick(lambda t: t.rank >= 1)
+        if not pk:
+            return None
+        e, t = pk
+        ax = rng.randrange(t.rank)
+
+        def width():
+            r = rng.random()
+            if r < 0.5 or not self.w.vars:
+                return I(rng.randint(0, 3))
+            v = V(rng.choice(self.w.vars))
+            return SUB(v, I(1)) if r < 0.8 else v  # (- V 1): 0 for V = 1
+        a = {'axis': ax - t.rank if rng.random() < 0.3 else ax, 'low': width(), 'high': width()}
+        if rng.random() < 0.5:
+            a['value'] = rng.choice(['0', '1'] if t.dtype == 'bool' else ['1', '-2', '3'] if t.dtype in INTEGRAL else ['1', '-2', '0.5'])
+        return Op('pad', [e], **a)
+
+    def g_arg(self):
+        rng = self.rng
+        pk = self.pick(lambda t: t.dtype in NUMERIC and t.rank >= 1)
+        if not pk:
+            return None
+        e, t = pk
+        ax = rng.randrange(t.rank)
+        return Op(rng.choice(ARG), [e], axis=ax - t.rank if rng.random() < 0.3 else ax, keepdims=rng.random() < 0.5)
+
     def g_dim_value(self):
         """A dimension as a value, e.g. (mul x (rsqrt (dim_value Dh f32)))."""
         rng = self.rng
@@ -2124,7 +2261,8 @@ def generate_program(seed, index, min_lets=20, max_lets=200, timeout_ms=2000):
 
 GEN_WEIGHTS = [('unary', 10), ('binary', 16), ('select', 4), ('cast', 4), ('matmul', 11), ('transpose', 4),
                ('permute', 4), ('reshape', 11), ('broadcast_to', 4), ('concat', 5), ('slice', 8), ('reduce', 7),
-               ('copy', 2), ('fill', 2), ('call', 7), ('softmax', 3), ('logic', 3), ('repeat', 3), ('dim_value', 2)]
+               ('copy', 2), ('fill', 2), ('call', 7), ('softmax', 3), ('logic', 3), ('repeat', 3), ('dim_value', 2),
+               ('cumsum', 2), ('squeeze', 2), ('pad', 2), ('arg', 2)]
 
 
 def build_function(gen, n_lets, helper):

@@ -161,6 +161,7 @@ def main():
         "log": (torch.log, "pos"), "sqrt": (torch.sqrt, "pos"), "rsqrt": (torch.rsqrt, "pos"),
         "tanh": (torch.tanh, "normal"), "sigmoid": (torch.sigmoid, "normal"), "relu": (torch.relu, "nonzero"),
         "silu": (F.silu, "normal"), "sin": (torch.sin, "normal"), "cos": (torch.cos, "normal"),
+        "erf": (torch.erf, "normal"), "gelu": (F.gelu, "normal"),  # exact GELU: Phi(x) + x phi(x)
     }
     for op, (fn, how) in unary.items():
         r.grad_case(f"{op}", [P("x", "f64", "N D", how)], ("f64", "N D"), f"(return ({op} x))", fn, "N D", ND)
@@ -265,6 +266,30 @@ def main():
                 {"V": (1, 6), "D": (1, 4), "B": (1, 3), "T": (1, 5)})
     r.grad_case("gather-rank1-table", [P("e", "f64", "V"), P("ids", "i64", "N", ("index", "V"))], ("f64", "N"),
                 "(return (exp (gather e ids)))", lambda e, ids: torch.exp(e[ids]), "V N", {"V": (1, 5), "N": (1, 8)})
+
+    # scans and the derived operations (spec §4.27-4.30): cumsum's rule is the
+    # opposite scan; squeeze/unsqueeze/pad/argmax differentiate through the
+    # primitives they are written as (argmax carries no gradient: its
+    # operand's gradient comes from the other path only)
+    w = P("w", "f64", "N D")
+    for axis, rev in ((1, "false"), (0, "true"), (-1, "true")):
+        def cs(t, w_, axis=axis, rev=rev):
+            c = torch.flip(torch.cumsum(torch.flip(t, [axis]), axis), [axis]) if rev == "true" else torch.cumsum(t, axis)
+            return c * w_
+        r.grad_case(f"cumsum-axis{axis}-reverse-{rev}", [x, w], ("f64", "N D"), f"(return (mul (cumsum x :axis {axis} :reverse {rev}) w))",
+                    cs, "N D", ND)
+    r.grad_case("squeeze-unsqueeze", [P("a", "f64", "N 1 D")], ("f64", "N D 1"),
+                "(return (unsqueeze (exp (squeeze a :axis 1)) :axis -1))", lambda a: torch.exp(a.squeeze(1)).unsqueeze(-1), "N D", ND)
+    r.grad_case("pad-literal", [x, P("w", "f64", "N (+ D 3)")], ("f64", "N (+ D 3)"),
+                "(return (mul (pad (tanh x) :axis 1 :low 2 :high 1 :value 0.5) w))",
+                lambda t, w_: F.pad(torch.tanh(t), (2, 1), value=0.5) * w_, "N D", ND)
+    r.grad_case("pad-symbolic", [x, P("k", "f64", "K"), P("w", "f64", "(+ N (- K 1)) D")], ("f64", "(+ N (- K 1)) D"),
+                "(return (mul (pad (sin x) :axis 0 :low (- K 1) :high 0) w))",
+                lambda t, k, w_: F.pad(torch.sin(t), (0, 0, k.shape[0] - 1, 0)) * w_ + 0 * k.sum(), "N D K",
+                {"N": (1, 4), "D": (1, 4), "K": (1, 4)})
+    r.grad_case("argmax-select", [x], ("f64", "N D"),
+                "(return (mul x (cast (eq (iota (tensor i64 (N D) host) :axis 1) (argmax x :axis 1 :keepdims true)) f64)))",
+                lambda t: t * (torch.arange(t.shape[1]).unsqueeze(0) == t.argmax(1, keepdim=True)).double(), "N D", ND)
 
     # wrt a subset; an unused parameter gets zeros
     r.grad_case("wrt-subset", [P("a", "f64", "N D"), P("b", "f64", "N D")], ("f64", "N D"), "(return (mul a b))",

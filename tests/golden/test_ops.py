@@ -1115,6 +1115,118 @@ def main():
         R.report("a :dims-only function is no entry point", 0.0, ex.name == "NOT_FOUND" and "no entry point `heads`" in ex.message,
                  ex.name)
 
+    # ------------------------------------------------------------------ erf, floordiv, mod (§4.4, §4.6)
+    for dt in ("f32", "f64"):
+        case(f"erf {dt}", unary_src("erf", dt), [randn((7, 33), dt, 2)], torch.erf)
+    case("erf tails and zeros f64", unary_src("erf", "f64", "N"), [np.array([0.0, -0.0, 1e-300, -6.0, 6.0, 27.0, -np.inf, np.inf, np.nan])],
+         torch.erf, tol=("ulp", 1.0))
+    case("bf16 erf in/out via binding", unary_src("erf", "bf16", "N"), [shapeml.bf16(randn(64, "f32", 2))], torch.erf, tol=("ulp", 1.0))
+
+    def floor_ref(op, dt):
+        # NumPy's floor semantics in the operands' dtype (MIN // -1 wraps to
+        # MIN); a zero divisor gives 0 (NumPy's value, with a warning)
+        def f(a, b):
+            npt = np.int32 if dt == "i32" else np.int64
+            a64, b64 = np.broadcast_arrays(a.numpy().astype(npt), b.numpy().astype(npt))
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                r = (np.floor_divide if op == "floordiv" else np.remainder)(a64, np.where(b64 == 0, 1, b64))
+            return torch.from_numpy(np.where(b64 == 0, 0, r))
+        return f
+    for dt in ("i32", "i64"):
+        lo = np.iinfo(np.int32 if dt == "i32" else np.int64).min
+        a = np.concatenate([randint(-50, 50, 60, dt), np.array([7, -7, 7, -7, 0, lo, lo, lo, 5], np.int32 if dt == "i32" else np.int64)])
+        b = np.concatenate([randint(-6, 7, 60, dt), np.array([2, 2, -2, -2, 3, -1, 1, 0, 0], np.int32 if dt == "i32" else np.int64)])
+        for op in ("floordiv", "mod"):
+            case(f"{op} {dt} signs, zero divisors, MIN", binary_src(op, dt, "N", "N", "N", "N"), [a, b], floor_ref(op, dt))
+        case(f"mod {dt} broadcast (N M) by (M)", binary_src("mod", dt, "N M", "M", "N M", "N M"),
+             [randint(-100, 100, (4, 5), dt), randint(-9, 9, 5, dt)], floor_ref("mod", dt))
+        case(f"floordiv {dt} by a literal", binary_src("floordiv", dt, "N", None, "N", "N", b="-3"), [randint(-20, 20, 30, dt)],
+             lambda x: torch.div(x, -3, rounding_mode="floor"))
+
+    # ------------------------------------------------------------------ §4.27 cumsum
+    # f32 sums in f64: the result is the prefix sum rounded once (ulp <= 0.5
+    # in practice, PyTorch's CPU cumsum also accumulates in double); bf16 in
+    # f32, rounded per output; integers wrap.
+    def cums(axis, rev):
+        def f(x):
+            if x.dtype == torch.bool:
+                x = x.long()
+            if rev:
+                return torch.flip(torch.cumsum(torch.flip(x, [axis]), axis), [axis])
+            return torch.cumsum(x, axis)
+        return f
+    for shp, axis in (((6, 9), 1), ((6, 9), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((11,), 0)):
+        for rev in (False, True):
+            dims = " ".join("ABC"[:len(shp)])
+            src = module(func([("x", T("f32", dims))], T("f32", dims), f"(return (cumsum x :axis {axis} :reverse {'true' if rev else 'false'}))",
+                              dims=dims))
+            case(f"cumsum f32 {shp} axis {axis}{' reverse' if rev else ''}", src, [randn(shp)], cums(axis, rev), tol=("ulp", 0.5))
+    src = module(func([("x", T("f32", "N"))], T("f32", "N"), "(return (cumsum x :axis 0))", dims="N"))
+    case("cumsum f32 long row 5000 (f64 running sum)", src, [randn(5000, "f32", 3)], cums(0, False), tol=("ulp", 0.5))
+    src = module(func([("x", T("f64", "A B"))], T("f64", "A B"), "(return (cumsum x :axis 1 :reverse true))", dims="A B"))
+    case("cumsum f64 reverse", src, [randn((4, 300), "f64")], cums(1, True), tol=("fro", 1e-14))
+    src = module(func([("x", T("bf16", "N"))], T("bf16", "N"), "(return (cumsum x :axis 0))", dims="N"))
+    case("cumsum bf16 (f32 running sum, rounded per output)", src, [shapeml.bf16(randn(200, "f32"))], cums(0, False), tol=("ulp", 1.0))
+    for dt in ("i32", "i64"):
+        big = np.iinfo(np.int32 if dt == "i32" else np.int64).max
+        x = np.array([[big, 1, 5], [-3, 4, big]], np.int32 if dt == "i32" else np.int64)
+        src = module(func([("x", T(dt, "A B"))], T(dt, "A B"), "(return (cumsum x :axis 1))", dims="A B"))
+        wrap = np.cumsum(x, axis=1, dtype=x.dtype)  # NumPy wraps in the dtype, as specified
+        case(f"cumsum {dt} wraps", src, [x], lambda t, w=wrap: torch.from_numpy(w.astype(np.int64)))
+
+    # ------------------------------------------------------------------ §4.28 squeeze, unsqueeze
+    src = module(func([("x", T("f32", "A 1 B 1"))], [T("f32", "A B"), T("f32", "A B 1"), T("f32", "1 A 1 B 1"), T("f32", "A 1 B 1 1")],
+                      "(return (squeeze x :axes (1 3)) (squeeze x :axis 1) (unsqueeze x :axis 0) (unsqueeze x :axis -1))", dims="A B"))
+    case("squeeze :axes, :axis; unsqueeze 0, -1", src, [randn((3, 1, 4, 1))],
+         lambda x: (x.squeeze(3).squeeze(1), x.squeeze(1), x.unsqueeze(0), x.unsqueeze(-1)), tol=("exact", 0))
+    src = module(func([("x", T("i32", "N")), ("y", T("f32", "1"))], [T("i32", "1 N"), T("f32", "")],
+                      "(return (unsqueeze x :axis 0) (squeeze y :axis 0))", dims="N"))
+    case("unsqueeze i32; squeeze to rank 0", src, [randint(-9, 9, 5), randn(1)], lambda x, y: (x.unsqueeze(0), y.squeeze(0)), tol=("exact", 0))
+
+    # ------------------------------------------------------------------ §4.29 pad
+    for dt, val, gen in (("f32", "2.5", lambda s: randn(s)), ("i64", "-7", lambda s: randint(-9, 9, s, "i64")),
+                         ("f64", "-inf", lambda s: randn(s, "f64"))):
+        for axis, lo, hi in ((0, 2, 0), (1, 0, 3), (-1, 1, 1)):
+            src = module(func([("x", T(dt, "A B"))], T(dt, f"(+ A {lo + hi if axis == 0 else 0}) (+ B {lo + hi if axis != 0 else 0})"),
+                              f"(return (pad x :axis {axis} :low {lo} :high {hi} :value {val}))", dims="A B"))
+            pads = (0, 0, lo, hi) if axis == 0 else (lo, hi)
+            case(f"pad {dt} axis {axis} low {lo} high {hi} value {val}", src, [gen((3, 4))],
+                 lambda x, p=pads, v=float(val): F.pad(x, p, value=v), tol=("exact", 0))
+    src = module(func([("x", T("f32", "N C")), ("k", T("f32", "K"))], T("f32", "(+ N (- K 1)) C"),
+                      "(return (pad x :axis 0 :low (- K 1) :high 0))", dims="N C K"))
+    for kk in (1, 2, 4):  # a causal-conv pad: width 0 at K = 1
+        case(f"pad symbolic (- K 1), K={kk}", src, [randn((5, 3)), randn(kk)], lambda x, k: F.pad(x, (0, 0, k.shape[0] - 1, 0)), tol=("exact", 0))
+    src = module(func([("x", T("bool", "N"))], T("bool", "(+ N 2)"), "(return (pad x :axis 0 :low 1 :high 1 :value 1))", dims="N"))
+    case("pad bool value 1", src, [rng.random(6) < 0.5], lambda x: F.pad(x.long(), (1, 1), value=1).bool())
+    src = module(func([("x", T("f32", "N"))], T("f32", "N"), "(return (pad x :axis 0 :low 0 :high 0))", dims="N"))
+    case("pad widths 0 (identity)", src, [randn(4)], lambda x: x, tol=("exact", 0))
+
+    # ------------------------------------------------------------------ §4.30 argmax, argmin
+    # The first position of the extremum; a NaN counts as the extremum (the
+    # first NaN), as torch.argmax/argmin; ties from small integers.
+    ties = rng.integers(-3, 3, (5, 8)).astype(np.float32)
+    nan = randn((4, 6))
+    nan[1, 2] = nan[1, 4] = np.nan
+    nan[2, :] = -np.inf
+    nan[3, 5] = np.nan
+    for op in ("argmax", "argmin"):
+        tfn = torch.argmax if op == "argmax" else torch.argmin
+        for axis, kd in ((1, False), (0, True), (-1, True)):
+            shp = "A" if axis == 0 and not kd else ""
+            out = {(1, False): "A", (0, True): "1 B", (-1, True): "A 1"}[(axis, kd)]
+            src = module(func([("x", T("f32", "A B"))], T("i64", out), f"(return ({op} x :axis {axis} :keepdims {'true' if kd else 'false'}))",
+                              dims="A B"))
+            case(f"{op} f32 ties axis {axis} keepdims {kd}", src, [ties], lambda x, a=axis, k=kd, f=tfn: f(x, a, keepdim=k))
+        src = module(func([("x", T("f32", "A B"))], T("i64", "A"), f"(return ({op} x :axis 1))", dims="A B"))
+        case(f"{op} f32 NaN and -inf rows", src, [nan], lambda x, f=tfn: f(x, 1))
+        src = module(func([("x", T("i32", "A B C"))], T("i64", "A C"), f"(return ({op} x :axis 1))", dims="A B C"))
+        case(f"{op} i32 rank 3 axis 1", src, [randint(-4, 4, (3, 5, 2))], lambda x, f=tfn: f(x, 1))
+        src = module(func([("x", T("bf16", "N"))], T("i64", ""), f"(return ({op} x :axis 0))", dims="N"))
+        bx = randn(40)
+        case(f"{op} bf16 rank 1", src, [shapeml.bf16(bx)], lambda x, f=tfn: f(x, 0))
+    src = module(func([("x", T("f32", "A B"))], T("i64", "A"), "(return (argmax x :axis 1))", dims="A B"))
+    case("argmax f32 one column", src, [randn((4, 1))], lambda x: torch.argmax(x, 1))
+
     # ------------------------------------------------------------------ AOT
     # One shared object with several specializations, built by libshapeml.so,
     # loaded and called by libshapeml_runtime.so (no compiler in it).

@@ -30,7 +30,7 @@ def T(dt, shape):
     return "(tensor %s (%s) %s)" % (dt, " ".join(str(d) for d in shape), DEV)
 
 
-UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos"]
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos", "erf"]
 BINARY = ["add", "sub", "mul", "div", "max", "min", "pow"]
 COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
 
@@ -98,6 +98,16 @@ def cases():
     c.append(("matmul_bcast_4d", [("x", "f32", (2, 1, N, M), "any"), ("w", "f32", (3, M, 7), "any")], [("f32", (2, 3, N, 7))],
               "(return (matmul x w))"))
     c.append(("call_dims", [("x", "f32", (2, N, 12), "any")], [("f32", (2, 3, N, 4))], "(return (call heads :dims ((H 3)) x))"))
+    # The operations of spec §4.27-4.30 and floordiv/mod (issue 25).
+    c.append(("b_floordiv_i32", [("x", "i32", (N, M), "int"), ("y", "i32", (N, M), "int0")], [("i32", (N, M))], "(return (floordiv x y))"))
+    c.append(("b_mod_i64", [("x", "i64", (N, M), "int64"), ("y", "i64", (M,), "int64_0")], [("i64", (N, M))], "(return (mod x y))"))
+    c.append(("cumsum_last", [("x", "f32", (N, M), "any")], [("f32", (N, M))], "(return (cumsum x :axis 1))"))
+    c.append(("cumsum_long_rev", [("x", "f32", (3, 700), "any")], [("f32", (3, 700))], "(return (cumsum x :axis -1 :reverse true))"))
+    c.append(("cumsum_mid_i32", [("x", "i32", (3, N, 5), "int")], [("i32", (3, N, 5))], "(return (cumsum x :axis 1))"))
+    c.append(("pad_mid", [("x", "f32", (3, N, 5), "any")], [("f32", (3, N + 3, 5))], "(return (pad x :axis 1 :low 1 :high 2 :value -2.5))"))
+    c.append(("squeeze_unsqueeze", [("x", "f32", (N, 1, M), "any")], [("f32", (1, N, M))], "(return (unsqueeze (squeeze x :axis 1) :axis 0))"))
+    c.append(("argmax_last", [("x", "f32", (3, N, M), "small")], [("i64", (3, N))], "(return (argmax x :axis -1))"))
+    c.append(("argmin_mid_keep", [("x", "f32", (3, N, M), "small")], [("i64", (3, 1, M))], "(return (argmin x :axis 1 :keepdims true))"))
     # Mixed placement: host in, host out, the work on the device.
     c.append(("mixed", [("x", "f32", (N, M), "any")], [("f32", (N, M))], None))
     return c
@@ -139,6 +149,12 @@ def inputs(rng, params, np):
         if dt == "bool":
             arrs.append(rng.integers(0, 2, size=shape).astype(np.bool_))
             continue
+        if dt == "i64" and dom.startswith("int64"):  # signed values; "int64_0": every third 0
+            v = rng.integers(-50, 50, size=shape).astype(np.int64)
+            if dom == "int64_0":
+                v[::3] = 0
+            arrs.append(v)
+            continue
         if dt == "i64":  # indices: "idxV" in [0, V); "idxVbad" with one 77 (out of range)
             bound = int(dom[3:].replace("bad", ""))
             v = rng.integers(0, bound, size=shape).astype(np.int64)
@@ -176,7 +192,7 @@ def reference(name, xs, torch):
         x = f[0]
         fn = {"neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
               "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "gelu": lambda t: F.gelu(t),
-              "silu": F.silu, "exp_f64": torch.exp, "sin": torch.sin, "cos": torch.cos}[op]
+              "silu": F.silu, "exp_f64": torch.exp, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf}[op]
         return fn(x)
     if name == "b_add_col" or name == "b_scalar" or name == "b_div_i32":
         if name == "b_add_col":
@@ -186,6 +202,26 @@ def reference(name, xs, torch):
         x, y = d[0].long(), d[1].long()
         q = torch.where(y == 0, torch.zeros_like(x), torch.div(x, torch.where(y == 0, torch.ones_like(y), y), rounding_mode="trunc"))
         return q.int()
+    if name in ("b_floordiv_i32", "b_mod_i64"):  # floor semantics; a zero divisor gives 0
+        x, y = d[0].long(), d[1].long()
+        y1 = torch.where(y == 0, torch.ones_like(y), y)
+        r = torch.div(x, y1, rounding_mode="floor") if name == "b_floordiv_i32" else torch.remainder(x, y1)
+        r = torch.where(y == 0, torch.zeros_like(r), r)
+        return r.int() if name == "b_floordiv_i32" else r
+    if name == "cumsum_last":
+        return f[0].cumsum(1)
+    if name == "cumsum_long_rev":
+        return f[0].flip(-1).cumsum(-1).flip(-1)
+    if name == "cumsum_mid_i32":
+        return d[0].cumsum(1).int()
+    if name == "pad_mid":
+        return F.pad(f[0], (0, 0, 1, 2), value=-2.5)
+    if name == "squeeze_unsqueeze":
+        return f[0].squeeze(1).unsqueeze(0)
+    if name == "argmax_last":
+        return d[0].argmax(-1)
+    if name == "argmin_mid_keep":
+        return d[0].argmin(1, keepdim=True)
     if name.startswith("b_"):
         x, y = f
         return {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y, "max": torch.maximum(x, y), "min": torch.minimum(x, y),
@@ -289,10 +325,15 @@ def compare(name, got, ref, xs, torch, np):
         gate = 2 * torch_err + 1e-7 * (1 + float(np.sqrt(np.mean(ref_np ** 2))))
         return err <= gate, "rmse %.3g (gate %.3g)" % (err, gate)
     if name == "cast_f32_bf16_f32" or name == "cast_f32_f64" or name == "cast_i32_f32" or name == "reshape" or name in (
-            "transpose", "permute", "broadcast_to", "concat", "slice", "repeat_interleave", "gather", "take_along", "call_dims"):
+            "transpose", "permute", "broadcast_to", "concat", "slice", "repeat_interleave", "gather", "take_along", "call_dims", "pad_mid",
+            "squeeze_unsqueeze"):
         ok = np.array_equal(g, ref_np)
         return ok, "exact" if ok else "max |diff| %.3g" % float(np.max(np.abs(g - ref_np)))
-    rel = 1e-5 + (4e-6 if name.split("_", 1)[-1] in ("exp", "log", "tanh", "sigmoid", "silu", "gelu", "pow", "rsqrt", "sqrt", "sin", "cos",
+    if name.startswith("cumsum"):
+        # the running sum in f64: each output is the prefix sum rounded once
+        ok = np.array_equal(g, ref_np.astype(np.float32).astype(np.float64))
+        return ok, "correctly rounded" if ok else "max |diff| %.3g" % float(np.max(np.abs(g - ref_np)))
+    rel = 1e-5 + (4e-6 if name.split("_", 1)[-1] in ("exp", "log", "tanh", "sigmoid", "silu", "gelu", "erf", "pow", "rsqrt", "sqrt", "sin", "cos",
                                                      "last", "mid") else 0)
     if got.dtype == np.float64:
         rel = 1e-12

@@ -53,7 +53,9 @@ static_assert(same_kind(shapeml::abi::fused::kLoad, kern::FK_LOAD) && same_kind(
               same_kind(shapeml::abi::fused::kSelect, kern::FK_SELECT) && same_kind(shapeml::abi::fused::kCast, kern::FK_CAST));
 static_assert(shapeml::abi::fused::kMaxNodes == kern::kFusedMaxNodes && shapeml::abi::fused::kMaxInputs == kern::kFusedMaxInputs &&
               shapeml::abi::fused::kMaxInputs + shapeml::abi::fused::kMaxIotaAxes <= kern::kFusedMaxOperands);
-static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern::U_COS == 12 && kern::B_POW == 6 && kern::C_GE == 5,
+static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern::U_ERF + 1 == shapeml::abi::fused::kUnaryNot &&
+                  kern::B_POW == 6 && kern::kFusedAnd == shapeml::abi::fused::kBinaryAnd && kern::kFusedOr == shapeml::abi::fused::kBinaryOr &&
+                  kern::C_GE == 5,
               "abi/gpu_fused.h numbers ops as kernels.h does");
 
 // include/shapeml.h status numbering (plugin_api.h).
@@ -110,20 +112,21 @@ struct Operand {
 // One enqueued operation. Most launches are one step; concat is one per piece.
 struct Step {
   enum class Kind {
-    Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Gather, TakeAlong,
+    Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Scan, Gather, TakeAlong,
     MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused, RmsNorm, Gated, StridedGroup, Attention
   } kind = Kind::Noop;
   int32_t op = 0;
   kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
   int64_t esize = 0, n = 0;
   bool same = false;
+  bool reverse = false;  // scan
   kern::Geom geom;
   kern::ReduceGeom rgeom;
   Operand in[3];
   Operand out;
   uint64_t bits = 0;                 // fill
   int64_t dim = 0, inner = 0;        // iota
-  // tiled transpose, matmul; softmax: batch = outer, rows = n, cols = inner;
+  // tiled transpose, matmul; softmax, scan: batch = outer, rows = n, cols = inner;
   // gather: rows = indices, cols = row size, kdim = V; take_along: batch =
   // outer, kdim = V, cols = inner
   int64_t batch = 0, rows = 0, cols = 0, kdim = 0, stride_a = 0, stride_b = 0;
@@ -354,6 +357,17 @@ int find_op(const std::string& op, std::initializer_list<const char*> names) {
   return -1;
 }
 
+// The kernels' unary (not `not`) and binary (not `and`, `or`) op numbers, by
+// the one name table of abi/gpu_fused.h.
+int unary_op_number(const std::string& op) {
+  int n = shapeml::abi::fused::op_number(shapeml::abi::fused::kUnary, op);
+  return n < shapeml::abi::fused::kUnaryNot ? n : -1;
+}
+int binary_op_number(const std::string& op) {
+  int n = shapeml::abi::fused::op_number(shapeml::abi::fused::kBinary, op);
+  return n < shapeml::abi::fused::kBinaryAnd ? n : -1;
+}
+
 // ---- preparing launches (host only: no device needed) --------------------
 
 struct Builder {
@@ -471,7 +485,7 @@ struct Builder {
         p.steps.push_back(st);
         return true;
       }
-      int op = find_op(l.op, {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos"});
+      int op = unary_op_number(l.op);
       if (op < 0) return error(w, "unknown unary op `" + l.op + "`");
       bool int_ok = op == kern::U_NEG || op == kern::U_ABS || op == kern::U_RELU;
       if (!(is_float(a.dtype) || (is_int(a.dtype) && int_ok)))
@@ -485,11 +499,12 @@ struct Builder {
       int lop = cmp ? -1 : find_op(l.op, {"and", "or"});
       if (lop >= 0 && (a.dtype != GpuDType::Bool || b.dtype != GpuDType::Bool || out.dtype != GpuDType::Bool))
         return error(w, "`" + l.op + "` takes and gives bool");
-      int op = lop >= 0 ? lop : cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : find_op(l.op, {"add", "sub", "mul", "div", "max", "min", "pow"});
+      int op = lop >= 0 ? lop : cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : binary_op_number(l.op);
       if (op < 0) return error(w, "unknown " + l.kernel + " op `" + l.op + "`");
       if (a.dtype != b.dtype) return error(w, "operands of different dtypes");
       if (cmp ? out.dtype != GpuDType::Bool : out.dtype != a.dtype) return error(w, "wrong output dtype");
-      if (!cmp && lop < 0 && (!is_numeric(a.dtype) || (op == kern::B_POW && !is_float(a.dtype))))
+      bool integral_only = op == kern::B_FLOORDIV || op == kern::B_MOD;
+      if (!cmp && lop < 0 && (!is_numeric(a.dtype) || (op == kern::B_POW && !is_float(a.dtype)) || (integral_only && !is_int(a.dtype))))
         return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
       Shape sa, sb;
       if (!broadcast_strides(a.shape, out.shape, sa) || !broadcast_strides(b.shape, out.shape, sb))
@@ -652,6 +667,8 @@ struct Builder {
       return true;
     } else if (l.kernel == "softmax") {
       if (!prepare_softmax(l, st, w)) return false;
+    } else if (l.kernel == "scan") {
+      if (!prepare_scan(l, st, w)) return false;
     } else if (l.kernel == "rmsnorm") {
       if (!prepare_rmsnorm(l, st, w)) return false;
     } else if (l.kernel == "gated") {
@@ -747,6 +764,20 @@ struct Builder {
     return true;
   }
 
+  // cumsum: in {x}, out of x's dtype and shape, ints = {axis}, flag = reverse.
+  bool prepare_scan(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const GpuSlot& out = slot(l.outputs[0]);
+    if (a.dtype != out.dtype || a.shape != out.shape || !is_numeric(a.dtype)) return error(w, "cumsum needs one numeric dtype and shape");
+    if (l.ints.size() != 1) return error(w, "cumsum needs ints = {axis}");
+    size_t ax;
+    if (!axis_split(w, a.shape, l.ints[0], st.batch, st.rows, st.cols, ax)) return false;
+    st.reverse = l.flag;
+    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Scan;
+    st.dt = to_dt(a.dtype);
+    return true;
+  }
+
   // RMSNorm over the last axis: in {x [..., n], g [n]}, out of x's shape,
   // scalar = eps (docs/design/gpu-fused-kernels.md).
   bool prepare_rmsnorm(const GpuLaunch& l, Step& st, const std::string& w) {
@@ -769,7 +800,7 @@ struct Builder {
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& b = slot(l.inputs[1]);
     const GpuSlot& out = slot(l.outputs[0]);
-    int op = find_op(l.op, {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "sin", "cos"});
+    int op = unary_op_number(l.op);
     if (op < 0) return error(w, "unknown gate activation `" + l.op + "`");
     if (!is_float(a.dtype) || b.dtype != a.dtype || out.dtype != a.dtype) return error(w, "gated needs one floating dtype");
     if (b.shape != a.shape || out.shape != a.shape) return error(w, "gated needs operands and output of one shape");
@@ -1378,6 +1409,7 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
         case Step::Kind::Softmax:
           e = kern::softmax(st.dt, st.op == 1, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, st.mask, mb, stream);
           break;
+        case Step::Kind::Scan: e = kern::scan(st.dt, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, st.reverse, mb, stream); break;
         case Step::Kind::RmsNorm:
           e = kern::rmsnorm(st.dt, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.rows, st.cols, st.eps, mb, stream);
           break;

@@ -91,7 +91,7 @@ __device__ __forceinline__ Reg do_binary(int op, int dt, Reg x, Reg y) {
     case static_cast<int>(DT::F64): v.f64 = binary_op<double>(op, x.f64, y.f64); break;
     case static_cast<int>(DT::I32): v.i32 = binary_op<int32_t>(op, x.i32, y.i32); break;
     case static_cast<int>(DT::I64): v.i64 = binary_op<int64_t>(op, x.i64, y.i64); break;
-    case static_cast<int>(DT::Bool): v.b = op == 7 ? (x.b & y.b) : (x.b | y.b); break;  // and (7) / or (8)
+    case static_cast<int>(DT::Bool): v.b = op == kFusedAnd ? (x.b & y.b) : (x.b | y.b); break;
     default: break;
   }
   return v;

@@ -15,9 +15,11 @@ constexpr int kMaxRank = 8;
 /// Element types, numbered as abi::GpuDType.
 enum class DT : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
 
-enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_SIN, U_COS };
+enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_SIN, U_COS, U_ERF };
 enum LogicalOp : int32_t { L_AND, L_OR };
-enum BinaryOp : int32_t { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW };
+enum BinaryOp : int32_t { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_FLOORDIV, B_MOD };
+// The fused interpreter's `and` and `or` (abi/gpu_fused.h): after the binary ops.
+constexpr int32_t kFusedAnd = B_MOD + 1, kFusedOr = B_MOD + 2;
 enum CompareOp : int32_t { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
 enum ReduceOp : int32_t { R_SUM, R_MAX, R_MEAN, R_MIN };
 
@@ -100,6 +102,9 @@ struct Mask {
 // NaN, as in PyTorch. A mask needs inner == 1.
 cudaError_t softmax(DT dt, bool log, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, Mask mask, int max_blocks,
                     cudaStream_t s);
+// Inclusive prefix sums (cumsum) along the middle axis of a dense [outer, n,
+// inner] tensor; `reverse`: from the end of the axis. Numeric dtypes.
+cudaError_t scan(DT dt, const void* in, void* out, int64_t outer, int64_t n, int64_t inner, bool reverse, int max_blocks, cudaStream_t s);
 
 // RMSNorm over the last axis of a dense [rows, n] tensor, one launch (rows.cu):
 // out[r, j] = x[r, j] * (1 / sqrt(mean_j(x[r, j]^2) + eps)) * g[j]. The sum of

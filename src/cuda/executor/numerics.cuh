@@ -71,6 +71,8 @@ __device__ __forceinline__ float k_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double k_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float k_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double k_tanh(double x) { return tanh(x); }
+__device__ __forceinline__ float k_erf(float x) { return erff(x); }
+__device__ __forceinline__ double k_erf(double x) { return erf(x); }
 __device__ __forceinline__ float k_erfc(float x) { return erfcf(x); }
 __device__ __forceinline__ double k_erfc(double x) { return erfc(x); }
 __device__ __forceinline__ float k_pow(float x, float y) { return powf(x, y); }
@@ -107,6 +109,7 @@ template <class C> __device__ __forceinline__ C unary_op(int32_t op, C x) {
       // most 2 ulp for every finite argument (CUDA programming guide).
       case U_SIN: return k_sin(x);
       case U_COS: return k_cos(x);
+      case U_ERF: return k_erf(x);
     }
     return x;
   } else {
@@ -138,6 +141,20 @@ template <class C> __device__ __forceinline__ C binary_op(int32_t op, C a, C b) 
     case B_POW:
       if constexpr (is_floating_v<C>) return k_pow(a, b);
       else return C(0);  // rejected at plan_create: pow needs a floating dtype
+    case B_FLOORDIV:
+    case B_MOD:
+      // Integers only (rejected at plan_create otherwise). Floor semantics
+      // (Python, NumPy), made total as the CPU's: x // 0 = x mod 0 = 0,
+      // MIN // -1 = MIN (wraps), MIN mod -1 = 0.
+      if constexpr (is_floating_v<C>) {
+        return C(0);
+      } else {
+        if (b == C(0)) return C(0);
+        if (b == C(-1)) return op == B_MOD ? C(0) : wrap_sub(C(0), a);
+        C q = a / b, r = a - q * b;
+        bool fix = r != C(0) && ((r < C(0)) != (b < C(0)));
+        return op == B_MOD ? (fix ? r + b : r) : (fix ? q - C(1) : q);
+      }
   }
   return a;
 }

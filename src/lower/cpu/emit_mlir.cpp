@@ -728,6 +728,7 @@ class Emitter {
         case OpKind::Silu: return sigmoid_or_silu(r, x, cd, true);
         case OpKind::Sin:
         case OpKind::Cos: return sin_or_cos(r, op == OpKind::Sin, x, cd);
+        case OpKind::Erf: return r.op("math.erf " + x + " : " + t);
         default: break;
       }
     } else if (cd == DType::Bool) {
@@ -764,9 +765,13 @@ class Emitter {
         case OpKind::Mul: return r.op("arith.muli " + a + ", " + b + " : " + t);
         case OpKind::Max: return r.op("arith.maxsi " + a + ", " + b + " : " + t);
         case OpKind::Min: return r.op("arith.minsi " + a + ", " + b + " : " + t);
-        case OpKind::Div: {
-          // Truncating division made total: x / 0 = 0 and MIN / -1 = MIN
-          // (wrapping), so no input traps (docs/design/cpu-codegen.md).
+        case OpKind::Div:
+        case OpKind::FloorDiv:
+        case OpKind::Mod: {
+          // Integer division made total: x / 0 = 0 (as NumPy's floor_divide
+          // and remainder give), and MIN / -1 = MIN (wrapping), MIN mod -1
+          // = 0, so no input traps (docs/design/cpu-codegen.md). The
+          // divisor that would trap is replaced by 1.
           std::string z = r.cst("0 : " + t), one = r.cst("1 : " + t), m1 = r.cst("-1 : " + t);
           std::string mn = r.cst(std::to_string(int_bits(cd) == 32 ? int64_t{INT32_MIN} : INT64_MIN) + " : " + t);
           std::string bz = r.op("arith.cmpi eq, " + b + ", " + z + " : " + t, "bz");
@@ -775,7 +780,22 @@ class Emitter {
           std::string ov = r.op("arith.andi " + am + ", " + bm + " : i1", "ov");
           std::string bad = r.op("arith.ori " + bz + ", " + ov + " : i1", "bad");
           std::string sb = r.op("arith.select " + bad + ", " + one + ", " + b + " : " + t, "sb");
-          std::string q = r.op("arith.divsi " + a + ", " + sb + " : " + t, "q");
+          std::string q;
+          if (op == OpKind::Mod) {
+            // The remainder with the divisor's sign (floor semantics, as
+            // Python and NumPy): the truncating one, moved by the divisor
+            // when it is nonzero and of the other sign.
+            std::string rem = r.op("arith.remsi " + a + ", " + sb + " : " + t, "rem");
+            std::string rn = r.op("arith.cmpi ne, " + rem + ", " + z + " : " + t, "rn");
+            std::string rneg = r.op("arith.cmpi slt, " + rem + ", " + z + " : " + t, "rneg");
+            std::string bneg = r.op("arith.cmpi slt, " + sb + ", " + z + " : " + t, "bneg");
+            std::string diff = r.op("arith.xori " + rneg + ", " + bneg + " : i1", "diff");
+            std::string fix = r.op("arith.andi " + rn + ", " + diff + " : i1", "fix");
+            std::string moved = r.op("arith.addi " + rem + ", " + sb + " : " + t, "moved");
+            q = r.op("arith.select " + fix + ", " + moved + ", " + rem + " : " + t, "m");
+          } else {
+            q = r.op(std::string(op == OpKind::FloorDiv ? "arith.floordivsi " : "arith.divsi ") + a + ", " + sb + " : " + t, "q");
+          }
           return r.op("arith.select " + bz + ", " + z + ", " + q + " : " + t);
         }
         default: break;
@@ -981,6 +1001,8 @@ class Emitter {
       case OpFamily::Call: break;
       case OpFamily::Gather: return indexed_read(ins[0], ins[1], rt, hint, 0, ins[1].ty.rank());
       case OpFamily::TakeAlongAxis: return indexed_read(ins[0], ins[1], rt, hint, static_cast<size_t>(b.attrs.axis), 0);
+      case OpFamily::Scan: return cumsum(ins[0], b.attrs.axis, b.attrs.reverse, rt, hint);
+      case OpFamily::Squeeze: case OpFamily::Unsqueeze: case OpFamily::Pad: case OpFamily::ArgReduce: break;  // expanded by the elaborator
     }
     fail("internal: unhandled operation `" + std::string(syntax::op_name(b.op)) + "`");
   }
@@ -1511,6 +1533,64 @@ class Emitter {
       std::string d = r.op("arith.subf " + v[0] + ", " + v[1] + " : " + t);
       return r.op("arith.subf " + d + ", " + v[2] + " : " + t);
     }, hint);
+  }
+
+  // cumsum along `axis` (spec §4.27): one step per position k of the axis
+  // (from the end when reversed) adds the slice of x at k (the axis kept as
+  // 1) to a running sum and stores the sum, rounded to the result's dtype,
+  // at k. f32 sums in f64 (so the result is the correctly rounded prefix
+  // sum in practice; PyTorch's CPU cumsum also accumulates in double), bf16
+  // in f32, integers wrap.
+  Val cumsum(Val& x, int64_t axis, bool reverse, const Ty& rt, const std::string& hint) {
+    std::string xs = materialize(x);
+    const size_t a = static_cast<size_t>(axis);
+    const int64_t d = x.ty.shape[a];
+    const DType acc = x.ty.dt == DType::F32 ? DType::F64 : compute_dt(x.ty.dt);
+    Ty step_x{x.ty.dt, x.ty.shape}, step_acc{acc, x.ty.shape};
+    step_x.shape[a] = step_acc.shape[a] = 1;
+    std::string sizes = int_list(step_x.shape), ones = int_list(std::vector<int64_t>(rt.rank(), 1));
+    std::string init = is_float(acc) ? float_attr(0.0, acc) + " : " + elem_ty(acc) : "0 : " + elem_ty(acc);
+    std::string acc0 = fill(init, step_acc, hint + "_sum_init"), out0 = empty(rt);
+    std::string lo = fresh("c"), hi = fresh("c"), st = fresh("c"), last = fresh("c"), k = fresh("k"), ia = fresh("sum"), io = fresh("out");
+    std::string res = fresh(hint + "_scan");
+    line(lo + " = arith.constant 0 : index");
+    line(hi + " = arith.constant " + std::to_string(d) + " : index");
+    line(st + " = arith.constant 1 : index");
+    line(last + " = arith.constant " + std::to_string(d - 1) + " : index");
+    line(res + ":2 = scf.for " + k + " = " + lo + " to " + hi + " step " + st + " iter_args(" + ia + " = " + acc0 + ", " + io + " = " + out0 +
+         ") -> (" + tensor_ty(step_acc) + ", " + tensor_ty(rt) + ") {");
+    std::string at = k;
+    if (reverse) {
+      at = fresh("kr");
+      line(at + " = arith.subi " + last + ", " + k + " : index");
+    }
+    std::string offs = "[";
+    for (size_t i = 0; i < rt.rank(); ++i) offs += std::string(i ? ", " : "") + (i == a ? at : "0");
+    offs += "]";
+    std::string cur = fresh(hint + "_at");
+    line(cur + " = tensor.extract_slice " + xs + offs + " " + sizes + " " + ones + " : " + tensor_ty(x.ty) + " to " + tensor_ty(step_x));
+    // The running sum is updated in place (outs = the loop's own sum):
+    // one-shot bufferization needs the yielded value to be the iter_arg's buffer.
+    const std::string t = elem_ty(acc);
+    Region r{*this, ""};
+    std::string in = fresh("in"), o = fresh("acc");
+    std::string v = x.ty.dt == DType::BF16 ? bf16_to_f32(r, in) : in;
+    if (compute_dt(x.ty.dt) != acc) v = r.op("arith.extf " + v + " : " + elem_ty(compute_dt(x.ty.dt)) + " to " + t, "w");
+    std::string added = r.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + o + ", " + v + " : " + t, "s");
+    Val sum{fresh(hint + "_sum"), step_acc, std::nullopt};
+    line(sum.ssa + " = linalg.generic {indexing_maps = [" + identity_map(rt.rank()) + ", " + identity_map(rt.rank()) + "], iterator_types = " +
+         iterators(rt.rank()) + "} ins(" + cur + " : " + tensor_ty(step_x) + ") outs(" + ia + " : " + tensor_ty(step_acc) + ") {\n    ^bb0(" + in + ": " +
+         storage_ty(x.ty.dt) + ", " + o + ": " + t + "):\n" + r.text + "      linalg.yield " + added + " : " + t + "\n    } -> " + tensor_ty(step_acc));
+    Ty step_out{rt.dt, step_x.shape};
+    Val rounded = elementwise({sum}, step_out, [&](Region& r, const std::vector<std::string>& v) {
+      return compute_dt(rt.dt) == acc ? v[0] : r.op("arith.truncf " + v[0] + " : " + t + " to " + elem_ty(compute_dt(rt.dt)), "r");
+    }, hint + "_round");
+    std::string put = fresh(hint + "_put");
+    line(put + " = tensor.insert_slice " + rounded.ssa + " into " + io + offs + " " + sizes + " " + ones + " : " + tensor_ty(step_out) + " into " +
+         tensor_ty(rt));
+    line("scf.yield " + sum.ssa + ", " + put + " : " + tensor_ty(step_acc) + ", " + tensor_ty(rt));
+    line("}");
+    return {res + "#1", rt, std::nullopt};
   }
 
   // repeat_interleave (spec §4.22): out[.., i, ..] = x[.., i / r, ..]. x is

@@ -309,6 +309,12 @@ class Planner {
           std::sort(l.ints.begin(), l.ints.end());
           l.flag = b.attrs.keepdims;
           break;
+        case OpFamily::Scan:
+          l.kernel = "scan";
+          l.ints = {b.attrs.axis};
+          l.flag = b.attrs.reverse;
+          l.why = b.attrs.reverse ? "cumsum from the end of axis " + std::to_string(b.attrs.axis) : "";
+          break;
         case OpFamily::Softmax:
           l.kernel = "softmax";
           l.op = name;  // softmax | log_softmax

@@ -1,0 +1,216 @@
+#include "check/derived_ops.h"
+
+#include <algorithm>
+#include <set>
+
+namespace shapeml::check {
+
+using syntax::OpKind;
+using types::DType;
+using types::Poly;
+using types::Shape;
+using types::ShapeConstraint;
+using types::TensorType;
+using K = ShapeConstraint::Kind;
+
+namespace {
+
+std::string opn(OpKind op) { return "`" + std::string(syntax::op_name(op)) + "`"; }
+
+// An axis of a rank-`rank` tensor, possibly counted from the end, as 0..rank-1.
+std::optional<int64_t> axis_in(OpKind op, int64_t a, int64_t rank, RuleEnv& env, const TensorType& t) {
+  if (a < -rank || a >= rank) {
+    env.fail({"E0204", "axis " + std::to_string(a) + " is out of range for " + opn(op) + " on a rank-" + std::to_string(t.rank()) + " tensor",
+              "", t.str(), {rank == 0 ? "a rank-0 tensor has no axis" : "valid axes are " + std::to_string(-rank) + " .. " + std::to_string(rank - 1)}});
+    return std::nullopt;
+  }
+  return a < 0 ? a + rank : a;
+}
+
+bool rank_at_least_1(OpKind op, const TensorType& t, RuleEnv& env) {
+  if (t.rank() >= 1) return true;
+  env.fail({"E0203", opn(op) + " needs an operand of rank >= 1, got rank 0", "", t.str(), {"reshape a scalar with `(reshape X (1))`"}});
+  return false;
+}
+
+std::optional<ir::ValueId> reshape_to(ir::ValueId x, Shape s, DerivedOpSink& sink) {
+  ir::Attrs a;
+  a.shape = std::move(s);
+  return sink.emit(OpKind::Reshape, {x}, a);
+}
+
+// §4.28 squeeze: the named dimensions, each provably 1, removed (a reshape).
+std::optional<ir::ValueId> squeeze(ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
+  const TensorType t = sink.type(x);
+  RuleEnv& env = sink.env();
+  std::vector<int64_t> written = at.axis ? std::vector<int64_t>{*at.axis} : at.axes;
+  std::set<int64_t> axes;
+  for (int64_t a : written) {
+    auto n = axis_in(OpKind::Squeeze, a, static_cast<int64_t>(t.rank()), env, t);
+    if (!n) return std::nullopt;
+    if (!axes.insert(*n).second) {
+      env.fail({"E0204", "axis " + std::to_string(a) + " is squeezed twice", "", t.str(), {}});
+      return std::nullopt;
+    }
+  }
+  bool ok = true;
+  for (int64_t a : axes) {
+    const Poly& d = t.shape[static_cast<size_t>(a)];
+    if (d.is_one()) continue;
+    ok &= env.require({K::Eq, d, Poly::constant(1)},
+                      {"E0301", "`squeeze`: dimension " + std::to_string(a) + " is " + d.str() + ", which may not be 1", "", t.str(),
+                       {"only dimensions of extent 1 can be removed; `reduce_sum` or `slice` remove others",
+                        "help: if it is always 1, state it with `(where (= " + d.str() + " 1))`"}});
+  }
+  if (!ok) return std::nullopt;
+  Shape out;
+  for (size_t i = 0; i < t.rank(); ++i)
+    if (!axes.count(static_cast<int64_t>(i))) out.push_back(t.shape[i]);
+  return reshape_to(x, out, sink);
+}
+
+// §4.28 unsqueeze: a dimension 1 inserted before position `axis` of the
+// result (-1: at the end), as torch.unsqueeze.
+std::optional<ir::ValueId> unsqueeze(ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
+  const TensorType t = sink.type(x);
+  auto a = axis_in(OpKind::Unsqueeze, *at.axis, static_cast<int64_t>(t.rank()) + 1, sink.env(), t);
+  if (!a) return std::nullopt;
+  Shape out = t.shape;
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(*a), Poly::constant(1));
+  return reshape_to(x, out, sink);
+}
+
+// §4.29 pad: `low` copies of the value before the axis, `high` after. When
+// each width is provably 0 or provably >= 1 it is one concat of the
+// non-empty parts; otherwise (a width that is 0 for some shapes and not for
+// others, e.g. (- K 1)) a concat of two pads of width P = low + high + 1 >= 1
+// around x, and the slice of the window [P - low, P + d + high): every
+// obligation of that form follows from low >= 0 and high >= 0.
+std::optional<ir::ValueId> pad(ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
+  const TensorType t = sink.type(x);
+  RuleEnv& env = sink.env();
+  if (!rank_at_least_1(OpKind::Pad, t, env)) return std::nullopt;
+  auto ax = axis_in(OpKind::Pad, *at.axis, static_cast<int64_t>(t.rank()), env, t);
+  if (!ax) return std::nullopt;
+  const size_t a = static_cast<size_t>(*ax);
+  bool ok = true;
+  for (const auto& [w, name] : {std::pair{&at.low, ":low"}, std::pair{&at.high, ":high"}}) {
+    auto c = w->constant_value();
+    if ((c && *c >= 0) || w->obviously_positive()) continue;
+    ok &= env.require({K::Ge, *w, Poly::constant(0)},
+                        {"E0309", "`pad` width `" + std::string(name) + " " + w->str() + "` may be negative", "", t.str(),
+                         {"a pad adds elements; remove elements with `slice`"}});
+  }
+  if (!ok) return std::nullopt;
+  syntax::ExprAst zero;
+  zero.kind = syntax::ExprAst::Kind::Number;
+  zero.is_int = true;
+  zero.literal = "0";
+  const syntax::ExprAst& value = at.value ? *at.value : zero;
+  auto padding = [&](const Poly& width) {
+    TensorType p = t;
+    p.shape[a] = width;
+    return sink.fill(value, p);
+  };
+  auto nonempty = [&](const Poly& n) -> std::optional<bool> {
+    if (n.constant_value() == 0 || sink.proves({K::Eq, n, Poly::constant(0)})) return false;
+    if (n.obviously_positive() || sink.proves({K::Ge, n, Poly::constant(1)})) return true;
+    return std::nullopt;
+  };
+  ir::Attrs cat;
+  cat.axis = *ax;
+  auto pre = nonempty(at.low), post = nonempty(at.high);
+  if (pre && post) {
+    std::vector<ir::ValueId> parts;
+    if (*pre) {
+      auto p = padding(at.low);
+      if (!p) return std::nullopt;
+      parts.push_back(*p);
+    }
+    parts.push_back(x);
+    if (*post) {
+      auto p = padding(at.high);
+      if (!p) return std::nullopt;
+      parts.push_back(*p);
+    }
+    if (parts.size() == 1) {  // both widths 0: the operand itself, as a new value
+      ir::Attrs same;
+      same.shape = t.shape;
+      return sink.emit(OpKind::BroadcastTo, {x}, same);
+    }
+    return sink.emit(OpKind::Concat, parts, cat);
+  }
+  Poly wide = at.low + at.high + Poly::constant(1);
+  auto p = padding(wide);
+  if (!p) return std::nullopt;
+  auto both = sink.emit(OpKind::Concat, {*p, x, *p}, cat);
+  if (!both) return std::nullopt;
+  ir::Attrs window;
+  window.axis = *ax;
+  window.start = at.high + Poly::constant(1);  // P - low
+  window.size = t.shape[a] + at.low + at.high;
+  return sink.emit(OpKind::Slice, {*both}, window);
+}
+
+// §4.30 argmax / argmin: the i64 index of the first extremum along the axis,
+// a NaN counting as the extremum (as NumPy and PyTorch). With m the
+// reduce_max (reduce_min) over the axis, which propagates NaN, the hits are
+// x = m or x is NaN (a NaN exists exactly when m is NaN); the result is the
+// smallest hit position: reduce_min of select(hit, iota, d).
+std::optional<ir::ValueId> arg_extremum(OpKind op, ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
+  const TensorType t = sink.type(x);
+  RuleEnv& env = sink.env();
+  if (!types::is_numeric(t.dtype)) {
+    env.fail({"E0202", opn(op) + " needs a numeric operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
+              {"convert with `(cast X i32)` first"}});
+    return std::nullopt;
+  }
+  if (!rank_at_least_1(op, t, env)) return std::nullopt;
+  auto ax = axis_in(op, *at.axis, static_cast<int64_t>(t.rank()), env, t);
+  if (!ax) return std::nullopt;
+  ir::Attrs red;
+  red.axes = {*ax};
+  red.keepdims = true;
+  auto m = sink.emit(op == OpKind::Argmax ? OpKind::ReduceMax : OpKind::ReduceMin, {x}, red);
+  if (!m) return std::nullopt;
+  auto hit = sink.emit(OpKind::Eq, {x, *m}, {});
+  if (!hit) return std::nullopt;
+  if (types::is_floating(t.dtype)) {
+    auto nan = sink.emit(OpKind::Ne, {x, x}, {});
+    if (!nan) return std::nullopt;
+    hit = sink.emit(OpKind::Or, {*hit, *nan}, {});
+    if (!hit) return std::nullopt;
+  }
+  ir::Attrs io;
+  io.dtype = DType::I64;
+  io.device = t.device;
+  io.shape = t.shape;
+  io.axis = *ax;
+  auto pos = sink.emit(OpKind::Iota, {}, io);
+  ir::Attrs dv;
+  dv.size = t.shape[static_cast<size_t>(*ax)];
+  dv.dtype = DType::I64;
+  dv.device = t.device;
+  auto past_end = sink.emit(OpKind::DimValue, {}, dv);
+  if (!pos || !past_end) return std::nullopt;
+  auto cand = sink.emit(OpKind::Select, {*hit, *pos, *past_end}, {});
+  if (!cand) return std::nullopt;
+  red.keepdims = at.keepdims;
+  return sink.emit(OpKind::ReduceMin, {*cand}, red);
+}
+
+}  // namespace
+
+std::optional<ir::ValueId> expand_derived(OpKind op, ir::ValueId x, const DerivedAttrs& a, DerivedOpSink& sink) {
+  switch (syntax::op_family(op)) {
+    case syntax::OpFamily::Squeeze: return squeeze(x, a, sink);
+    case syntax::OpFamily::Unsqueeze: return unsqueeze(x, a, sink);
+    case syntax::OpFamily::Pad: return pad(x, a, sink);
+    case syntax::OpFamily::ArgReduce: return arg_extremum(op, x, a, sink);
+    default: break;
+  }
+  sink.env().fail({"E0900", "internal: " + opn(op) + " is not a derived operation", "", "", {}});
+  return std::nullopt;
+}
+
+}  // namespace shapeml::check
