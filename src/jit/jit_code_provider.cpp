@@ -1,11 +1,14 @@
 #include "jit/jit_code_provider.h"
 
+#include "jit/jit_cache.h"
+
 #include "lower/gpu/plan_gpu.h"
 #include "types/shape_inference.h"
 
 namespace shapeml::jit {
 
-JitCodeProvider::JitCodeProvider(ir::Module module, lower::cpu::CpuTarget target) : module_(std::move(module)), target_(target), jit_(target) {}
+JitCodeProvider::JitCodeProvider(ir::Module module, lower::cpu::CpuTarget target)
+    : module_(std::move(module)), target_(target), jit_(target, {}, jit_cache_from_environment()) {}
 
 void* JitCodeProvider::lookup(const std::string& symbol) {
   std::lock_guard<std::mutex> lock(mu_);

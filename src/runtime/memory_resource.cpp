@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "abi/struct_reader.h"
 
@@ -53,8 +54,17 @@ class VtableResource final : public MemoryResource {
 };
 
 // ---------------------------------------------------------------------------
+// malloc/free, with the last few large freed blocks kept for reuse: glibc
+// hands a freed large block back to the system (munmap, or a trim of the
+// heap's top), so a compiled program, which allocates the same outputs and
+// temporaries on every call, would page-fault them in on every call in a
+// process whose heap has not grown otherwise (an AOT module, a JIT module
+// loaded from the compilation cache): docs/design/jit-cache.md measures it.
 class HostResource final : public MemoryResource {
  public:
+  ~HostResource() override {
+    for (const Block& b : kept_) std::free(b.p);
+  }
   std::string name() const override { return "host"; }
 
  protected:
@@ -62,9 +72,44 @@ class HostResource final : public MemoryResource {
     // aligned_alloc wants a size that is a multiple of the alignment.
     size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
     if (rounded < bytes) return nullptr;  // overflow
+    if (rounded >= kKeepMin) {
+      std::lock_guard<std::mutex> l(mu_);
+      for (size_t i = kept_.size(); i-- > 0;)
+        if (kept_[i].bytes == rounded && kept_[i].alignment == alignment) {
+          void* p = kept_[i].p;
+          kept_bytes_ -= rounded;
+          kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+          return p;
+        }
+    }
     return std::aligned_alloc(alignment, rounded);
   }
-  void do_deallocate(void* p, size_t, size_t, void*) noexcept override { std::free(p); }
+  void do_deallocate(void* p, size_t bytes, size_t alignment, void*) noexcept override {
+    size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
+    if (p && rounded >= kKeepMin && rounded <= kKeepBytes) {
+      std::lock_guard<std::mutex> l(mu_);
+      // The oldest go first when the count or the bytes would exceed the bounds.
+      while (!kept_.empty() && (kept_.size() >= kKeepCount || kept_bytes_ + rounded > kKeepBytes)) {
+        std::free(kept_.front().p);
+        kept_bytes_ -= kept_.front().bytes;
+        kept_.erase(kept_.begin());
+      }
+      kept_.push_back({p, rounded, alignment});
+      kept_bytes_ += rounded;
+      return;
+    }
+    std::free(p);
+  }
+
+ private:
+  static constexpr size_t kKeepMin = 64 << 10, kKeepCount = 32, kKeepBytes = 128 << 20;
+  struct Block {
+    void* p;
+    size_t bytes, alignment;
+  };
+  std::mutex mu_;
+  std::vector<Block> kept_;  // oldest first
+  size_t kept_bytes_ = 0;
 };
 
 // ---------------------------------------------------------------------------

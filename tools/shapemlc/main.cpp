@@ -89,6 +89,11 @@ Environment:
   SHAPEML_LOG=SPEC       log records to stderr at these levels, e.g. info,smt=debug
                          (levels trace debug info warn error off; components driver
                          parse check smt lower codegen link runtime memory cuda capi)
+  SHAPEML_JIT_CACHE=off  run: do not use the on-disk cache of JIT-compiled code
+  SHAPEML_JIT_CACHE_DIR=DIR  run: where that cache lives (default
+                         $XDG_CACHE_HOME/shapeml/jit or ~/.cache/shapeml/jit)
+  SHAPEML_JIT_CACHE_MAX_MB=N  run: its size bound (default 1024); the least
+                         recently used entries go first
 
 Exit status: 0 success, 1 the program has errors, 2 bad usage or unreadable file.
 )";

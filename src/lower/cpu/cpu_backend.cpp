@@ -4,8 +4,10 @@
 #include "lower/cpu/cpu_backend.h"
 #include "lower/gpu/plan_gpu.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +24,10 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/ErrorHandling.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SHA256.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -40,6 +45,7 @@
 #include <sstream>
 
 #include "fs/output_path.h"
+#include "shapeml.h"
 #include "lower/cpu/link_elf.h"
 #include "obs/log.h"
 #include "obs/trace.h"
@@ -379,12 +385,99 @@ struct CpuJit::Impl {
   std::vector<std::string> notes;
   // The code of each compiled function, so that release() can free it.
   std::map<void*, llvm::orc::ResourceTrackerSP> trackers;
+  std::shared_ptr<ObjectCache> cache;
+  std::map<void*, std::string> key_of;  // cached specializations loaded now, by function
 };
 
-CpuJit::CpuJit(CpuTarget target, CompileOptions options) : impl_(std::make_unique<Impl>()) {
+namespace {
+
+// What identifies this build of the compiler: its version, LLVM's, and the
+// file the compiler's code was loaded from (size, modification time, inode),
+// so that any rebuild, even at the same version, misses every key of the
+// previous one.
+const std::string& build_identity() {
+  static const std::string id = [] {
+    std::string s = std::to_string(SHAPEML_VERSION_MAJOR) + "." + std::to_string(SHAPEML_VERSION_MINOR) + "." +
+                    std::to_string(SHAPEML_VERSION_PATCH) + " llvm " LLVM_VERSION_STRING;
+    Dl_info info{};
+    struct stat st{};
+    if (dladdr(reinterpret_cast<void*>(&init_llvm), &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+      s += " " + std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino);
+    return s;
+  }();
+  return id;
+}
+
+// The cache key of a specialization: SHA-256 over every input of its code.
+std::string cache_key(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings, const TargetDesc& td,
+                      const CompileOptions& o) {
+  llvm::SHA256 h;
+  auto part = [&](std::string_view s) {
+    h.update(std::to_string(s.size()) + ":");
+    h.update(llvm::StringRef(s.data(), s.size()));
+  };
+  part("shapeml jit object 1");
+  part(build_identity());
+  part(td.triple), part(td.cpu), part(td.features), part(std::to_string(td.vector_bits));
+  std::string opts = std::to_string(static_cast<int>(o.matmul)) + " " + std::to_string(o.opt_level) + " " + std::to_string(o.parallel_min_iterations);
+  for (int64_t t : o.matmul_tile_outer) opts += " o" + std::to_string(t);
+  for (int64_t t : o.matmul_tile_inner) opts += " i" + std::to_string(t);
+  part(opts);
+  part(m.name), part(m.source ? m.source->text() : ""), part(ir::print_module(m));
+  part(entry);
+  for (const auto& [k, v] : bindings) part(k + "=" + std::to_string(v));
+  auto digest = h.final();
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : digest) out += hex[b >> 4], out += hex[b & 15];
+  return out;
+}
+
+// A cache entry: the notes of the compile (one per line), then the object.
+std::string pack_entry(const std::vector<std::string>& notes, llvm::StringRef object) {
+  std::string s = std::to_string(notes.size()) + "\n";
+  for (std::string n : notes) {
+    std::replace(n.begin(), n.end(), '\n', ' ');
+    s += n + "\n";
+  }
+  s += std::to_string(object.size()) + "\n";
+  s.append(object.data(), object.size());
+  return s;
+}
+
+bool unpack_entry(const std::string& s, std::vector<std::string>& notes, llvm::StringRef& object) {
+  size_t at = 0;
+  auto line = [&](std::string& out) {
+    size_t nl = s.find('\n', at);
+    if (nl == std::string::npos) return false;
+    out = s.substr(at, nl - at);
+    at = nl + 1;
+    return true;
+  };
+  auto number = [&](uint64_t& v) {
+    std::string t;
+    if (!line(t) || t.empty() || t.size() > 19 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoull(t);
+    return true;
+  };
+  uint64_t n = 0, size = 0;
+  if (!number(n) || n > 1000) return false;
+  notes.resize(n);
+  for (auto& note : notes)
+    if (!line(note)) return false;
+  if (!number(size) || size != s.size() - at) return false;
+  object = llvm::StringRef(s.data() + at, size);
+  return true;
+}
+
+}  // namespace
+
+CpuJit::CpuJit(CpuTarget target, CompileOptions options, std::shared_ptr<ObjectCache> cache) : impl_(std::make_unique<Impl>()) {
   init_llvm();
   impl_->target = target;
   impl_->options = options;
+  impl_->cache = std::move(cache);
   impl_->td = describe(target);
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl_->td.triple)};
   jtmb.setCPU(impl_->td.cpu);
@@ -449,13 +542,71 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
     error = impl_->init_error;
     return nullptr;
   }
-  std::string symbol = "shapeml_jit" + std::to_string(impl_->counter++) + "_" + sanitize(entry);
+  // With a cache, the symbol is the key's (the cached object defines it);
+  // a key already loaded in this JIT (a binding compiled again before its
+  // first copy was released) is compiled under a fresh name, uncached.
+  std::string key = impl_->cache ? cache_key(m, entry, bindings, impl_->td, impl_->options) : "";
+  for (const auto& [fn, k] : impl_->key_of)
+    if (k == key) key.clear();
+  std::string symbol = key.empty() ? "shapeml_jit" + std::to_string(impl_->counter++) + "_" + sanitize(entry)
+                                   : "shapeml_c" + key.substr(0, 24) + "_" + sanitize(entry);
   obs::Span span("codegen", "jit compile");
   if (span) {
     std::string b;
     for (const auto& [k, v] : bindings) b += (b.empty() ? "" : ",") + k + "=" + std::to_string(v);
     span.arg("entry", entry).arg("binding", b).arg("symbol", symbol);
   }
+  // The entry point and hook tables of code added under `tracker`.
+  auto resolve = [&](llvm::orc::ResourceTrackerSP tracker) -> abi::CompiledEntryFn {
+    auto sym = impl_->jit->lookup(symbol);
+    if (!sym) {
+      error = "JIT: " + llvm::toString(sym.takeError());
+      llvm::consumeError(tracker->remove());
+      return nullptr;
+    }
+    auto fn = sym->toPtr<abi::CompiledEntryFn>();
+    if (hooks) {
+      for (auto [suffix, slot] : {std::pair{"_temp_hooks", &hooks->temp}, std::pair{"_parallel_hooks", &hooks->parallel}}) {
+        auto table = impl_->jit->lookup(symbol + suffix);
+        if (!table) {
+          error = "internal: JIT: " + llvm::toString(table.takeError());
+          llvm::consumeError(tracker->remove());
+          return nullptr;
+        }
+        *slot = table->toPtr<void*>();
+      }
+    }
+    impl_->trackers[reinterpret_cast<void*>(fn)] = tracker;
+    if (!key.empty()) impl_->key_of[reinterpret_cast<void*>(fn)] = key;
+    return fn;
+  };
+  // The object code of `bytes` (an ELF object) added to the JIT.
+  auto add_object = [&](llvm::StringRef bytes, std::string& err) -> llvm::orc::ResourceTrackerSP {
+    auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
+    if (auto e = impl_->jit->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(bytes, symbol))) {
+      err = "JIT: " + llvm::toString(std::move(e));
+      llvm::consumeError(tracker->remove());
+      return nullptr;
+    }
+    return tracker;
+  };
+  if (!key.empty())
+    if (std::optional<std::string> hit = impl_->cache->load(key)) {
+      obs::Span cached("codegen", "jit cache hit");
+      std::vector<std::string> notes;
+      llvm::StringRef object;
+      std::string err;
+      if (unpack_entry(*hit, notes, object))
+        if (auto tracker = add_object(object, err)) {
+          std::string saved = error;
+          if (auto fn = resolve(tracker)) {
+            impl_->notes = std::move(notes);
+            return fn;
+          }
+          error = saved;  // a stale or foreign object: compile it anew below
+        }
+      SHAPEML_LOG_AT(Codegen, Debug, "JIT cache entry unusable; compiling anew", {"key", key});
+    }
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = build_spec_module(m, {entry, bindings}, symbol, impl_->td, impl_->options, *ctx, error, impl_->notes);
   if (!mod) return nullptr;
@@ -466,31 +617,30 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
   optimize(*mod, *tm, impl_->options.opt_level);
   mod->setDataLayout(impl_->jit->getDataLayout());
   obs::Span mc("codegen", "jit machine code");
+  if (!key.empty()) {
+    // Emitted here rather than by the JIT's own compile layer, so that the
+    // object can be stored: the same target machine settings either way.
+    llvm::SmallVector<char, 0> buf;
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+      error = "the target cannot emit object files";
+      return nullptr;
+    }
+    pm.run(*mod);
+    llvm::StringRef object(buf.data(), buf.size());
+    auto tracker = add_object(object, error);
+    if (!tracker) return nullptr;
+    auto fn = resolve(tracker);
+    if (fn) impl_->cache->store(key, pack_entry(impl_->notes, object));
+    return fn;
+  }
   auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
   if (auto err = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
     error = "JIT: " + llvm::toString(std::move(err));
     return nullptr;
   }
-  auto sym = impl_->jit->lookup(symbol);
-  if (!sym) {
-    error = "JIT: " + llvm::toString(sym.takeError());
-    llvm::consumeError(tracker->remove());
-    return nullptr;
-  }
-  auto fn = sym->toPtr<abi::CompiledEntryFn>();
-  if (hooks) {
-    for (auto [suffix, slot] : {std::pair{"_temp_hooks", &hooks->temp}, std::pair{"_parallel_hooks", &hooks->parallel}}) {
-      auto table = impl_->jit->lookup(symbol + suffix);
-      if (!table) {
-        error = "internal: JIT: " + llvm::toString(table.takeError());
-        llvm::consumeError(tracker->remove());
-        return nullptr;
-      }
-      *slot = table->toPtr<void*>();
-    }
-  }
-  impl_->trackers[reinterpret_cast<void*>(fn)] = tracker;
-  return fn;
+  return resolve(tracker);
 }
 
 void CpuJit::release(abi::CompiledEntryFn fn) {
@@ -499,6 +649,7 @@ void CpuJit::release(abi::CompiledEntryFn fn) {
   if (it == impl_->trackers.end()) return;
   llvm::consumeError(it->second->remove());
   impl_->trackers.erase(it);
+  impl_->key_of.erase(reinterpret_cast<void*>(fn));
 }
 
 // ---- AOT -----------------------------------------------------------------------

@@ -14,7 +14,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/ir.h"
@@ -69,11 +71,27 @@ struct Specialization {
 /// "x86-64".
 std::string target_name(const CpuTarget& t);
 
+/// Where CpuJit keeps the object code of its specializations across
+/// processes, by a key that covers everything the code depends on (the
+/// module's source and typed IR, the entry, the binding, the target, the
+/// options, the compiler's version and build): jit/jit_cache.h stores it on
+/// disk (docs/design/jit-cache.md). Both calls are best effort: a missing,
+/// unreadable or corrupt entry is a miss, a failed store is no error.
+class ObjectCache {
+ public:
+  virtual ~ObjectCache() = default;
+  /// The bytes stored under `key` (a hex digest), or nullopt.
+  virtual std::optional<std::string> load(const std::string& key) = 0;
+  virtual void store(const std::string& key, std::string_view bytes) = 0;
+};
+
 /// JIT compiler (LLVM ORC LLJIT). Compiled functions stay valid for the
-/// lifetime of the CpuJit. compile() is thread-safe (serialized).
+/// lifetime of the CpuJit. compile() is thread-safe (serialized). With an
+/// ObjectCache, a specialization found there is loaded instead of compiled,
+/// and one compiled is stored there.
 class CpuJit {
  public:
-  explicit CpuJit(CpuTarget target = {}, CompileOptions options = {});
+  explicit CpuJit(CpuTarget target = {}, CompileOptions options = {}, std::shared_ptr<ObjectCache> cache = nullptr);
   ~CpuJit();
   CpuJit(const CpuJit&) = delete;
   CpuJit& operator=(const CpuJit&) = delete;
