@@ -72,7 +72,7 @@ class HostResource final : public MemoryResource {
     // aligned_alloc wants a size that is a multiple of the alignment.
     size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
     if (rounded < bytes) return nullptr;  // overflow
-    if (rounded >= kKeepMin) {
+    if (kKeep && rounded >= kKeepMin) {
       std::lock_guard<std::mutex> l(mu_);
       for (size_t i = kept_.size(); i-- > 0;)
         if (kept_[i].bytes == rounded && kept_[i].alignment == alignment) {
@@ -86,7 +86,7 @@ class HostResource final : public MemoryResource {
   }
   void do_deallocate(void* p, size_t bytes, size_t alignment, void*) noexcept override {
     size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
-    if (p && rounded >= kKeepMin && rounded <= kKeepBytes) {
+    if (kKeep && p && rounded >= kKeepMin && rounded <= kKeepBytes) {
       std::lock_guard<std::mutex> l(mu_);
       // The oldest go first when the count or the bytes would exceed the bounds.
       while (!kept_.empty() && (kept_.size() >= kKeepCount || kept_bytes_ + rounded > kKeepBytes)) {
@@ -103,6 +103,13 @@ class HostResource final : public MemoryResource {
 
  private:
   static constexpr size_t kKeepMin = 64 << 10, kKeepCount = 32, kKeepBytes = 128 << 20;
+  // Under a sanitizer every block goes back to its allocator, which then
+  // sees a use after free of an output or a temporary.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  static constexpr bool kKeep = false;
+#else
+  static constexpr bool kKeep = true;
+#endif
   struct Block {
     void* p;
     size_t bytes, alignment;
