@@ -1,6 +1,8 @@
 #include "check/derived_ops.h"
 
 #include <algorithm>
+#include <climits>
+#include <limits>
 #include <set>
 
 namespace shapeml::check {
@@ -14,6 +16,9 @@ using types::TensorType;
 using K = ShapeConstraint::Kind;
 
 namespace {
+
+// top_k's bound on k: each value is one round of ~12 bindings.
+constexpr int64_t kMaxTopK = 256;
 
 std::string opn(OpKind op) { return "`" + std::string(syntax::op_name(op)) + "`"; }
 
@@ -200,6 +205,110 @@ std::optional<ir::ValueId> arg_extremum(OpKind op, ir::ValueId x, const DerivedA
 }
 
 }  // namespace
+
+// §4.31 top_k: K rounds of the argmax above over the positions not taken
+// yet (a taken position reads as the dtype's lowest value, and is excluded
+// from the hits, so a real lowest value still counts once), each giving the
+// next index and, through take_along_axis, its value (whose derivative
+// reaches exactly that position, as PyTorch's topk); the rounds are
+// concatenated along the axis. Descending, ties and NaN as argmax: a NaN is
+// the largest, equal values come in increasing index order.
+std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
+  const TensorType t = sink.type(x);
+  RuleEnv& env = sink.env();
+  if (!types::is_numeric(t.dtype)) {
+    env.fail({"E0202", "`top_k` needs a numeric operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
+              {"convert with `(cast X i32)` first"}});
+    return std::nullopt;
+  }
+  if (!rank_at_least_1(OpKind::TopK, t, env)) return std::nullopt;
+  auto ax = axis_in(OpKind::TopK, *at.axis, static_cast<int64_t>(t.rank()), env, t);
+  if (!ax) return std::nullopt;
+  const size_t a = static_cast<size_t>(*ax);
+  const Poly& d = t.shape[a];
+  if (at.k > kMaxTopK) {
+    env.fail({"E0304", "`top_k` :k " + std::to_string(at.k) + " is over the limit of " + std::to_string(kMaxTopK), "", t.str(),
+              {"top_k is written as one argmax round per value (spec §4.31); for a full sort this is too many"}});
+    return std::nullopt;
+  }
+  if (!env.require({K::Le, Poly::constant(at.k), d},
+                   {"E0304", "`top_k` :k " + std::to_string(at.k) + " may exceed the extent " + d.str() + " of axis " + std::to_string(a), "",
+                    t.str(), {"k values are taken from the axis, which must have at least k for every shape"}}))
+    return std::nullopt;
+  const bool floating = types::is_floating(t.dtype);
+  syntax::ExprAst lowest;
+  lowest.kind = syntax::ExprAst::Kind::Number;
+  if (floating) {
+    lowest.literal = "-inf";
+    lowest.float_value = -std::numeric_limits<double>::infinity();
+  } else {
+    lowest.is_int = true;
+    lowest.int_value = t.dtype == DType::I32 ? INT32_MIN : INT64_MIN;
+    lowest.float_value = static_cast<double>(lowest.int_value);
+    lowest.literal = std::to_string(lowest.int_value);
+  }
+  Shape one = t.shape;
+  one[a] = Poly::constant(1);
+  Shape without = t.shape;
+  without.erase(without.begin() + static_cast<std::ptrdiff_t>(a));
+  ir::Attrs io;
+  io.dtype = DType::I64;
+  io.device = t.device;
+  io.shape = t.shape;
+  io.axis = *ax;
+  auto pos = sink.emit(OpKind::Iota, {}, io);
+  ir::Attrs dv;
+  dv.size = d;
+  dv.dtype = DType::I64;
+  dv.device = t.device;
+  auto past_end = sink.emit(OpKind::DimValue, {}, dv);
+  TensorType rank0 = t;
+  rank0.shape.clear();
+  auto low = sink.fill(lowest, rank0);
+  if (!pos || !past_end || !low) return std::nullopt;
+  std::optional<ir::ValueId> nan;
+  if (floating && !(nan = sink.emit(OpKind::Ne, {x, x}, {}))) return std::nullopt;
+  std::optional<ir::ValueId> taken;
+  std::vector<ir::ValueId> values, indices;
+  ir::Attrs red;
+  red.axes = {*ax};
+  red.keepdims = true;
+  ir::Attrs take;
+  take.axis = *ax;
+  for (int64_t j = 0; j < at.k; ++j) {
+    std::optional<ir::ValueId> open = x;
+    if (taken) open = sink.emit(OpKind::Select, {*taken, *low, x}, {});
+    if (!open) return std::nullopt;
+    auto m = sink.emit(OpKind::ReduceMax, {*open}, red);
+    if (!m) return std::nullopt;
+    auto hit = sink.emit(OpKind::Eq, {x, *m}, {});
+    if (hit && nan) hit = sink.emit(OpKind::Or, {*hit, *nan}, {});
+    if (hit && taken) {
+      auto free = sink.emit(OpKind::Not, {*taken}, {});
+      hit = free ? sink.emit(OpKind::And, {*hit, *free}, {}) : std::nullopt;
+    }
+    if (!hit) return std::nullopt;
+    auto cand = sink.emit(OpKind::Select, {*hit, *pos, *past_end}, {});
+    auto idx = cand ? sink.emit(OpKind::ReduceMin, {*cand}, red) : std::nullopt;
+    auto flat = idx ? reshape_to(*idx, without, sink) : std::nullopt;
+    auto val = flat ? sink.emit(OpKind::TakeAlongAxis, {x, *flat}, take) : std::nullopt;
+    auto val1 = val ? reshape_to(*val, one, sink) : std::nullopt;
+    if (!val1) return std::nullopt;
+    values.push_back(*val1);
+    indices.push_back(*idx);
+    if (j + 1 < at.k) {
+      auto now = sink.emit(OpKind::Eq, {*pos, *idx}, {});
+      taken = now && taken ? sink.emit(OpKind::Or, {*taken, *now}, {}) : now;
+      if (!taken) return std::nullopt;
+    }
+  }
+  ir::Attrs cat;
+  cat.axis = *ax;
+  auto vs = values.size() == 1 ? std::optional<ir::ValueId>(values[0]) : sink.emit(OpKind::Concat, values, cat);
+  auto is = indices.size() == 1 ? std::optional<ir::ValueId>(indices[0]) : sink.emit(OpKind::Concat, indices, cat);
+  if (!vs || !is) return std::nullopt;
+  return std::pair{*vs, *is};
+}
 
 std::optional<ir::ValueId> expand_derived(OpKind op, ir::ValueId x, const DerivedAttrs& a, DerivedOpSink& sink) {
   switch (syntax::op_family(op)) {

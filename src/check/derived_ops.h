@@ -36,11 +36,16 @@ struct DerivedAttrs {
   bool keepdims = false;      // argmax, argmin
   types::Poly low, high;      // pad
   const syntax::ExprAst* value = nullptr;  // pad's `:value` literal, or null for 0
+  int64_t k = 0;                           // top_k
 };
 
 /// Checks `op` (a derived operation, syntax::op_is_derived) on `x` and
 /// appends the primitive bindings that compute it; returns the value that
 /// holds its result, or nullopt after reporting.
 std::optional<ir::ValueId> expand_derived(syntax::OpKind op, ir::ValueId x, const DerivedAttrs& a, DerivedOpSink& sink);
+
+/// §4.31 top_k, the one derived operation with two results: the values and
+/// their i64 indices, as expand_derived() does for the others.
+std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, const DerivedAttrs& a, DerivedOpSink& sink);
 
 }  // namespace shapeml::check

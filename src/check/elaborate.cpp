@@ -355,10 +355,22 @@ class Elaborator final : public RuleEnv {
     auto poison = [&] {
       for (const auto& n : l.names) scope_[n] = std::nullopt;
     };
+    const bool is_top_k = l.value.kind == ExprAst::Kind::Op && l.value.op == OpKind::TopK;
+    if (is_top_k && l.names.size() == 2) {
+      auto rs = top_k(l.value);
+      if (!rs) return poison();
+      for (size_t i = 0; i < 2; ++i) {
+        fn_->values[(*rs)[i]].name = l.names[i];
+        scope_[l.names[i]] = (*rs)[i];
+      }
+      return;
+    }
     if (l.names.size() > 1 || (l.value.kind == ExprAst::Kind::Op && l.value.op == OpKind::Call)) {
       if (l.value.kind != ExprAst::Kind::Op || l.value.op != OpKind::Call) {
         span_ = l.span;
-        fail({"E0205", "only a `call` can bind several names", "", "", {}});
+        fail({"E0205", is_top_k ? "`top_k` gives 2 results, the values and their indices; " + std::to_string(l.names.size()) + " names are bound"
+                                : "only a `call` or `top_k` can bind several names",
+              "", "", {}});
         return poison();
       }
       auto rs = call(l.value, l.names.size(), &l);
@@ -635,57 +647,88 @@ class Elaborator final : public RuleEnv {
     return bind(x.op, ops, a, *t, x.span, name);
   }
 
-  // §4.28-4.30: a derived operation, written as primitive bindings
-  // (check/derived_ops.h), every one at the form's span; the last one
-  // takes the let's name.
-  std::optional<ir::ValueId> derived(const ExprAst& x, ir::ValueId operand, const std::string& name) {
+  // What the expansions of check/derived_ops.h append through: bindings
+  // typed by the rules (obligations discharged as any binding's), at the
+  // form's span.
+  struct DerivedSink final : DerivedOpSink {
+    Elaborator& e;
+    const ExprAst& form;
+    DerivedSink(Elaborator& el, const ExprAst& f) : e(el), form(f) {}
+    std::optional<ir::ValueId> emit(OpKind op, std::vector<ir::ValueId> operands, ir::Attrs attrs) override {
+      std::vector<TensorType> in;
+      for (auto v : operands) in.push_back(e.fn_->values[v].type);
+      e.span_ = form.span;
+      std::optional<TensorType> t;
+      try {
+        t = type_op(op, in, attrs, e);
+      } catch (const types::DimOverflow& ex) {
+        e.fail({"E0004", std::string(ex.what()) + " in `" + std::string(syntax::op_name(form.op)) + "`", "", "", {}});
+        return std::nullopt;
+      }
+      if (!t) return std::nullopt;
+      return e.bind(op, std::move(operands), std::move(attrs), *t, form.span, "");
+    }
+    std::optional<ir::ValueId> fill(const ExprAst& literal, const TensorType& t) override {
+      ExprAst lit = literal;
+      lit.span = literal.span.begin == literal.span.end ? form.span : literal.span;
+      auto v = e.literal(lit, t.dtype, t.device, t.shape, OpKind::Fill, "");
+      e.span_ = form.span;
+      return v;
+    }
+    const TensorType& type(ir::ValueId v) const override { return e.fn_->values[v].type; }
+    bool proves(const ShapeConstraint& goal) override {
+      return !e.where_incomplete_ && e.solver_.prove(goal).kind == smt::Outcome::Kind::Proved;
+    }
+    RuleEnv& env() override { return e; }
+  };
+
+  DerivedAttrs derived_attrs(const ExprAst& x, bool& ok) {
     DerivedAttrs at;
     at.axis = x.axis;
     at.axes = x.ints;
     at.keepdims = x.keepdims;
+    at.k = x.k.value_or(0);
+    ok = true;
     if (x.low) {
       auto l = dim(*x.low, true), h = dim(*x.high, true);
-      if (!l || !h) return std::nullopt;
-      at.low = *l;
-      at.high = *h;
+      if (!l || !h) ok = false;
+      else at.low = *l, at.high = *h;
     }
     if (!x.pad_value.empty()) at.value = &x.pad_value[0];
-    struct Sink final : DerivedOpSink {
-      Elaborator& e;
-      const ExprAst& form;
-      Sink(Elaborator& el, const ExprAst& f) : e(el), form(f) {}
-      std::optional<ir::ValueId> emit(OpKind op, std::vector<ir::ValueId> operands, ir::Attrs attrs) override {
-        std::vector<TensorType> in;
-        for (auto v : operands) in.push_back(e.fn_->values[v].type);
-        e.span_ = form.span;
-        std::optional<TensorType> t;
-        try {
-          t = type_op(op, in, attrs, e);
-        } catch (const types::DimOverflow& ex) {
-          e.fail({"E0004", std::string(ex.what()) + " in `" + std::string(syntax::op_name(form.op)) + "`", "", "", {}});
-          return std::nullopt;
-        }
-        if (!t) return std::nullopt;
-        return e.bind(op, std::move(operands), std::move(attrs), *t, form.span, "");
-      }
-      std::optional<ir::ValueId> fill(const ExprAst& literal, const TensorType& t) override {
-        ExprAst lit = literal;
-        lit.span = literal.span.begin == literal.span.end ? form.span : literal.span;
-        auto v = e.literal(lit, t.dtype, t.device, t.shape, OpKind::Fill, "");
-        e.span_ = form.span;
-        return v;
-      }
-      const TensorType& type(ir::ValueId v) const override { return e.fn_->values[v].type; }
-      bool proves(const ShapeConstraint& goal) override {
-        return !e.where_incomplete_ && e.solver_.prove(goal).kind == smt::Outcome::Kind::Proved;
-      }
-      RuleEnv& env() override { return e; }
-    } sink(*this, x);
+    return at;
+  }
+
+  // §4.28-4.30: a derived operation, written as primitive bindings
+  // (check/derived_ops.h); the last one takes the let's name.
+  std::optional<ir::ValueId> derived(const ExprAst& x, ir::ValueId operand, const std::string& name) {
     operands_.clear();
     span_ = x.span;
+    if (x.op == OpKind::TopK) {
+      fail({"E0205", "`top_k` gives two results (the values and their indices); bind them with `(let (VALUES INDICES) (top_k ...))`", "", "",
+            {}});
+      return std::nullopt;
+    }
+    bool ok;
+    DerivedAttrs at = derived_attrs(x, ok);
+    if (!ok) return std::nullopt;
+    DerivedSink sink(*this, x);
     auto r = expand_derived(x.op, operand, at, sink);
     if (r && !name.empty()) fn_->values[*r].name = name;
     return r;
+  }
+
+  // §4.31: `(let (VALUES INDICES) (top_k X :k K :axis A))`.
+  std::optional<std::vector<ir::ValueId>> top_k(const ExprAst& x) {
+    auto operand = expr(x.operands[0], nullptr);
+    if (!operand) return std::nullopt;
+    operands_.clear();
+    span_ = x.span;
+    bool ok;
+    DerivedAttrs at = derived_attrs(x, ok);
+    DerivedSink sink(*this, x);
+    auto r = expand_top_k(*operand, at, sink);
+    if (!r) return std::nullopt;
+    return std::vector<ir::ValueId>{r->first, r->second};
   }
 
   // §4.18 T-Call

@@ -450,6 +450,7 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
     case OpFamily::Unsqueeze:
     case OpFamily::Pad:
     case OpFamily::ArgReduce:
+    case OpFamily::TopK:
     case OpFamily::Call:
       break;
   }

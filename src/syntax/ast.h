@@ -57,6 +57,7 @@ struct ExprAst {
   std::optional<DimAst> start, size;    // slice
   std::optional<DimAst> repeats;        // repeat_interleave's `:repeats`; dim_value's dimension
   bool reverse = false;                 // cumsum's `:reverse`
+  std::optional<int64_t> k;             // top_k's `:k`
   std::optional<DimAst> low, high;      // pad's `:low` and `:high` widths
   std::vector<ExprAst> pad_value;       // pad's `:value`: one number literal, or none (0)
   /// call: `:dims ((VAR DIM) ...)`, the callee's shape variables given

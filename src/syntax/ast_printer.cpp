@@ -105,6 +105,7 @@ SExpr expr_sx(const ExprAst& x) {
   }
   if (x.keepdims) { items.push_back(kw("keepdims")); items.push_back(sym("true")); }
   if (x.reverse) { items.push_back(kw("reverse")); items.push_back(sym("true")); }
+  if (x.k) { items.push_back(kw("k")); items.push_back(num(*x.k)); }
   if (x.low) { items.push_back(kw("low")); items.push_back(dim_sx(*x.low)); }
   if (x.high) { items.push_back(kw("high")); items.push_back(dim_sx(*x.high)); }
   if (!x.pad_value.empty()) { items.push_back(kw("value")); items.push_back(sym(x.pad_value[0].literal)); }

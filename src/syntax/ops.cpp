@@ -23,7 +23,7 @@ constexpr std::pair<OpKind, std::string_view> kNames[] = {
     {OpKind::Gather, "gather"}, {OpKind::TakeAlongAxis, "take_along_axis"},
     {OpKind::Erf, "erf"}, {OpKind::FloorDiv, "floordiv"}, {OpKind::Mod, "mod"}, {OpKind::Cumsum, "cumsum"},
     {OpKind::Squeeze, "squeeze"}, {OpKind::Unsqueeze, "unsqueeze"}, {OpKind::Pad, "pad"}, {OpKind::Argmax, "argmax"},
-    {OpKind::Argmin, "argmin"},
+    {OpKind::Argmin, "argmin"}, {OpKind::TopK, "top_k"},
 };
 }  // namespace
 
@@ -76,6 +76,7 @@ OpFamily op_family(OpKind k) {
     case OpKind::Unsqueeze: return OpFamily::Unsqueeze;
     case OpKind::Pad: return OpFamily::Pad;
     case OpKind::Argmax: case OpKind::Argmin: return OpFamily::ArgReduce;
+    case OpKind::TopK: return OpFamily::TopK;
   }
   return OpFamily::Unary;
 }
@@ -95,7 +96,7 @@ bool op_needs_bool(OpKind k) { return k == OpKind::Not || k == OpKind::And || k 
 bool op_needs_integral(OpKind k) { return k == OpKind::FloorDiv || k == OpKind::Mod; }
 bool op_is_derived(OpKind k) {
   OpFamily f = op_family(k);
-  return f == OpFamily::Squeeze || f == OpFamily::Unsqueeze || f == OpFamily::Pad || f == OpFamily::ArgReduce;
+  return f == OpFamily::Squeeze || f == OpFamily::Unsqueeze || f == OpFamily::Pad || f == OpFamily::ArgReduce || f == OpFamily::TopK;
 }
 bool op_reads_indices(OpKind k) { return k == OpKind::Gather || k == OpKind::TakeAlongAxis; }
 

@@ -33,7 +33,7 @@ enum class OpKind {
   Cumsum,
   // §4.28-4.30 derived operations: the elaborator writes them as the
   // primitive operations above (check/derived_ops.h); they never reach the IR.
-  Squeeze, Unsqueeze, Pad, Argmax, Argmin,
+  Squeeze, Unsqueeze, Pad, Argmax, Argmin, TopK,
 };
 
 enum class OpFamily { Unary, Binary, Compare, Select, Cast, Const, Fill, Iota, Matmul, Transpose, Permute,
@@ -43,7 +43,7 @@ enum class OpFamily { Unary, Binary, Compare, Select, Cast, Const, Fill, Iota, M
                       Gather, TakeAlongAxis,
                       Scan,
                       // derived (check/derived_ops.h): one family each
-                      Squeeze, Unsqueeze, Pad, ArgReduce };
+                      Squeeze, Unsqueeze, Pad, ArgReduce, TopK };
 
 std::optional<OpKind> parse_op(std::string_view name);
 std::string_view op_name(OpKind k);

@@ -233,6 +233,9 @@ class Parser {
       } else if (k.text == "keepdims") {
         if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:keepdims` is `true` or `false`"); return false; }
         x.keepdims = v.text == "true";
+      } else if (k.text == "k") {
+        if (v.kind != SExpr::Kind::Int || v.int_value < 1) { err(v, "`:k` takes an integer literal >= 1"); return false; }
+        x.k = v.int_value;
       } else if (k.text == "reverse") {
         if (!v.is_symbol("true") && !v.is_symbol("false")) { err(v, "`:reverse` is `true` or `false`"); return false; }
         x.reverse = v.text == "true";
@@ -475,6 +478,10 @@ class Parser {
             !attrs(s, end, x, {"axis", "low", "high", "value"}))
           return std::nullopt;
         if (!x.axis || !x.low || !x.high) { err(s, "`pad` needs `:axis`, `:low` and `:high` (`:value` defaults to 0)"); return std::nullopt; }
+        break;
+      case OpFamily::TopK:
+        if (!arity(1, "(top_k X :k K :axis A)") || !operands(s, 1, end, x) || !attrs(s, end, x, {"k", "axis"})) return std::nullopt;
+        if (!x.k || !x.axis) { err(s, "`top_k` needs `:k` (an integer literal) and `:axis`"); return std::nullopt; }
         break;
       case OpFamily::ArgReduce:
         if (!arity(1, ("(" + head + " X :axis K :keepdims BOOL)").c_str()) || !operands(s, 1, end, x) || !attrs(s, end, x, {"axis", "keepdims"}))

@@ -291,6 +291,10 @@ def main():
                 "(return (mul x (cast (eq (iota (tensor i64 (N D) host) :axis 1) (argmax x :axis 1 :keepdims true)) f64)))",
                 lambda t: t * (torch.arange(t.shape[1]).unsqueeze(0) == t.argmax(1, keepdim=True)).double(), "N D", ND)
 
+    r.grad_case("top_k-values", [P("x", "f64", "N D"), P("w", "f64", "N 2")], ("f64", "N 2"),
+                "(let (v i) (top_k x :k 2 :axis 1))\n  (return (mul v w))", lambda t, w_: torch.topk(t, 2, 1).values * w_, "N D",
+                {"N": (1, 5), "D": (2, 6)}, where="(>= D 2)")
+
     # wrt a subset; an unused parameter gets zeros
     r.grad_case("wrt-subset", [P("a", "f64", "N D"), P("b", "f64", "N D")], ("f64", "N D"), "(return (mul a b))",
                 lambda a, b: a * b, "N D", ND, wrt=["b"])

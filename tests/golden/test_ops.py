@@ -1227,6 +1227,32 @@ def main():
     src = module(func([("x", T("f32", "A B"))], T("i64", "A"), "(return (argmax x :axis 1))", dims="A B"))
     case("argmax f32 one column", src, [randn((4, 1))], lambda x: torch.argmax(x, 1))
 
+    # ------------------------------------------------------------------ §4.31 top_k
+    # Descending; equal values in increasing index order and NaN first (as
+    # torch.topk's values, and indices where it breaks ties the same way:
+    # compared here against a stable argsort of -x, NaN mapped to +inf first).
+    def topk_ref(x, k, axis):
+        xs = x.numpy()
+        key = np.where(np.isnan(xs), -np.inf, -xs.astype(np.float64)) if xs.dtype.kind == "f" else -xs.astype(np.float64)
+        idx = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+        return torch.from_numpy(np.take_along_axis(xs, idx, axis=axis)), torch.from_numpy(idx.astype(np.int64))
+    tk = rng.integers(-3, 4, (4, 9)).astype(np.float32)
+    tk[1, 3] = tk[1, 7] = np.nan
+    tk[2, :] = -np.inf
+    for k, axis in ((1, 1), (3, -1), (9, 1)):
+        src = module(func([("x", T("f32", "A B"))], [T("f32", f"A {k}"), T("i64", f"A {k}")],
+                          f"(let (v i) (top_k x :k {k} :axis {axis}))\n    (return v i)", dims="A B", where=f"(>= B {k})"))
+        case(f"top_k f32 ties, NaN, -inf rows k={k} axis {axis}", src, [tk], lambda x, k=k, a=axis: topk_ref(x, k, a), tol=("exact", 0))
+    src = module(func([("x", T("i32", "A B C"))], [T("i32", "A 2 C"), T("i64", "A 2 C")],
+                      "(let (v i) (top_k x :k 2 :axis 1))\n    (return v i)", dims="A B C", where="(>= B 2)"))
+    lo = np.iinfo(np.int32).min
+    xi = randint(-5, 5, (3, 6, 4))
+    xi[0, :, 0] = lo  # a real lowest value still counts once per position
+    case("top_k i32 axis 1 with INT32_MIN entries", src, [xi], lambda x: topk_ref(x.int(), 2, 1))
+    src = module(func([("x", T("f64", "N"))], [T("f64", "4"), T("i64", "4")], "(let (v i) (top_k x :k 4 :axis 0))\n    (return v i)",
+                      dims="N", where="(>= N 4)"))
+    case("top_k f64 rank 1 vs torch.topk", src, [randn(50, "f64")], lambda x: torch.topk(x, 4), tol=("exact", 0))
+
     # ------------------------------------------------------------------ AOT
     # One shared object with several specializations, built by libshapeml.so,
     # loaded and called by libshapeml_runtime.so (no compiler in it).

@@ -108,6 +108,8 @@ def cases():
     c.append(("squeeze_unsqueeze", [("x", "f32", (N, 1, M), "any")], [("f32", (1, N, M))], "(return (unsqueeze (squeeze x :axis 1) :axis 0))"))
     c.append(("argmax_last", [("x", "f32", (3, N, M), "small")], [("i64", (3, N))], "(return (argmax x :axis -1))"))
     c.append(("argmin_mid_keep", [("x", "f32", (3, N, M), "small")], [("i64", (3, 1, M))], "(return (argmin x :axis 1 :keepdims true))"))
+    c.append(("top_k_last", [("x", "f32", (3, N, M), "small")], [("f32", (3, N, 4)), ("i64", (3, N, 4))],
+              "(let (v i) (top_k x :k 4 :axis -1)) (return v i)"))
     # Mixed placement: host in, host out, the work on the device.
     c.append(("mixed", [("x", "f32", (N, M), "any")], [("f32", (N, M))], None))
     return c
@@ -220,6 +222,9 @@ def reference(name, xs, torch):
         return f[0].squeeze(1).unsqueeze(0)
     if name == "argmax_last":
         return d[0].argmax(-1)
+    if name == "top_k_last":  # ties in index order (a stable sort of -x)
+        idx = torch.sort(-d[0], dim=-1, stable=True).indices[..., :4]
+        return d[0].gather(-1, idx).double(), idx
     if name == "argmin_mid_keep":
         return d[0].argmin(1, keepdim=True)
     if name.startswith("b_"):
@@ -326,7 +331,7 @@ def compare(name, got, ref, xs, torch, np):
         return err <= gate, "rmse %.3g (gate %.3g)" % (err, gate)
     if name == "cast_f32_bf16_f32" or name == "cast_f32_f64" or name == "cast_i32_f32" or name == "reshape" or name in (
             "transpose", "permute", "broadcast_to", "concat", "slice", "repeat_interleave", "gather", "take_along", "call_dims", "pad_mid",
-            "squeeze_unsqueeze"):
+            "squeeze_unsqueeze", "top_k_last"):
         ok = np.array_equal(g, ref_np)
         return ok, "exact" if ok else "max |diff| %.3g" % float(np.max(np.abs(g - ref_np)))
     if name.startswith("cumsum"):
@@ -371,14 +376,18 @@ def run(a):
                 print("%-24s %s  %s" % (name, "ok  " if ok else "FAIL", detail))
                 continue
             if name == "mixed":
-                got = mod.call(name, *xs)[0]
+                gots = [mod.call(name, *xs)[0]]
             else:
                 ins = [dev.upload(x) for x in xs]
                 outs = mod.call_tensors(name, *ins)
-                got = dev.download(outs[0])
+                gots = [dev.download(t) for t in outs]
                 for t in list(ins) + list(outs):
                     dev.free(t)
-            ok, detail = compare(name, np.asarray(got), reference(name, xs, torch), xs, torch, np)
+            refs = reference(name, xs, torch)
+            refs = list(refs) if isinstance(refs, tuple) else [refs]
+            checks = [compare(name, np.asarray(g), r, xs, torch, np) for g, r in zip(gots, refs)]
+            ok = len(gots) == len(refs) and all(k for k, _ in checks)
+            detail = "; ".join(d for _, d in checks)
         except Exception as e:  # a failure of one case is reported, the rest still run
             ok, detail = False, "error: %s" % e
         failed += 0 if ok else 1

@@ -1002,7 +1002,7 @@ class Emitter {
       case OpFamily::Gather: return indexed_read(ins[0], ins[1], rt, hint, 0, ins[1].ty.rank());
       case OpFamily::TakeAlongAxis: return indexed_read(ins[0], ins[1], rt, hint, static_cast<size_t>(b.attrs.axis), 0);
       case OpFamily::Scan: return cumsum(ins[0], b.attrs.axis, b.attrs.reverse, rt, hint);
-      case OpFamily::Squeeze: case OpFamily::Unsqueeze: case OpFamily::Pad: case OpFamily::ArgReduce: break;  // expanded by the elaborator
+      case OpFamily::Squeeze: case OpFamily::Unsqueeze: case OpFamily::Pad: case OpFamily::ArgReduce: case OpFamily::TopK: break;  // expanded by the elaborator
     }
     fail("internal: unhandled operation `" + std::string(syntax::op_name(b.op)) + "`");
   }

@@ -24,7 +24,7 @@
 ; CHECK: = note: bind the results with `(let (a b ...) (call ...))`
 ; JSON-NEXT: E0205 [[@LINE+1]]:17
     (let d (neg (call split x)))
-; CHECK: error[E0205]: only a `call` can bind several names
+; CHECK: error[E0205]: only a `call` or `top_k` can bind several names
 ; CHECK-NEXT: --> [[FILE]]:[[@LINE+2]]:5
 ; JSON-NEXT: E0205 [[@LINE+1]]:5
     (let (e g) (neg x))
