@@ -142,6 +142,12 @@ if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
     --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_context_streams_tests" --gtest_brief=1
   step memcheck_memory 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
   step racecheck_memory 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
+  # Every operation of the language through the plugin, once (the scan's
+  # cub::BlockScan and the index kernels included)
+  step memcheck_golden 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 python3 tests/gpu/golden_gpu.py run \
+    --runtime "$carry/lib/libshapeml_runtime.so" --module "$carry/modules/golden_gpu.so"
+  step racecheck_golden 300 compute-sanitizer --tool racecheck --error-exitcode 3 python3 tests/gpu/golden_gpu.py run \
+    --runtime "$carry/lib/libshapeml_runtime.so" --module "$carry/modules/golden_gpu.so"
 fi
 echo "failed steps: ${failed[*]:-none}" | tee -a "$log"
 ((${#failed[@]} == 0))

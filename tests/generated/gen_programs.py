@@ -18,7 +18,7 @@ between functions (multi-result calls are destructured), and the operations
 of spec §4.20-4.23 (not/and/or, softmax/log_softmax, repeat_interleave with
 literal or symbolic repeats, dim_value), sin/cos and reduce_min, and those
 of §4.27-4.30 with erf and floordiv/mod (cumsum, squeeze/unsqueeze, pad with
-literal or symbolic widths, argmax/argmin).
+literal or symbolic widths, argmax/argmin, top_k bound by a two-name let).
 
 Well-typedness is by construction: every candidate binding goes through the
 generator's own model of the typing rules (`Typer` below, a transcription of
@@ -796,6 +796,8 @@ def etext(x):
                                                         ' :value %s' % a['value'] if a.get('value') else '')
     if n in ARG:
         return '(%s %s :axis %d%s)' % (n, args, a['axis'], ' :keepdims true' if a.get('keepdims') else '')
+    if n == 'top_k':
+        return '(top_k %s :k %d :axis %d)' % (args, a['k'], a['axis'])
     if n == 'dim_value':
         return '(dim_value %s %s%s)' % (dtext(a['dim']), a['dtype'], ' ' + a['device'] if a.get('device') else '')
     if n in REDUCE:
@@ -1031,6 +1033,11 @@ class FuncTyper:
             if n in self.env:
                 self.fail('E0102')
                 return
+        if isinstance(l.expr, Op) and l.expr.name == 'top_k' and len(l.names) == 2:  # §4.31: values and i64 indices
+            rs = self.top_k(l.expr)
+            for n, t in zip(l.names, rs or (None, None)):
+                self.bind(n, t)
+            return
         if len(l.names) > 1 or isinstance(l.expr, Call):
             if not isinstance(l.expr, Call):
                 self.fail('E0205')
@@ -1374,6 +1381,23 @@ class FuncTyper:
         if op == 'copy_to_host':
             return TT(ins[0].dtype, ins[0].dims, 'host')
         raise ValueError('no rule for ' + op)
+
+    def top_k(self, x):
+        t = self.expr(x.args[0])
+        if t is None:
+            return None
+        if t.dtype not in NUMERIC:
+            self.fail('E0202')
+            return None
+        if t.rank < 1:
+            self.fail('E0203')
+            return None
+        n = self.norm_axis(x.a['axis'], t.rank)
+        if n is None or not self.require('<=', I(x.a['k']), t.dims[n], 'E0304'):
+            return None
+        dims = list(t.dims)
+        dims[n] = I(x.a['k'])
+        return TT(t.dtype, dims, t.dev), TT('i64', dims, t.dev)
 
     def call(self, x, want):
         callee = self.mod.sigs.get(x.fname)
@@ -2262,7 +2286,7 @@ def generate_program(seed, index, min_lets=20, max_lets=200, timeout_ms=2000):
 GEN_WEIGHTS = [('unary', 10), ('binary', 16), ('select', 4), ('cast', 4), ('matmul', 11), ('transpose', 4),
                ('permute', 4), ('reshape', 11), ('broadcast_to', 4), ('concat', 5), ('slice', 8), ('reduce', 7),
                ('copy', 2), ('fill', 2), ('call', 7), ('softmax', 3), ('logic', 3), ('repeat', 3), ('dim_value', 2),
-               ('cumsum', 2), ('squeeze', 2), ('pad', 2), ('arg', 2)]
+               ('cumsum', 2), ('squeeze', 2), ('pad', 2), ('arg', 2), ('top_k', 1)]
 
 
 def build_function(gen, n_lets, helper):
@@ -2306,6 +2330,15 @@ def build_function(gen, n_lets, helper):
                 if ft.try_let(Let(names, asc, e)):
                     f.lets.append(Let(names, asc, e))
                 continue
+        if kind == 'top_k':  # two names: the values and the indices
+            pk = gen.pick(lambda t: t.dtype in NUMERIC and t.rank >= 1)
+            if pk is None:
+                continue
+            ax = rng.randrange(pk[1].rank)
+            l = Let([gen.fresh('v'), gen.fresh('i')], None, Op('top_k', [pk[0]], k=rng.choice([1, 1, 2, 3]), axis=ax - pk[1].rank if rng.random() < 0.3 else ax))
+            if ft.try_let(l):
+                f.lets.append(l)
+            continue
         e = nested if nested is not None else getattr(gen, 'g_' + kind)()
         if e is None:
             continue
