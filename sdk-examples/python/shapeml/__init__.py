@@ -12,12 +12,14 @@ table (shapeml_get_api, checked once; see _table.py). No compiled extension.
     mlp = mod.entry("mlp")
     print(mlp.shape_variables, [p.type for p in mlp.params])
     (y,) = mlp(x, w1, b1, w2, b2)          # NumPy (or DLPack objects, e.g. torch tensors) in, NumPy out
-    t = lib.from_dlpack(torch_tensor)       # zero copy into shapeml
-    torch.from_dlpack(t)                    # zero copy out (t.__dlpack__)
+    t = lib.from_dlpack(torch_tensor)       # zero copy into shapeml (or shapeml.from_dlpack)
+    torch.from_dlpack(t)                    # zero copy out (t.__dlpack__, DLPack 1.x)
+    t.dtype, t.shape, t.device              # "f32", (4, 128, 256), "host"
 
-Errors raise shapeml.Error -- the subclass of its status code
-(InvalidArgumentError, NotFoundError, CheckFailedError, ...) -- with the
-library's code, code name and message. The 0.3 interface (Module.call,
+Paths may be str or os.PathLike. Errors raise shapeml.Error -- the subclass
+of its status code (InvalidArgumentError, NotFoundError, CheckFailedError,
+...) with the library's code, code name and message, or LibraryError for a
+library file that cannot be used. The 0.3 interface (Module.call,
 call_tensors, call_into, Device, bf16) is kept as it was.
 
 bf16 (NumPy has no bfloat16 dtype; docs/design/python-bf16.md):
@@ -36,11 +38,14 @@ from collections import namedtuple
 import numpy as np
 
 from . import _table
-from ._table import LibraryError  # noqa: F401
+from ._errors import Error, LibraryError  # noqa: F401
+
+__version__ = "0.5.0"  # this binding's version; Library(...).version is the library's
 
 _DTYPES = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("int32"): 3, np.dtype("int64"): 4, np.dtype("bool"): 5}
 _NP = {v: k for k, v in _DTYPES.items()}
 DTYPE_BF16 = 2
+DTYPE_NAMES = {0: "f32", 1: "f64", 2: "bf16", 3: "i32", 4: "i64", 5: "bool"}
 BF16_MODES = ("float32", "bits")
 
 
@@ -66,18 +71,10 @@ class bf16:
 
 
 def bf16_bits_to_float32(bits):
-    """Raw bf16 bits (uint16) -> float32, exactly."""
+    """Raw bf16 bits (uint16) -> float32, exactly (any rank, rank 0 included)."""
     b = np.asarray(bits, np.uint16)
-    return (b.astype(np.uint32) << 16).view(np.float32)
+    return (b.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
 TARGET_NATIVE, TARGET_X86_64, TARGET_X86_64_V3, TARGET_X86_64_V4 = 0, 1, 2, 3  # shapeml_target
-
-
-class Error(RuntimeError):
-    """A status from the library: `code` (stable number), `name`, `message`."""
-
-    def __init__(self, code, name, message):
-        super().__init__(f"{name}: {message}")
-        self.code, self.name, self.message = code, name, message
 
 
 class InvalidArgumentError(Error, ValueError): pass  # noqa: E701
@@ -132,13 +129,24 @@ class Library:
     """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
 
     def __init__(self, path=None, bf16="float32"):
-        """`path`: libshapeml.so.0 (default: $SHAPEML_LIBRARY, else the
-        loader's search path) or libshapeml_runtime.so.0."""
+        """`path` (a str or os.PathLike): libshapeml.so.0 or
+        libshapeml_runtime.so.0. Default: $SHAPEML_LIBRARY, else
+        libshapeml.so.0 from the loader's search path, else (a machine with
+        the runtime only) libshapeml_runtime.so.0."""
         if bf16 not in BF16_MODES:
             raise ValueError(f"bf16 must be one of {BF16_MODES}")
         self.bf16_mode = bf16
-        path = path or os.environ.get("SHAPEML_LIBRARY") or "libshapeml.so.0"
-        self.lib = _table.Table(path)
+        path = os.fspath(path) if path is not None else os.environ.get("SHAPEML_LIBRARY")
+        if path:
+            self.lib = _table.Table(path)
+        else:
+            try:
+                self.lib = _table.Table("libshapeml.so.0")
+            except LibraryError as full:
+                try:
+                    self.lib = _table.Table("libshapeml_runtime.so.0")
+                except LibraryError:
+                    raise full from None
         self.abi = (self.lib.header.abi_major, self.lib.header.abi_minor, self.lib.header.abi_patch)
         self.has_compiler = self.lib.has_compiler
         L = self.lib
@@ -270,15 +278,19 @@ class Library:
         return Module(self, out)
 
     def build(self, source, bindings, out_path, name="<source>", target=TARGET_NATIVE):
-        """AOT: a shared object with one specialization per `ENTRY:VAR=VALUE,...` in `bindings`."""
+        """AOT: a shared object at `out_path` (str or os.PathLike) with one
+        specialization per binding: `bindings` is one string
+        "ENTRY:VAR=VALUE,...;ENTRY:..." or a list of "ENTRY:VAR=VALUE,..."."""
         ctx = self._context()
         src = source.encode()
-        self._check(self.lib.shapeml_module_build_shared_object(ctx, name.encode(), src, len(src), ";".join(bindings).encode(),
-                                                                target, out_path.encode()))
+        spec = bindings if isinstance(bindings, str) else ";".join(bindings)
+        self._check(self.lib.shapeml_module_build_shared_object(ctx, name.encode(), src, len(src), spec.encode(),
+                                                                target, os.fsencode(out_path)))
 
     def load(self, path):
+        """An AOT module (`shapemlc build`); `path` a str or os.PathLike."""
         out = C.c_void_p()
-        self._check(self.lib.shapeml_module_load(path.encode(), None, C.byref(out)))
+        self._check(self.lib.shapeml_module_load(os.fsencode(path), None, C.byref(out)))
         return Module(self, out)
 
     # ---- checking (0.1) -------------------------------------------------
@@ -300,13 +312,23 @@ class Library:
         tensor, a NumPy array...) without copying; the producer's memory is
         kept alive until the Tensor (and every shapeml use of it) is gone."""
         L = self.lib
-        L.shapeml_tensor_import_dlpack.restype = C.c_void_p
-        L.shapeml_tensor_import_dlpack.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
-        capsule = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
-        ptr = _PyCapsule_GetPointer(capsule, b"dltensor")
+        if hasattr(obj, "__dlpack__"):
+            try:  # a DLPack 1.x producer gives a versioned capsule (with its read-only flag)
+                capsule = obj.__dlpack__(max_version=(1, 0))
+            except TypeError:  # a producer older than the 2023 protocol
+                capsule = obj.__dlpack__()
+        else:
+            capsule = obj
+        versioned = bool(_PyCapsule_IsValid(capsule, b"dltensor_versioned"))
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        imp = L.shapeml_tensor_import_dlpack_versioned if versioned else L.shapeml_tensor_import_dlpack
+        imp.restype, imp.argtypes = C.c_void_p, [C.c_void_p, C.POINTER(C.c_void_p)]
+        if not _PyCapsule_IsValid(capsule, name):
+            raise TypeError("from_dlpack needs an object with __dlpack__ or an unconsumed DLPack capsule")
+        ptr = _PyCapsule_GetPointer(capsule, name)
         out = C.c_void_p()
-        self._check(L.shapeml_tensor_import_dlpack(ptr, C.byref(out)))
-        _PyCapsule_SetName(capsule, b"used_dltensor")  # consumed: shapeml calls the deleter
+        self._check(imp(ptr, C.byref(out)))
+        _PyCapsule_SetName(capsule, b"used_dltensor_versioned" if versioned else b"used_dltensor")  # consumed: shapeml calls the deleter
         return Tensor(self, out)
 
     def _as_tensor(self, a):
@@ -517,6 +539,7 @@ _PyCapsule_IsValid = C.pythonapi.PyCapsule_IsValid
 _PyCapsule_IsValid.restype, _PyCapsule_IsValid.argtypes = C.c_int, [C.py_object, C.c_char_p]
 _DELETER = C.CFUNCTYPE(None, C.c_void_p)
 _DELETER_OFFSET = 56  # offsetof(DLManagedTensor, deleter): DLTensor (48 bytes), manager_ctx
+_VERSIONED_DELETER_OFFSET = 16  # offsetof(DLManagedTensorVersioned, deleter): version (8 bytes), manager_ctx
 
 
 # The destructor gets the dying capsule as a raw pointer (a py_object would
@@ -529,12 +552,13 @@ _GetPointerRaw.restype, _GetPointerRaw.argtypes = C.c_void_p, [C.c_void_p, C.c_c
 
 @C.CFUNCTYPE(None, C.c_void_p)
 def _capsule_destructor(capsule):
-    # An unconsumed "dltensor" capsule owns its DLManagedTensor: call its deleter.
-    if _IsValidRaw(capsule, b"dltensor"):
-        p = _GetPointerRaw(capsule, b"dltensor")
-        deleter = C.c_void_p.from_address(p + _DELETER_OFFSET).value
-        if deleter:
-            _DELETER(deleter)(p)
+    # An unconsumed capsule owns its DLManagedTensor(Versioned): call its deleter.
+    for name, offset in ((b"dltensor", _DELETER_OFFSET), (b"dltensor_versioned", _VERSIONED_DELETER_OFFSET)):
+        if _IsValidRaw(capsule, name):
+            p = _GetPointerRaw(capsule, name)
+            deleter = C.c_void_p.from_address(p + offset).value
+            if deleter:
+                _DELETER(deleter)(p)
 
 
 class Tensor:
@@ -552,28 +576,54 @@ class Tensor:
 
     @property
     def shape(self):
+        """The shape, a tuple of ints."""
         L = self.lib.lib
         return tuple(L.shapeml_tensor_shape(self.handle)[i] for i in range(L.shapeml_tensor_rank(self.handle)))
+
+    @property
+    def dtype(self):
+        """The dtype's name in the language: "f32", "f64", "bf16", "i32", "i64" or "bool"."""
+        return DTYPE_NAMES.get(self.lib.lib.shapeml_tensor_dtype(self.handle), "?")
+
+    @property
+    def device(self):
+        """Where the data lives: "host" or "cuda:N"."""
+        kind, index = self.__dlpack_device__()
+        return f"cuda:{index}" if kind == KDL_CUDA else "host"
+
+    def __repr__(self):
+        return f"shapeml.Tensor(dtype={self.dtype}, shape={self.shape}, device={self.device})"
 
     def numpy(self, bf16=None):
         """A NumPy copy (host tensors)."""
         return self.lib.to_numpy(self.handle, bf16)
 
-    def __dlpack__(self, stream=None):
-        """The DLPack capsule. For a CUDA tensor, the producer's half of the
-        stream handshake: the consumer's `stream` (an int cudaStream_t; None
-        or 1 the legacy default stream, 2 the per-thread one; -1 none) waits
-        on the GPU for the work that computes this tensor."""
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule (the Array API protocol, DLPack 1.x): a
+        versioned capsule ("dltensor_versioned", its read-only flag set for
+        a read-only tensor) when the consumer's `max_version` is (1, x) or
+        later, else the legacy one. The data is never copied: `copy=True`
+        and a `dl_device` other than the tensor's raise BufferError (copy
+        with .numpy() or in the consumer). For a CUDA tensor, the producer's
+        half of the stream handshake: the consumer's `stream` (an int
+        cudaStream_t; None or 1 the legacy default stream, 2 the per-thread
+        one; -1 none) waits on the GPU for the work that computes this
+        tensor."""
         L = self.lib.lib
+        if copy:
+            raise BufferError("shapeml.Tensor.__dlpack__ does not copy; copy=True is not supported (use .numpy() for a host copy)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"the tensor is on {self.device}; it cannot be exported to device {tuple(dl_device)} without a copy")
         if stream != -1 and self.__dlpack_device__()[0] == KDL_CUDA:
             f = L.shapeml_unstable_stream_wait_tensor
             f.restype, f.argtypes = C.c_void_p, [C.c_void_p, C.c_void_p]
             self.lib._check(f(C.c_void_p(1 if stream is None else stream), self.handle))
-        L.shapeml_tensor_export_dlpack.restype = C.c_void_p
-        L.shapeml_tensor_export_dlpack.argtypes = [C.c_void_p, C.POINTER(C.c_void_p)]
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        export = L.shapeml_tensor_export_dlpack_versioned if versioned else L.shapeml_tensor_export_dlpack
+        export.restype, export.argtypes = C.c_void_p, [C.c_void_p, C.POINTER(C.c_void_p)]
         m = C.c_void_p()
-        self.lib._check(L.shapeml_tensor_export_dlpack(self.handle, C.byref(m)))
-        return _PyCapsule_New(m.value, b"dltensor", C.cast(_capsule_destructor, C.c_void_p))
+        self.lib._check(export(self.handle, C.byref(m)))
+        return _PyCapsule_New(m.value, b"dltensor_versioned" if versioned else b"dltensor", C.cast(_capsule_destructor, C.c_void_p))
 
     def __dlpack_device__(self):
         L = self.lib.lib
@@ -583,6 +633,19 @@ class Tensor:
         L.shapeml_tensor_device.restype, L.shapeml_tensor_device.argtypes = _Device, [C.c_void_p]
         d = L.shapeml_tensor_device(self.handle)
         return (d.device_type, d.device_id)
+
+
+_default_library = None
+
+
+def from_dlpack(x):
+    """A shapeml Tensor viewing `x` (anything with __dlpack__, or a DLPack
+    capsule) without copying, through a default Library() opened on first
+    use (the Array API's `from_dlpack`)."""
+    global _default_library
+    if _default_library is None:
+        _default_library = Library()
+    return _default_library.from_dlpack(x)
 
 
 Diagnostic = namedtuple("Diagnostic", "code severity message file line column end_line end_column expected actual counterexample notes")

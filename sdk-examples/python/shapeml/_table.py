@@ -3,6 +3,8 @@ resolves. The library is opened with ctypes (dlopen); every stable function
 is then called through the versioned table, checked once here."""
 import ctypes as C
 
+from ._errors import LibraryError
+
 ABI_MAJOR = 0       # SHAPEML_VERSION_MAJOR this package speaks
 ABI_MINOR_MIN = 3   # the oldest minor it needs (entries as handles)
 
@@ -108,8 +110,6 @@ class _Header(C.Structure):
                 ("compiler", C.c_int32)]
 
 
-class LibraryError(OSError):
-    """The file cannot be loaded, has no shapeml_get_api, or speaks another ABI."""
 
 
 class Table:

@@ -8,6 +8,7 @@ DLPack both ways with NumPy and PyTorch (CPU), and the runtime-only library.
 Usage: /usr/bin/python3 sdk-examples/python/tests/test_package.py BUILD_DIR   (default build/default)
 Last line: `python-package: N passed, M failed`; exit status 1 on any failure.
 """
+import ctypes as C
 import math
 import os
 import re
@@ -200,6 +201,61 @@ def dlpack_numpy_and_torch():
     base = torch.arange(12, dtype=torch.float32)
     view = lib.from_dlpack(base[4:10])
     assert np.array_equal(view.numpy(), np.arange(4, 10, dtype=np.float32))
+
+
+@test
+def python_conventions():
+    """Paths as os.PathLike, bindings as a string or a list, a rank-0 bf16
+    result, Tensor dtype/shape/device/repr, __version__, LibraryError as a
+    shapeml.Error, DLPack 1.x (versioned capsules, dl_device, copy)."""
+    import pathlib
+    import subprocess
+    assert re.fullmatch(r"\d+\.\d+\.\d+", shapeml.__version__)
+    lib = shapeml.Library(pathlib.Path(SDK))
+    try:
+        shapeml.Library(pathlib.Path("/nonexistent/libshapeml.so.0"))
+        raise AssertionError("no error")
+    except shapeml.Error as e:  # LibraryError is a shapeml.Error (and an OSError)
+        assert isinstance(e, shapeml.LibraryError) and isinstance(e, OSError) and "/nonexistent" in e.message
+    src = ("(module m (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (mul x 2.0)))"
+           " (func s (params (x (tensor f32 (3) host))) (returns (tensor bf16 () host)) (return (cast (reduce_sum x) bf16))))")
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in ("f:N=3;f:N=5;s:", ["f:N=3", "f:N=5", "s:"]):
+            so = pathlib.Path(tmp) / ("m_%s.so" % type(spec).__name__)
+            lib.build(src, spec, so, name="m.sml")
+            mod = lib.load(so)
+            (y,) = mod.call("f", np.arange(5, dtype=np.float32))
+            assert np.array_equal(y, np.arange(5, dtype=np.float32) * 2)
+        (z,) = mod.call("s", np.array([1.5, 2.0, 4.25], np.float32))  # a rank-0 bf16 result
+        assert z.shape == () and z.dtype == np.float32 and float(z) == 7.75
+    t = lib.from_dlpack(np.arange(6, dtype=np.float64).reshape(2, 3))
+    assert (t.dtype, t.shape, t.device) == ("f64", (2, 3), "host")
+    assert repr(t) == "shapeml.Tensor(dtype=f64, shape=(2, 3), device=host)"
+    cap = t.__dlpack__(max_version=(1, 0))
+    is_valid = C.pythonapi.PyCapsule_IsValid
+    is_valid.restype, is_valid.argtypes = C.c_int, [C.py_object, C.c_char_p]
+    assert is_valid(cap, b"dltensor_versioned") and not is_valid(cap, b"dltensor")
+    back = lib.from_dlpack(cap)  # consumes the versioned capsule
+    assert np.array_equal(back.numpy(), np.arange(6, dtype=np.float64).reshape(2, 3))
+    assert is_valid(t.__dlpack__(), b"dltensor")  # legacy without max_version
+    assert is_valid(t.__dlpack__(max_version=(0, 8)), b"dltensor")
+    for kwargs in ({"copy": True}, {"dl_device": (2, 0)}):
+        try:
+            t.__dlpack__(**kwargs)
+            raise AssertionError(f"no error for {kwargs}")
+        except BufferError:
+            pass
+    assert t.__dlpack__(dl_device=t.__dlpack_device__(), copy=False) is not None
+    assert np.array_equal(np.from_dlpack(t), np.arange(6, dtype=np.float64).reshape(2, 3))
+    # Library() with no path on a machine with only the runtime library.
+    with tempfile.TemporaryDirectory() as tmp:
+        os.symlink(RUNTIME, os.path.join(tmp, "libshapeml_runtime.so.0"))
+        env = {k: v for k, v in os.environ.items() if k != "SHAPEML_LIBRARY"}
+        env["LD_LIBRARY_PATH"] = tmp
+        code = ("import sys; sys.path.insert(0, %r); import shapeml; lib = shapeml.Library(); "
+                "print(lib.has_compiler, lib.lib.path)") % os.path.join(HERE, "..")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.split() == ["False", "libshapeml_runtime.so.0"], (r.stdout, r.stderr)
 
 
 def main():
