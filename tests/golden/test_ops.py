@@ -1155,7 +1155,8 @@ def main():
                 return torch.flip(torch.cumsum(torch.flip(x, [axis]), axis), [axis])
             return torch.cumsum(x, axis)
         return f
-    for shp, axis in (((6, 9), 1), ((6, 9), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((11,), 0)):
+    # (the innermost axis from 64 on is a scalar loop per row: (3, 4, 70), (2, 100))
+    for shp, axis in (((6, 9), 1), ((6, 9), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((11,), 0), ((3, 4, 70), -1), ((2, 100), 1)):
         for rev in (False, True):
             dims = " ".join("ABC"[:len(shp)])
             src = module(func([("x", T("f32", dims))], T("f32", dims), f"(return (cumsum x :axis {axis} :reverse {'true' if rev else 'false'}))",
@@ -1167,6 +1168,8 @@ def main():
     case("cumsum f64 reverse", src, [randn((4, 300), "f64")], cums(1, True), tol=("fro", 1e-14))
     src = module(func([("x", T("bf16", "N"))], T("bf16", "N"), "(return (cumsum x :axis 0))", dims="N"))
     case("cumsum bf16 (f32 running sum, rounded per output)", src, [shapeml.bf16(randn(200, "f32"))], cums(0, False), tol=("ulp", 1.0))
+    src = module(func([("x", T("bf16", "A B"))], T("bf16", "A B"), "(return (cumsum x :axis 0 :reverse true))", dims="A B"))
+    case("cumsum bf16 axis 0 reverse (slice steps)", src, [shapeml.bf16(randn((30, 5), "f32"))], cums(0, True), tol=("ulp", 1.0))
     for dt in ("i32", "i64"):
         big = np.iinfo(np.int32 if dt == "i32" else np.int64).max
         x = np.array([[big, 1, 5], [-3, 4, big]], np.int32 if dt == "i32" else np.int64)
