@@ -38,6 +38,27 @@ bool rank_at_least_1(OpKind op, const TensorType& t, RuleEnv& env) {
   return false;
 }
 
+// The i64 position of every element along `axis` (an iota of t's shape), and
+// the axis' extent as a rank-0 i64: the "no hit" position of an argmax.
+struct Positions {
+  ir::ValueId pos, past_end;
+};
+std::optional<Positions> positions(const TensorType& t, int64_t axis, DerivedOpSink& sink) {
+  ir::Attrs io;
+  io.dtype = DType::I64;
+  io.device = t.device;
+  io.shape = t.shape;
+  io.axis = axis;
+  auto pos = sink.emit(OpKind::Iota, {}, io);
+  ir::Attrs dv;
+  dv.size = t.shape[static_cast<size_t>(axis)];
+  dv.dtype = DType::I64;
+  dv.device = t.device;
+  auto past_end = sink.emit(OpKind::DimValue, {}, dv);
+  if (!pos || !past_end) return std::nullopt;
+  return Positions{*pos, *past_end};
+}
+
 std::optional<ir::ValueId> reshape_to(ir::ValueId x, Shape s, DerivedOpSink& sink) {
   ir::Attrs a;
   a.shape = std::move(s);
@@ -186,19 +207,9 @@ std::optional<ir::ValueId> arg_extremum(OpKind op, ir::ValueId x, const DerivedA
     hit = sink.emit(OpKind::Or, {*hit, *nan}, {});
     if (!hit) return std::nullopt;
   }
-  ir::Attrs io;
-  io.dtype = DType::I64;
-  io.device = t.device;
-  io.shape = t.shape;
-  io.axis = *ax;
-  auto pos = sink.emit(OpKind::Iota, {}, io);
-  ir::Attrs dv;
-  dv.size = t.shape[static_cast<size_t>(*ax)];
-  dv.dtype = DType::I64;
-  dv.device = t.device;
-  auto past_end = sink.emit(OpKind::DimValue, {}, dv);
-  if (!pos || !past_end) return std::nullopt;
-  auto cand = sink.emit(OpKind::Select, {*hit, *pos, *past_end}, {});
+  auto where = positions(t, *ax, sink);
+  if (!where) return std::nullopt;
+  auto cand = sink.emit(OpKind::Select, {*hit, where->pos, where->past_end}, {});
   if (!cand) return std::nullopt;
   red.keepdims = at.keepdims;
   return sink.emit(OpKind::ReduceMin, {*cand}, red);
@@ -251,21 +262,12 @@ std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, c
   one[a] = Poly::constant(1);
   Shape without = t.shape;
   without.erase(without.begin() + static_cast<std::ptrdiff_t>(a));
-  ir::Attrs io;
-  io.dtype = DType::I64;
-  io.device = t.device;
-  io.shape = t.shape;
-  io.axis = *ax;
-  auto pos = sink.emit(OpKind::Iota, {}, io);
-  ir::Attrs dv;
-  dv.size = d;
-  dv.dtype = DType::I64;
-  dv.device = t.device;
-  auto past_end = sink.emit(OpKind::DimValue, {}, dv);
+  auto where = positions(t, *ax, sink);
   TensorType rank0 = t;
   rank0.shape.clear();
   auto low = sink.fill(lowest, rank0);
-  if (!pos || !past_end || !low) return std::nullopt;
+  if (!where || !low) return std::nullopt;
+  const ir::ValueId pos = where->pos, past_end = where->past_end;
   std::optional<ir::ValueId> nan;
   if (floating && !(nan = sink.emit(OpKind::Ne, {x, x}, {}))) return std::nullopt;
   std::optional<ir::ValueId> taken;
@@ -288,7 +290,7 @@ std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, c
       hit = free ? sink.emit(OpKind::And, {*hit, *free}, {}) : std::nullopt;
     }
     if (!hit) return std::nullopt;
-    auto cand = sink.emit(OpKind::Select, {*hit, *pos, *past_end}, {});
+    auto cand = sink.emit(OpKind::Select, {*hit, pos, past_end}, {});
     auto idx = cand ? sink.emit(OpKind::ReduceMin, {*cand}, red) : std::nullopt;
     auto flat = idx ? reshape_to(*idx, without, sink) : std::nullopt;
     auto val = flat ? sink.emit(OpKind::TakeAlongAxis, {x, *flat}, take) : std::nullopt;
@@ -297,7 +299,7 @@ std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, c
     values.push_back(*val1);
     indices.push_back(*idx);
     if (j + 1 < at.k) {
-      auto now = sink.emit(OpKind::Eq, {*pos, *idx}, {});
+      auto now = sink.emit(OpKind::Eq, {pos, *idx}, {});
       taken = now && taken ? sink.emit(OpKind::Or, {*taken, *now}, {}) : now;
       if (!taken) return std::nullopt;
     }

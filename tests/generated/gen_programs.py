@@ -1286,7 +1286,7 @@ class FuncTyper:
                 elif a.get('keepdims'):
                     dims.append(I(1))
             return TT(t.dtype, dims, t.dev)
-        if fam == 'softmax':  # §4.21: the operand's type
+        if fam == 'softmax' or op == 'cumsum':  # §4.21, §4.27: the operand's type
             t = ins[0]
             if not self.dtype_ok(op, t):
                 return None
@@ -1308,14 +1308,6 @@ class FuncTyper:
             dims = list(t.dims)
             dims[ax] = MUL(dims[ax], r)
             return TT(t.dtype, dims, t.dev)
-        if op == 'cumsum':  # §4.27: the operand's type
-            t = ins[0]
-            if not self.dtype_ok(op, t):
-                return None
-            if t.rank < 1:
-                self.fail('E0203')
-                return None
-            return t if self.norm_axis(a['axis'], t.rank) is not None else None
         if op == 'squeeze':  # §4.28: each named dimension provably 1, removed
             t = ins[0]
             seen = set()
