@@ -82,7 +82,17 @@ class HostResource final : public MemoryResource {
           return p;
         }
     }
-    return std::aligned_alloc(alignment, rounded);
+    void* p = std::aligned_alloc(alignment, rounded);
+    if (!p && kKeep) {  // short of memory: give the kept blocks back first
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        for (const Block& b : kept_) std::free(b.p);
+        kept_.clear();
+        kept_bytes_ = 0;
+      }
+      p = std::aligned_alloc(alignment, rounded);
+    }
+    return p;
   }
   void do_deallocate(void* p, size_t bytes, size_t alignment, void*) noexcept override {
     size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
