@@ -25,14 +25,14 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 #include "cuda/executor/executor.h"
 #include "cuda/executor/graph.h"
 
-using shapeml::abi::GpuDType;
-using shapeml::abi::GpuLaunch;
-using shapeml::abi::GpuPlan;
-using shapeml::abi::GpuSlot;
+using shapeml::plan::GpuDType;
+using shapeml::plan::GpuLaunch;
+using shapeml::plan::GpuPlan;
+using shapeml::plan::GpuSlot;
 namespace sc = shapeml::cuda;
 
 namespace {
@@ -74,7 +74,7 @@ GpuPlan chain_plan(int n, int64_t elems) {
   for (int i = 0; i < n; ++i) {
     GpuLaunch l;
     int32_t dst = i == n - 1 ? out : t[i % 2];
-    l.kernel = i % 3 == 1 ? "unary" : "binary";
+    l.kind = i % 3 == 1 ? shapeml::plan::LaunchKind::Unary : shapeml::plan::LaunchKind::Binary;
     l.op = i % 3 == 0 ? "add" : i % 3 == 1 ? "tanh" : "mul";
     l.inputs = i % 3 == 1 ? std::vector<int32_t>{cur} : std::vector<int32_t>{cur, i % 3 == 0 ? b : a};
     l.outputs = {dst};

@@ -16,14 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 #include "cuda/executor/executor.h"
 #include "cuda/executor/kernels.h"
 
-using shapeml::abi::GpuDType;
-using shapeml::abi::GpuLaunch;
-using shapeml::abi::GpuPlan;
-using shapeml::abi::GpuSlot;
+namespace plan = shapeml::plan;
+
+using shapeml::plan::GpuDType;
+using shapeml::plan::GpuLaunch;
+using shapeml::plan::GpuPlan;
+using shapeml::plan::GpuSlot;
 
 #define CHECK(x)                                                                 \
   do {                                                                           \
@@ -57,11 +59,11 @@ static GpuPlan make_plan(int n_launches, int64_t elems) {
     GpuLaunch l;
     int32_t dst = i == n_launches - 1 ? out : (i % 2 ? t1 : t0);
     if (i % 2 == 0) {
-      l.kernel = "binary";
+      l.kind = plan::LaunchKind::Binary;
       l.op = "add";
       l.inputs = {cur, in};
     } else {
-      l.kernel = "unary";
+      l.kind = plan::LaunchKind::Unary;
       l.op = "tanh";
       l.inputs = {cur};
     }

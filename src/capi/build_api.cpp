@@ -10,7 +10,7 @@
 
 #include <cstdlib>
 
-#include "abi/struct_reader.h"
+#include "common/struct_reader.h"
 #include "capi/handles.h"
 #include "driver/frontend.h"
 #include "driver/pipeline.h"
@@ -78,7 +78,7 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
     if (!options) return null_arg(kFn, "options");
     if (!out_path) return null_arg(kFn, "out_path");
     shapeml_build_options o = SHAPEML_BUILD_OPTIONS_INIT;
-    if (!shapeml::abi::read_versioned(*options, o, ends))
+    if (!shapeml::common::read_versioned(*options, o, ends))
       return shapeml::capi::bad_struct_size(kFn, "options", options->struct_size, sizeof o, ends);
     if (!shapeml::capi::is_target(o.target))
       return invalid("options->target " + std::to_string(o.target) + " is not a shapeml_target (" + shapeml::capi::kTargetsExpected + ")");

@@ -1,7 +1,7 @@
 // shapeml_get_capabilities: what this library can do. Compiled into both
 // libraries; libshapeml.so defines SHAPEML_HAS_COMPILER (JIT and AOT builds).
-#include "abi/compiled_entry.h"
-#include "abi/struct_reader.h"
+#include "common/compiled_entry.h"
+#include "common/struct_reader.h"
 #include "capi/status.h"
 #include "runtime/cuda_plugin_loader.h"
 
@@ -21,11 +21,11 @@ extern "C" SHAPEML_API shapeml_status* shapeml_get_capabilities(shapeml_capabili
                               SHAPEML_VERSION_MAJOR,
                               SHAPEML_VERSION_MINOR,
                               SHAPEML_VERSION_PATCH,
-                              shapeml::abi::kCompiledEntryAbiVersion,
+                              shapeml::common::kCompiledEntryAbiVersion,
                               SHAPEML_HAS_COMPILER,
                               SHAPEML_HAS_COMPILER,
                               /*cuda_plugin=*/shapeml::runtime::cuda_plugin().ok() ? 1 : 0};
-    if (!shapeml::abi::write_versioned(full, out, ends))
+    if (!shapeml::common::write_versioned(full, out, ends))
       return shapeml::capi::bad_struct_size("shapeml_get_capabilities", "out", out->struct_size, sizeof full, ends);
     return nullptr;
   });

@@ -5,8 +5,8 @@
 #include <mutex>
 #include <vector>
 
-#include "abi/utf8.h"
-#include "abi/struct_reader.h"
+#include "common/utf8.h"
+#include "common/struct_reader.h"
 #include "capi/status.h"
 #include "driver/frontend.h"
 #include "runtime/context_streams.h"
@@ -42,7 +42,7 @@ std::shared_ptr<runtime::ContextStreams> context_streams(const shapeml_context* 
 }  // namespace shapeml::capi
 
 namespace {
-// Field ends of the structs this file reads or writes (abi/struct_reader.h).
+// Field ends of the structs this file reads or writes (common/struct_reader.h).
 #define END(T, f) SHAPEML_FIELD_END(T, f)
 constexpr std::initializer_list<size_t> kContextOptionsEnds = {END(shapeml_context_options, struct_size),
                                                                END(shapeml_context_options, obligation_timeout_ms),
@@ -70,7 +70,7 @@ SHAPEML_API shapeml_status* shapeml_context_create(const shapeml_context_options
     *out = nullptr;
     shapeml_context_options o = SHAPEML_CONTEXT_OPTIONS_INIT;
     o.obligation_timeout_ms = 0;  // a caller's short struct leaves the default (2000) below
-    if (options && !shapeml::abi::read_versioned(*options, o, kContextOptionsEnds))
+    if (options && !shapeml::common::read_versioned(*options, o, kContextOptionsEnds))
       return shapeml::capi::bad_struct_size("shapeml_context_create", "options", options->struct_size, sizeof o, kContextOptionsEnds);
     auto* c = new shapeml_context;
     c->options.obligation_timeout_ms = o.obligation_timeout_ms ? o.obligation_timeout_ms : 2000;
@@ -109,19 +109,19 @@ SHAPEML_API shapeml_status* shapeml_check_source(shapeml_context* context, const
     if (!context) return null_arg("shapeml_check_source", "context");
     if (auto* st = shapeml::capi::check_source_arg("shapeml_check_source", source, length)) return st;
     auto* r = new shapeml_check_result;
-    // Every string a check result hands out is valid UTF-8 (abi/utf8.h):
+    // Every string a check result hands out is valid UTF-8 (common/utf8.h):
     // the name, and every diagnostic text, which may quote source bytes.
-    r->result = shapeml::driver::check_source(shapeml::abi::sanitize_utf8(name ? name : "<source>"),
+    r->result = shapeml::driver::check_source(shapeml::common::sanitize_utf8(name ? name : "<source>"),
                                               std::string(source ? source : "", length), context->options);
     for (auto& d : r->result.diags.all()) {
       for (std::string* t : {&d.message, &d.expected, &d.actual, &d.expected_label, &d.actual_label})
-        if (!shapeml::abi::is_valid_utf8(*t)) *t = shapeml::abi::sanitize_utf8(*t);
+        if (!shapeml::common::is_valid_utf8(*t)) *t = shapeml::common::sanitize_utf8(*t);
       for (auto& l : d.labels)
-        if (!shapeml::abi::is_valid_utf8(l.text)) l.text = shapeml::abi::sanitize_utf8(l.text);
+        if (!shapeml::common::is_valid_utf8(l.text)) l.text = shapeml::common::sanitize_utf8(l.text);
       for (auto& n : d.notes)
-        if (!shapeml::abi::is_valid_utf8(n)) n = shapeml::abi::sanitize_utf8(n);
+        if (!shapeml::common::is_valid_utf8(n)) n = shapeml::common::sanitize_utf8(n);
       for (auto& c : d.counterexample)
-        if (!shapeml::abi::is_valid_utf8(c.first)) c.first = shapeml::abi::sanitize_utf8(c.first);
+        if (!shapeml::common::is_valid_utf8(c.first)) c.first = shapeml::common::sanitize_utf8(c.first);
     }
     *out = r;
     return nullptr;
@@ -149,7 +149,7 @@ SHAPEML_API shapeml_status* shapeml_check_result_get_diagnostic(const shapeml_ch
     const char* fn = "shapeml_check_result_get_diagnostic";
     if (!r) return null_arg(fn, "result");
     if (!out) return null_arg(fn, "out");
-    if (!shapeml::abi::acceptable_struct_size(out->struct_size, sizeof(shapeml_diagnostic), kDiagnosticEnds) || out->struct_size < sizeof(size_t))
+    if (!shapeml::common::acceptable_struct_size(out->struct_size, sizeof(shapeml_diagnostic), kDiagnosticEnds) || out->struct_size < sizeof(size_t))
       return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof(shapeml_diagnostic), kDiagnosticEnds);
     const auto& all = r->result.diags.all();
     if (index >= all.size()) return bad_index(fn, index, all.size());
@@ -172,7 +172,7 @@ SHAPEML_API shapeml_status* shapeml_check_result_get_diagnostic(const shapeml_ch
     full.actual = d.actual.c_str();
     full.counterexample_count = d.counterexample.size();
     full.note_count = d.notes.size();
-    shapeml::abi::write_versioned(full, out, kDiagnosticEnds);
+    shapeml::common::write_versioned(full, out, kDiagnosticEnds);
     return nullptr;
   });
 }
@@ -240,7 +240,7 @@ SHAPEML_API shapeml_status* shapeml_unstable_check_result_stats(const shapeml_ch
     const auto& s = r->result.stats;
     shapeml_unstable_check_stats full{sizeof full, s.solver.obligations, s.solver.syntactic, s.solver.z3_queries, s.solver.z3_seconds,
                                       s.parse_seconds + s.check_seconds};
-    if (!shapeml::abi::write_versioned(full, out, kStatsEnds)) return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof full, kStatsEnds);
+    if (!shapeml::common::write_versioned(full, out, kStatsEnds)) return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof full, kStatsEnds);
     return nullptr;
   });
 }

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "abi/struct_reader.h"
+#include "common/struct_reader.h"
 #include "capi/handles.h"
 #include "runtime/dlpack.h"
 #include "runtime/shape_binding.h"
@@ -107,7 +107,7 @@ shapeml_status* read_module_options(const char* fn, const shapeml_module_options
 #undef MO_END
   out = SHAPEML_MODULE_OPTIONS_INIT;
   if (!in) return nullptr;
-  if (!abi::read_versioned(*in, out, ends)) return bad_struct_size(fn, "options", in->struct_size, sizeof out, ends);
+  if (!common::read_versioned(*in, out, ends)) return bad_struct_size(fn, "options", in->struct_size, sizeof out, ends);
   if (!is_target(out.target))
     return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->target " + std::to_string(out.target) +
                                                             " is not a shapeml_target (" + kTargetsExpected + ")");
@@ -191,7 +191,7 @@ SHAPEML_API shapeml_status* shapeml_entry_get_tensor_info(const shapeml_entry* e
     DLDevice dev = rt::to_dl_device(t.device);
     shapeml_tensor_info full{sizeof full, io->name.c_str(), static_cast<shapeml_dtype>(t.dtype), static_cast<int32_t>(dev.device_type),
                              dev.device_id, t.rank(), io->type.c_str()};
-    if (!shapeml::abi::write_versioned(full, out, kTensorInfoEnds))
+    if (!shapeml::common::write_versioned(full, out, kTensorInfoEnds))
       return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof full, kTensorInfoEnds);
     return nullptr;
   });
@@ -210,7 +210,7 @@ SHAPEML_API shapeml_status* shapeml_entry_get_dim(const shapeml_entry* e, shapem
                                                               "; dimension " + std::to_string(dim) + " is out of range");
     const shapeml_entry::Dim& d = io->dims[dim];
     shapeml_dim_info full{sizeof full, d.kind, d.value, d.kind == SHAPEML_DIM_VARIABLE ? d.variable.c_str() : nullptr, d.text.c_str()};
-    if (!shapeml::abi::write_versioned(full, out, kDimInfoEnds))
+    if (!shapeml::common::write_versioned(full, out, kDimInfoEnds))
       return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof full, kDimInfoEnds);
     return nullptr;
   });
@@ -260,7 +260,7 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
       for (size_t i = 0; i < num_outputs; ++i) outputs[i] = nullptr;
     if (!e) return null_arg(fn, "entry");
     shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
-    if (options && !shapeml::abi::read_versioned(*options, o, kCallOptionsEnds))
+    if (options && !shapeml::common::read_versioned(*options, o, kCallOptionsEnds))
       return shapeml::capi::bad_struct_size(fn, "options", options->struct_size, sizeof o, kCallOptionsEnds);
     if (o.device_index != 0)
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->device_index is " + std::to_string(o.device_index) +

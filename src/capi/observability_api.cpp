@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "abi/struct_reader.h"
+#include "common/struct_reader.h"
 #include "capi/status.h"
 #include "obs/log.h"
 #include "obs/trace.h"
@@ -104,7 +104,7 @@ SHAPEML_API shapeml_status* shapeml_unstable_log_set_levels(const char* spec) {
 SHAPEML_API shapeml_status* shapeml_unstable_trace_start(const shapeml_unstable_trace_options* options) {
   return guarded("shapeml_unstable_trace_start", [&]() -> shapeml_status* {
     shapeml_unstable_trace_options o = SHAPEML_UNSTABLE_TRACE_OPTIONS_INIT;
-    if (options && !shapeml::abi::read_versioned(*options, o, kTraceOptionsEnds))
+    if (options && !shapeml::common::read_versioned(*options, o, kTraceOptionsEnds))
       return shapeml::capi::bad_struct_size("shapeml_unstable_trace_start", "options", options->struct_size, sizeof o, kTraceOptionsEnds);
     if (!shapeml::obs::kInstrumented) return not_instrumented("shapeml_unstable_trace_start");
     shapeml::obs::start(static_cast<uint32_t>(o.flags) | shapeml::obs::kTraceOn);

@@ -1,7 +1,7 @@
 #include "capi/status.h"
 
-#include "abi/struct_reader.h"
-#include "abi/utf8.h"
+#include "common/struct_reader.h"
+#include "common/utf8.h"
 
 namespace shapeml::capi {
 
@@ -14,11 +14,11 @@ shapeml_status* out_of_memory_status() noexcept {
 }
 
 shapeml_status* make_status(shapeml_status_code code, std::string message) noexcept {
-  // Every message crossing the C ABI is valid UTF-8 (abi/utf8.h): names from
+  // Every message crossing the C ABI is valid UTF-8 (common/utf8.h): names from
   // sources, .npy headers and callers may hold any bytes.
-  if (!abi::is_valid_utf8(message)) {
+  if (!common::is_valid_utf8(message)) {
     try {
-      message = abi::sanitize_utf8(message);
+      message = common::sanitize_utf8(message);
     } catch (...) {
       return out_of_memory_status();
     }
@@ -29,7 +29,7 @@ shapeml_status* make_status(shapeml_status_code code, std::string message) noexc
 
 shapeml_status* bad_struct_size(const char* fn, const char* what, size_t size, size_t known, std::initializer_list<size_t> field_ends) {
   return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + what + "->struct_size is " +
-                                                          abi::accepted_sizes_text(size, known, field_ends));
+                                                          common::accepted_sizes_text(size, known, field_ends));
 }
 
 }  // namespace shapeml::capi

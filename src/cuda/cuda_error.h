@@ -1,4 +1,4 @@
-// CUDA errors as the plugin reports them (src/cuda/plugin_api.h): a shapeml
+// CUDA errors as the plugin reports them (src/plan/plugin_contract.h): a shapeml
 // status code plus a message naming the failing call and the operation,
 // written into the caller's buffer without allocating.
 #pragma once

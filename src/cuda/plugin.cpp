@@ -1,5 +1,5 @@
 // libshapeml_cuda.so: devices, streams and copies, and the one exported
-// symbol, shapeml_cuda_plugin_get (src/cuda/plugin_api.h). Nothing here
+// symbol, shapeml_cuda_plugin_get (src/plan/plugin_contract.h). Nothing here
 // prints, exits or throws: every failure is a status code and a message
 // naming the CUDA call.
 #include <cuda_runtime_api.h>

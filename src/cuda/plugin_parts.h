@@ -1,4 +1,4 @@
-// The functions behind the plugin's vtable (src/cuda/plugin_api.h), one file
+// The functions behind the plugin's vtable (src/plan/plugin_contract.h), one file
 // per idea: plugin.cpp (devices, streams, copies, the vtable),
 // device_memory.cpp (allocation), plan_entries.cpp (plans). Every function
 // follows plugin_api.h: 0 or a status code plus a message in `err`.
@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cuda/plugin_api.h"
+#include "plan/plugin_contract.h"
 
 namespace shapeml::cuda {
 

@@ -32,7 +32,7 @@ enum class LowerStage {
   Mlir,         // MLIR as emitted (linalg on tensors), with matmul strategies
   LoweredMlir,  // after the MLIR pass pipeline (LLVM dialect)
   Llvm,         // optimized LLVM IR
-  GpuPlan,      // a device entry's dispatch plan (src/abi/gpu_plan.h), with each choice and why
+  GpuPlan,      // a device entry's dispatch plan (src/plan/plan.h), with each choice and why
 };
 
 /// The target named by `name`: "native" or "x86-64"; INVALID_ARGUMENT

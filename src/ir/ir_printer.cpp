@@ -1,7 +1,7 @@
 #include <sstream>
 
 #include "ir/ir.h"
-#include "abi/numbers.h"
+#include "common/numbers.h"
 
 namespace shapeml::ir {
 
@@ -27,7 +27,7 @@ static std::string attrs_text(const Binding& b) {
     case OpFamily::Const: case OpFamily::Fill: {
       // to_chars: independent of the global C++ locale (6 significant
       // digits, as the stream printed before).
-      s = ":value " + (a.is_int ? std::to_string(a.int_value) : abi::format_double(a.float_value, 6));
+      s = ":value " + (a.is_int ? std::to_string(a.int_value) : common::format_double(a.float_value, 6));
       break;
     }
     case OpFamily::Call: {

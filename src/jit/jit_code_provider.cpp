@@ -44,7 +44,7 @@ runtime::Status JitCodeProvider::specialize(const std::string& entry, const std:
     return {};
   }
   lower::cpu::HookTables hooks;
-  abi::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error, &hooks);
+  common::CompiledEntryFn fn = jit_.compile(module_, entry, bindings, error, &hooks);
   if (!fn) return classify_compile_error(error);
   std::lock_guard<std::mutex> lock(mu_);
   symbol = "jit_" + entry + "_" + std::to_string(next_++);
@@ -73,7 +73,7 @@ void JitCodeProvider::release(const std::string& symbol) {
     symbols_.erase(symbol + "_temp_hooks");
     symbols_.erase(symbol + "_parallel_hooks");
   }
-  jit_.release(reinterpret_cast<abi::CompiledEntryFn>(fn));
+  jit_.release(reinterpret_cast<common::CompiledEntryFn>(fn));
 }
 
 std::string entries_manifest(const ir::Module& module, const std::string& target) {

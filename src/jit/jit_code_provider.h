@@ -24,7 +24,7 @@ namespace shapeml::jit {
 /// AOT builds, so both report the same code for the same failure.
 runtime::Status classify_compile_error(const std::string& error);
 
-/// The manifest (src/abi/compiled_entry.h) of every function of `module` as
+/// The manifest (src/common/compiled_entry.h) of every function of `module` as
 /// an entry, with no specialization: what a JIT module serves, and the
 /// signatures AOT build bindings are checked against.
 std::string entries_manifest(const ir::Module& module, const std::string& target);

@@ -14,7 +14,7 @@ namespace shapeml::runtime {
 
 struct CodeProvider {
   virtual ~CodeProvider();
-  /// The address of `symbol` (an abi::CompiledEntryFn), or NULL if there is none.
+  /// The address of `symbol` (an common::CompiledEntryFn), or NULL if there is none.
   virtual void* lookup(const std::string& symbol) = 0;
   /// Whether specialize() can make new specializations (a JIT).
   virtual bool can_specialize() const { return false; }
@@ -28,7 +28,7 @@ struct CodeProvider {
   virtual Status specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol) {
     return unimplemented("this module cannot compile new specializations");
   }
-  /// The dispatch plan (src/abi/gpu_plan.h, as text) of a device entry's
+  /// The dispatch plan (src/plan/plan.h, as text) of a device entry's
   /// specialization `symbol` (a manifest `(kind gpu-plan)` or one that
   /// specialize() made for a device entry). NOT_FOUND when there is none.
   virtual Result<std::string> plan_text(const std::string& symbol) { return not_found("no dispatch plan `" + symbol + "`"); }

@@ -1,4 +1,4 @@
-// Loads the CUDA plugin (libshapeml_cuda.so, src/cuda/plugin_api.h) the
+// Loads the CUDA plugin (libshapeml_cuda.so, src/plan/plugin_contract.h) the
 // first time a CUDA device is asked for. The runtime links no CUDA library:
 // a CPU-only user never loads the plugin, the driver or cuBLAS.
 //
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/plugin_api.h"
+#include "plan/plugin_contract.h"
 #include "runtime/status.h"
 
 namespace shapeml::runtime {

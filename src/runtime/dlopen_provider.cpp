@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "abi/compiled_entry.h"
+#include "common/compiled_entry.h"
 #include "runtime/file_io.h"
 
 namespace shapeml::runtime {
@@ -142,9 +142,9 @@ Result<std::unique_ptr<DlopenCodeProvider>> DlopenCodeProvider::open(const std::
     if (!version) return invalid_argument(path + " is not a shapeml module: it does not export shapeml_module_abi_version");
     if (!manifest) return invalid_argument(path + " is not a shapeml module: it does not export shapeml_module_manifest");
     uint32_t v = version();
-    if (v < abi::kOldestCompiledEntryAbiVersion || v > abi::kCompiledEntryAbiVersion)
+    if (v < common::kOldestCompiledEntryAbiVersion || v > common::kCompiledEntryAbiVersion)
       return incompatible_module(path + " was built for module ABI version " + std::to_string(v) + "; this runtime loads versions " +
-                                 std::to_string(abi::kOldestCompiledEntryAbiVersion) + " to " + std::to_string(abi::kCompiledEntryAbiVersion) +
+                                 std::to_string(common::kOldestCompiledEntryAbiVersion) + " to " + std::to_string(common::kCompiledEntryAbiVersion) +
                                  " (rebuild it with a matching shapemlc)");
     const char* text = manifest();
     if (!text) return invalid_argument(path + ": shapeml_module_manifest() returned NULL");

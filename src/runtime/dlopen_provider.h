@@ -1,7 +1,7 @@
 // The ahead-of-time code provider: a shared object that exports
 //   const char* shapeml_module_manifest(void);
 //   uint32_t    shapeml_module_abi_version(void);
-// and the entry symbols its manifest names (abi/compiled_entry.h).
+// and the entry symbols its manifest names (common/compiled_entry.h).
 #pragma once
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "abi/compiled_entry.h"
+#include "common/compiled_entry.h"
 #include "runtime/tensor.h"
 #include "syntax/sexpr.h"
 #include "syntax/type_syntax.h"
@@ -35,10 +35,10 @@ class Parser {
         if (c.items.size() != 2 || c.items[1].kind != SExpr::Kind::Int || c.items[1].int_value < 0)
           fail(&c, "expected (abi N)");
         out.abi = static_cast<uint32_t>(c.items[1].int_value);
-        if (out.abi < abi::kOldestCompiledEntryAbiVersion || out.abi > abi::kCompiledEntryAbiVersion)
+        if (out.abi < common::kOldestCompiledEntryAbiVersion || out.abi > common::kCompiledEntryAbiVersion)
           throw ManifestError{incompatible_module(where(&c) + "manifest declares (abi " + std::to_string(c.items[1].int_value) +
-                                                  "); this runtime reads abi " + std::to_string(abi::kOldestCompiledEntryAbiVersion) + " to " +
-                                                  std::to_string(abi::kCompiledEntryAbiVersion))};
+                                                  "); this runtime reads abi " + std::to_string(common::kOldestCompiledEntryAbiVersion) + " to " +
+                                                  std::to_string(common::kCompiledEntryAbiVersion))};
         have_abi = true;
       } else if (head_is(c, "name")) {
         if (c.items.size() != 2) fail(&c, "expected (name NAME)");

@@ -1,4 +1,4 @@
-// The module manifest (format in abi/compiled_entry.h): the entry points
+// The module manifest (format in common/compiled_entry.h): the entry points
 // of a compiled module, their shape-polymorphic signatures, and the
 // specializations that exist, parsed without any compiler component (the
 // S-expression reader and dimension polynomials only).
@@ -79,7 +79,7 @@ struct Manifest {
 
 /// Parses and validates manifest text. `origin` names it in messages (the
 /// .so path). Errors are INVALID_ARGUMENT with "origin:line:col: ..." except
-/// an (abi N) other than abi::kCompiledEntryAbiVersion, which is INCOMPATIBLE_MODULE.
+/// an (abi N) other than common::kCompiledEntryAbiVersion, which is INCOMPATIBLE_MODULE.
 ///
 /// Validation: one (shapeml-module ...) form; (abi N) and (name X) present;
 /// entry names unique; every dimension names only declared shape variables;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "abi/struct_reader.h"
+#include "common/struct_reader.h"
 
 namespace shapeml::runtime {
 namespace {
@@ -303,9 +303,9 @@ Result<MemoryResourcePtr> MemoryResource::from_vtable(const shapeml_memory_resou
     if (vtable.struct_size < need)
       return invalid_argument("memory resource: struct_size " + std::to_string(vtable.struct_size) +
                               " is too small to hold `allocate` and `deallocate` (at least " + std::to_string(need) + ")");
-    if (!abi::read_versioned(vtable, vt, kVtableFieldEnds))
+    if (!common::read_versioned(vtable, vt, kVtableFieldEnds))
       return invalid_argument("memory resource: struct_size is " +
-                              abi::accepted_sizes_text(vtable.struct_size, sizeof vt, kVtableFieldEnds));
+                              common::accepted_sizes_text(vtable.struct_size, sizeof vt, kVtableFieldEnds));
     if (!vt.allocate) return invalid_argument("memory resource: `allocate` is NULL");
     if (!vt.deallocate) return invalid_argument("memory resource: `deallocate` is NULL");
     return MemoryResourcePtr(std::make_shared<VtableResource>(vt, std::move(name), device));
@@ -340,11 +340,11 @@ MemoryResourcePtr make_logging_adaptor(MemoryResourcePtr upstream, shapeml_log_c
 }
 
 void write_statistics(const shapeml_memory_statistics& in, shapeml_memory_statistics* out) noexcept {
-  if (out) abi::write_versioned(in, out, kStatisticsFieldEnds);
+  if (out) common::write_versioned(in, out, kStatisticsFieldEnds);
 }
 
 bool statistics_size_ok(size_t struct_size) noexcept {
-  return struct_size >= sizeof(size_t) && abi::acceptable_struct_size(struct_size, sizeof(shapeml_memory_statistics), kStatisticsFieldEnds);
+  return struct_size >= sizeof(size_t) && common::acceptable_struct_size(struct_size, sizeof(shapeml_memory_statistics), kStatisticsFieldEnds);
 }
 
 }  // namespace shapeml::runtime

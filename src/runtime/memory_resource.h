@@ -24,7 +24,7 @@
 #include <mutex>
 #include <string>
 
-#include "abi/struct_reader.h"
+#include "common/struct_reader.h"
 #include "runtime/status.h"
 
 namespace shapeml::runtime {
@@ -111,7 +111,7 @@ void write_statistics(const shapeml_memory_statistics& in, shapeml_memory_statis
 /// Whether `struct_size` is an acceptable size of shapeml_memory_statistics.
 bool statistics_size_ok(size_t struct_size) noexcept;
 
-/// Field ends of the versioned structs of shapeml_memory.h (abi/struct_reader.h).
+/// Field ends of the versioned structs of shapeml_memory.h (common/struct_reader.h).
 #define SHAPEML_VT_END(f) SHAPEML_FIELD_END(shapeml_memory_resource, f)
 inline constexpr std::initializer_list<size_t> kVtableFieldEnds = {SHAPEML_VT_END(struct_size), SHAPEML_VT_END(user), SHAPEML_VT_END(allocate),
                                                                    SHAPEML_VT_END(deallocate), SHAPEML_VT_END(statistics), SHAPEML_VT_END(destroy)};

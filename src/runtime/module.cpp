@@ -46,7 +46,7 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
         if (e.device) {
           slot->symbol = s.symbol;  // a plan getter, not code
         } else {
-          slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+          slot->fn = reinterpret_cast<common::CompiledEntryFn>(fn);
           // Temporaries from the call's memory resource (temp_memory.h); modules made before 0.5 have no table.
           if (void* hooks = mod->provider_->lookup(s.symbol + "_temp_hooks")) install_temp_hooks(hooks);
           // Parallel loops on the runtime's threads (parallel_for.h); modules made before 0.5 run them inline.
@@ -171,7 +171,7 @@ Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
   void* fn = provider_->lookup(symbol);
   if (!fn)
     return fail(internal_error(origin_ + ": the code provider specialized `" + e.name + "` as `" + symbol + "` but cannot resolve that symbol"));
-  slot->fn = reinterpret_cast<abi::CompiledEntryFn>(fn);
+  slot->fn = reinterpret_cast<common::CompiledEntryFn>(fn);
   if (void* hooks = provider_->lookup(symbol + "_temp_hooks")) install_temp_hooks(hooks);
   if (void* hooks = provider_->lookup(symbol + "_parallel_hooks")) install_parallel_hooks(hooks);
   slot->symbol = symbol;

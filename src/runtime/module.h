@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "abi/compiled_entry.h"
+#include "common/compiled_entry.h"
 #include "runtime/code_provider.h"
 #include "runtime/context_streams.h"
 #include "runtime/manifest.h"
@@ -137,7 +137,7 @@ class Module {
   struct Slot {
     std::mutex init;                  // held while this binding is compiled
     std::atomic<bool> ready{false};   // fn (or symbol, for a device entry) is set (release/acquire)
-    abi::CompiledEntryFn fn = nullptr;
+    common::CompiledEntryFn fn = nullptr;
     std::shared_ptr<DevicePlan> plan;  // device entries: guarded by `init`, set once
     std::string symbol;               // provider symbol (JIT-made, or a device entry's plan)
     std::optional<Status> failed;     // the compile failed (seen by waiters)
@@ -153,7 +153,7 @@ class Module {
     Lease(Lease&& o) noexcept : m_(o.m_), s_(std::move(o.s_)) {}
     Lease(const Lease&) = delete;
     ~Lease();
-    abi::CompiledEntryFn fn() const { return s_->fn; }
+    common::CompiledEntryFn fn() const { return s_->fn; }
     Slot& slot() const { return *s_; }
 
    private:

@@ -1,5 +1,5 @@
 // Module::call for entries that live on a CUDA device: the specialization is
-// a dispatch plan (src/abi/gpu_plan.h) that the CUDA plugin executes on a
+// a dispatch plan (src/plan/plan.h) that the CUDA plugin executes on a
 // stream. The runtime checks the inputs, binds the shape variables (the same
 // rule as host calls), allocates the outputs and one workspace from the
 // call's memory resource, and enqueues the plan, or replays it as a CUDA

@@ -3,7 +3,7 @@
 // The CPU back end outlines the outermost parallel loop of each large enough
 // loop nest into a task over a range of its iterations and calls it through
 // a one-entry table every specialization exports as `SYMBOL_parallel_hooks`
-// (abi/compiled_entry.h): empty, the code runs the whole range itself;
+// (common/compiled_entry.h): empty, the code runs the whole range itself;
 // filled by the runtime when it resolves the symbol, the code hands the loop
 // to parallel_for() below, which splits it over the runtime's thread pool,
 // or over the host's own parallel-for when one is installed

@@ -81,7 +81,7 @@ void install_temp_hooks(void* table) {
     if (__atomic_load_n(&t[i], __ATOMIC_ACQUIRE) != want[i]) __atomic_store_n(&t[i], want[i], __ATOMIC_RELEASE);
 }
 
-bool run_with_temp_memory(abi::CompiledEntryFn fn, void** buffers, MemoryResource* mr, int64_t& failed_bytes) {
+bool run_with_temp_memory(common::CompiledEntryFn fn, void** buffers, MemoryResource* mr, int64_t& failed_bytes) {
   Guard g;
   g.head.prev = g.head.next = &g.head;
   g.mr = mr;

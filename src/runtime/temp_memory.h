@@ -3,7 +3,7 @@
 // Generated code allocates the intermediates it cannot keep in registers
 // (an (N N) product, a reduction's input) on the heap. It calls them through
 // a two-entry table each specialization exports as `SYMBOL_temp_hooks`
-// ({alloc, free}; abi/compiled_entry.h): empty, the code uses malloc/free;
+// ({alloc, free}; common/compiled_entry.h): empty, the code uses malloc/free;
 // filled by the runtime when it resolves the symbol, the code allocates from
 // the call's memory resource, so a budgeted resource sees (and may refuse)
 // them, and a refused temporary ends the call with RESOURCE_EXHAUSTED instead
@@ -16,7 +16,7 @@
 #pragma once
 #include <cstdint>
 
-#include "abi/compiled_entry.h"
+#include "common/compiled_entry.h"
 
 namespace shapeml::runtime {
 
@@ -28,6 +28,6 @@ void install_temp_hooks(void* table);
 /// Runs `fn(buffers)` with its temporaries taken from `mr`. False when one
 /// could not be allocated: `failed_bytes` says how large it was; every
 /// temporary of the call has been freed.
-bool run_with_temp_memory(abi::CompiledEntryFn fn, void** buffers, MemoryResource* mr, int64_t& failed_bytes);
+bool run_with_temp_memory(common::CompiledEntryFn fn, void** buffers, MemoryResource* mr, int64_t& failed_bytes);
 
 }  // namespace shapeml::runtime

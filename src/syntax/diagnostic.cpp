@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "abi/utf8.h"
+#include "common/utf8.h"
 
 namespace shapeml::syntax {
 
@@ -118,7 +118,7 @@ std::string render_text(const Diagnostic& d, const SourceFile& src) {
   for (const auto& n : d.notes)
     out += " " + pad + (n.rfind("help: ", 0) == 0 ? " = " + n : " = note: " + n) + "\n";
   // The file name, expected/actual and notes may carry any bytes.
-  return abi::is_valid_utf8(out) ? out : abi::sanitize_utf8(out);
+  return common::is_valid_utf8(out) ? out : common::sanitize_utf8(out);
 }
 
 std::string json_escape(const std::string& s) {
@@ -128,7 +128,7 @@ std::string json_escape(const std::string& s) {
     if (c >= 0x80) {
       // Copy a well-formed UTF-8 sequence as is; each maximal ill-formed
       // subpart (overlong forms, surrogates, > U+10FFFF included) is U+FFFD.
-      size_t bad, n = abi::utf8_sequence(s, i, bad);
+      size_t bad, n = common::utf8_sequence(s, i, bad);
       if (n) {
         r.append(s, i, n);
         i += n - 1;

@@ -6,7 +6,7 @@
 
 #include "syntax/sexpr.h"
 
-#include "abi/numbers.h"
+#include "common/numbers.h"
 
 namespace shapeml::syntax {
 namespace {
@@ -146,7 +146,7 @@ class Reader {
     const std::string& t = a.text;
     if (t == "inf" || t == "-inf" || t == "nan") {
       a.kind = SExpr::Kind::Float;
-      (void)abi::parse_double(t, a.float_value);
+      (void)common::parse_double(t, a.float_value);
     } else if (looks_numeric(t) && t[0] == '+') {
       // Spec §1: numbers are `-?[0-9]+...`; a `+` sign is not part of the
       // language (it was read as the number, so `+4` silently meant 4).
@@ -163,9 +163,9 @@ class Reader {
         a.kind = SExpr::Kind::Float;
         // std::from_chars: the host's locale (a comma decimal separator)
         // must not change what a program means.
-        abi::ParseDouble pr = abi::parse_double(t, a.float_value);
-        if (pr == abi::ParseDouble::Malformed) error("E0001", b, e, "malformed number `" + t + "`");
-        else if (pr == abi::ParseDouble::OutOfRange && (a.float_value > 1 || a.float_value < -1))
+        common::ParseDouble pr = common::parse_double(t, a.float_value);
+        if (pr == common::ParseDouble::Malformed) error("E0001", b, e, "malformed number `" + t + "`");
+        else if (pr == common::ParseDouble::OutOfRange && (a.float_value > 1 || a.float_value < -1))
           error("E0004", b, e, "float literal `" + t + "` is out of range");
       }
     }

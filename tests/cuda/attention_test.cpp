@@ -1,5 +1,5 @@
 // The fused attention launch (src/cuda/executor/attention.cu,
-// abi/gpu_attention.h) on a real GPU against float64 loops computed here:
+// plan/attention_launch.h) on a real GPU against float64 loops computed here:
 // odd lengths (not multiples of the 64-row tiles), one query row, head
 // dimensions 20 to 256, causal masks with offsets (fully masked rows are
 // NaN, as the unfused softmax makes them), grouped-query heads, strided
@@ -12,14 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_attention.h"
+#include "plan/attention_launch.h"
 #include "test_util.h"
+#include "plan/verify.h"
 
 namespace shapeml::cuda::test {
 namespace {
 
-using abi::AttentionAccess;
-using abi::AttentionLayout;
+using plan::AttentionAccess;
+using plan::AttentionLayout;
 
 std::mt19937_64& gen() {
   static std::mt19937_64 g(20261201);
@@ -104,7 +105,7 @@ void run_dense(const Case& c, int64_t misalign = 0) {
   int32_t v = b.input(2, GpuDType::BF16, {c.batch, hkv, c.sk, c.dh});
   int32_t o = b.output(0, GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh});
   b.launch("attention", "", {q, k, v}, {o}, L.to_ints(), scale, c.causal);
-  ASSERT_EQ(b.p.validate(), "");
+  ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   Tensor tq = uniform_bf16({c.batch, c.heads, c.sq, c.dh}), tk = uniform_bf16({c.batch, hkv, c.sk, c.dh}), tv = uniform_bf16({c.batch, hkv, c.sk, c.dh});
   RunOptions opt;
   opt.misalign = misalign;
@@ -183,7 +184,7 @@ TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
   int32_t qkv = b.input(0, GpuDType::BF16, {B * S, row});
   int32_t o = b.output(0, GpuDType::BF16, {B, S, H, Dh});
   b.launch("attention", "", {qkv, qkv, qkv}, {o}, L.to_ints(), 0.125, true);
-  ASSERT_EQ(b.p.validate(), "");
+  ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   Tensor t = uniform_bf16({B * S, row});
   auto out = run(b.p, {t}, {{GpuDType::BF16, {B, S, H, Dh}}});
   ASSERT_EQ(out.size(), 1u);

@@ -82,7 +82,7 @@ TEST(FusedKernels, RmsNormAgainstFloat64EveryDtypeRowLengthAndAlignment) {
         ASSERT_EQ(r.size(), 1u);
         // bf16: the exact value rounded once (half an ulp, 2^-9) plus f32 statistics.
         expect_close(r[0], want, dt == GpuDType::BF16 ? 4.5e-3 : tol_of(dt), 0,
-                     std::string("rmsnorm ") + abi::gpu_dtype_name(dt) + " n=" + std::to_string(n) + " misalign " + std::to_string(misalign));
+                     std::string("rmsnorm ") + plan::gpu_dtype_name(dt) + " n=" + std::to_string(n) + " misalign " + std::to_string(misalign));
       }
 }
 
@@ -133,7 +133,7 @@ TEST(FusedKernels, CausalSoftmaxAgainstFloat64AndBitIdenticalToSelectThenSoftmax
         const bool log = std::string(op) == "log_softmax";
         Tensor x = uniform(dt, c.shape, -8, 8);
         std::vector<double> want = softmax_rows(causal_input(x, c.offset), log);
-        const std::string what = std::string(op) + " " + abi::gpu_dtype_name(dt) + " row " + std::to_string(c.shape.back()) + " offset " +
+        const std::string what = std::string(op) + " " + plan::gpu_dtype_name(dt) + " row " + std::to_string(c.shape.back()) + " offset " +
                                  std::to_string(c.offset);
         PlanBuilder fb;
         int32_t in = fb.input(0, dt, c.shape), out = fb.output(0, dt, c.shape);
@@ -186,7 +186,7 @@ TEST(FusedKernels, GatedAgainstFloat64AndBitIdenticalToTheUnfusedLaunchesInF32An
                                                                                                    : 1 / (1 + std::exp(-x));
             want[i] = f * bt.v[i];
           }
-          const std::string what = std::string("gated ") + act + " " + abi::gpu_dtype_name(dt) + " n=" + std::to_string(numel(shape)) +
+          const std::string what = std::string("gated ") + act + " " + plan::gpu_dtype_name(dt) + " n=" + std::to_string(numel(shape)) +
                                    " misalign " + std::to_string(misalign);
           RunOptions o;
           o.misalign = misalign;

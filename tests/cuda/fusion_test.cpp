@@ -19,6 +19,7 @@
 
 #include "lower/gpu/fuse_elementwise.h"
 #include "test_util.h"
+#include "plan/verify.h"
 
 namespace shapeml::cuda::test {
 namespace {
@@ -100,9 +101,9 @@ Tensor values(GpuDType dt, Shape s, double lo = -3, double hi = 3, bool specials
 // Fuses `p`, checks the pass did fuse (at least `min_saved` launches fewer),
 // runs both plans on `inputs` and requires byte-identical outputs.
 void expect_identical(const GpuPlan& p, const std::vector<Tensor>& inputs, size_t min_saved, const std::string& what) {
-  ASSERT_EQ(p.validate(), "") << what;
+  ASSERT_EQ(shapeml::plan::verify_message(p), "") << what;
   GpuPlan f = lower::gpu::fuse_elementwise(p);
-  ASSERT_EQ(f.validate(), "") << what;
+  ASSERT_EQ(shapeml::plan::verify_message(f), "") << what;
   ASSERT_GE(p.launches.size(), f.launches.size() + min_saved) << what << ": not fused\n" << f.to_text();
   std::vector<Bytes> in;
   for (const Tensor& t : inputs) in.push_back(encode(t));
@@ -137,7 +138,7 @@ TEST(Fusion, RmsnormTailBitIdentical) {
     b.launch("unary", "rsqrt", {a}, {r});
     b.launch("binary", "mul", {x, r}, {m});
     b.launch("binary", "mul", {m, g}, {o});
-    expect_identical(b.p, {values(dt, sx), values(dt, sm, 0, 4), values(dt, sg)}, 4, std::string("rmsnorm ") + abi::gpu_dtype_name(dt));
+    expect_identical(b.p, {values(dt, sx), values(dt, sm, 0, 4), values(dt, sg)}, 4, std::string("rmsnorm ") + plan::gpu_dtype_name(dt));
   }
 }
 
@@ -152,7 +153,7 @@ TEST(Fusion, CausalMaskWithIotasBitIdentical) {
     int64_t off = 0;
     auto temp = [&](GpuDType d, Shape s) {
       int32_t t = b.slot(GpuSlot::Kind::Temp, 0, d, s, off);
-      off += (numel(s) * abi::gpu_dtype_size(d) + 255) / 256 * 256;
+      off += (numel(s) * plan::gpu_dtype_size(d) + 255) / 256 * 256;
       return t;
     };
     int32_t dh = temp(dt, {}), c = temp(dt, {}), scaled = temp(dt, ss), i0 = temp(GpuDType::I32, sm), i1 = temp(GpuDType::I32, sm),
@@ -166,7 +167,7 @@ TEST(Fusion, CausalMaskWithIotasBitIdentical) {
     b.launch("compare", "ge", {i0, i1}, {ge});
     b.launch("fill", "", {}, {ninf}, {}, -INFINITY);
     b.launch("select", "", {ge, scaled, ninf}, {o});
-    expect_identical(b.p, {values(dt, ss)}, 7, std::string("mask ") + abi::gpu_dtype_name(dt));
+    expect_identical(b.p, {values(dt, ss)}, 7, std::string("mask ") + plan::gpu_dtype_name(dt));
   }
 }
 
@@ -185,7 +186,7 @@ TEST(Fusion, EveryUnaryAndBinaryOpOnSpecialValuesBitIdentical) {
       int64_t off = 0;
       auto temp = [&]() {
         int32_t t = b.slot(GpuSlot::Kind::Temp, 0, dt, sx, off);
-        off += (numel(sx) * abi::gpu_dtype_size(dt) + 255) / 256 * 256;
+        off += (numel(sx) * plan::gpu_dtype_size(dt) + 255) / 256 * 256;
         return t;
       };
       for (size_t k = 0; k < std::size(binary); ++k) {
@@ -196,7 +197,7 @@ TEST(Fusion, EveryUnaryAndBinaryOpOnSpecialValuesBitIdentical) {
         b.launch("binary", "mul", {y, t}, {q});
         b.launch("binary", "sub", {p, q}, {o});
       }
-      expect_identical(b.p, {values(dt, sx), values(dt, sy, -2, 2)}, 3 * std::size(binary), std::string(u) + " " + abi::gpu_dtype_name(dt));
+      expect_identical(b.p, {values(dt, sx), values(dt, sy, -2, 2)}, 3 * std::size(binary), std::string(u) + " " + plan::gpu_dtype_name(dt));
     }
 }
 
@@ -214,7 +215,7 @@ TEST(Fusion, IntegersBoolsAndCastsBitIdentical) {
       int64_t off = 0;
       auto temp = [&](GpuDType d, Shape sh) {
         int32_t t = b.slot(GpuSlot::Kind::Temp, 0, d, sh, off);
-        off += (numel(sh) * abi::gpu_dtype_size(d) + 255) / 256 * 256;
+        off += (numel(sh) * plan::gpu_dtype_size(d) + 255) / 256 * 256;
         return t;
       };
       int32_t c = temp(to, s), io = temp(to, s), cmp = temp(GpuDType::Bool, s), nt = temp(GpuDType::Bool, s), an = temp(GpuDType::Bool, s),
@@ -234,7 +235,7 @@ TEST(Fusion, IntegersBoolsAndCastsBitIdentical) {
       Tensor tx = values(from, s, -3e9, 3e9), ty = values(to, {211});
       if (to == GpuDType::I32 || to == GpuDType::I64) ty.v[5] = 0, ty.v[6] = -1;  // division by 0 and -1
       expect_identical(b.p, {tx, ty, values(GpuDType::Bool, {3, 1})}, 2,
-                       std::string("cast ") + abi::gpu_dtype_name(from) + " -> " + abi::gpu_dtype_name(to));
+                       std::string("cast ") + plan::gpu_dtype_name(from) + " -> " + plan::gpu_dtype_name(to));
     }
 }
 

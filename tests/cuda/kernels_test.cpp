@@ -120,7 +120,7 @@ TEST(Kernels, UnaryFloatAllOpsAllFloatDtypes) {
       // argument rounding of 1 ulp costs ~50 ulp at x = -7 on any machine.
       double rtol = dt == GpuDType::F64 ? (o == "gelu" ? 1e-13 : 1e-14) : dt == GpuDType::F32 ? 2e-6 : 1.0 / 128;
       double atol = dt == GpuDType::F64 ? 1e-300 : dt == GpuDType::F32 ? 1e-6 : 1e-5;
-      expect_near(r[0], want, rtol, atol, std::string(op) + " " + abi::gpu_dtype_name(dt));
+      expect_near(r[0], want, rtol, atol, std::string(op) + " " + plan::gpu_dtype_name(dt));
     }
 }
 
@@ -219,7 +219,7 @@ TEST(Kernels, BinaryBroadcastingAllOpsAllDtypes) {
         for (int64_t i = 0; i < numel(so); ++i)
           want.push_back(as_dtype(binary_ref(o, a.v[bcast_index(sa, so, i)], bt.v[bcast_index(sb, so, i)], dt), dt));
         double rtol = dt == GpuDType::F32 ? (o == "pow" ? 4e-6 : 0) : dt == GpuDType::F64 ? 1e-15 : is_float(dt) ? 1.0 / 128 : 0;
-        expect_near(r[0], want, rtol, dt == GpuDType::BF16 ? 1e-6 : 0, o + " " + abi::gpu_dtype_name(dt) + " case " + std::to_string(so.size()));
+        expect_near(r[0], want, rtol, dt == GpuDType::BF16 ? 1e-6 : 0, o + " " + plan::gpu_dtype_name(dt) + " case " + std::to_string(so.size()));
       }
     }
 }
@@ -231,7 +231,7 @@ TEST(Kernels, UnalignedFastPathFallsBack) {
     PlanBuilder b;
     int32_t x = b.input(0, dt, {1003}), y = b.input(1, dt, {1003}), out = b.output(0, dt, {1003});
     b.launch("binary", "mul", {x, y}, {out});
-    auto r = run(b.p, {a, bt}, {{dt, {1003}}}, RunOptions{abi::gpu_dtype_size(dt)});
+    auto r = run(b.p, {a, bt}, {{dt, {1003}}}, RunOptions{plan::gpu_dtype_size(dt)});
     ASSERT_EQ(r.size(), 1u);
     std::vector<double> want;
     for (size_t i = 0; i < a.v.size(); ++i) want.push_back(as_dtype(a.v[i] * bt.v[i], dt));
@@ -289,7 +289,7 @@ TEST(Kernels, CompareAllOpsWithNaNAndBool) {
         bool v = o == "eq" ? p == q : o == "ne" ? p != q : o == "lt" ? p < q : o == "le" ? p <= q : o == "gt" ? p > q : p >= q;
         want.push_back(v);
       }
-      expect_near(r[0], want, 0, 0, o + " " + abi::gpu_dtype_name(dt));
+      expect_near(r[0], want, 0, 0, o + " " + plan::gpu_dtype_name(dt));
     }
 }
 
@@ -305,7 +305,7 @@ TEST(Kernels, SelectBroadcastsAllThree) {
     ASSERT_EQ(r.size(), 1u);
     std::vector<double> want;
     for (int64_t i = 0; i < 12; ++i) want.push_back(c.v[bcast_index(sc, so, i)] ? a.v[bcast_index(sa, so, i)] : bt.v[0]);
-    expect_near(r[0], want, 0, 0, std::string("select ") + abi::gpu_dtype_name(dt));
+    expect_near(r[0], want, 0, 0, std::string("select ") + plan::gpu_dtype_name(dt));
   }
 }
 
@@ -348,7 +348,7 @@ TEST(Kernels, CastAllPairs) {
       ASSERT_EQ(r.size(), 1u);
       std::vector<double> want;
       for (double v : x.v) want.push_back(cast_ref(v, from, to));
-      expect_near(r[0], want, 0, 0, std::string("cast ") + abi::gpu_dtype_name(from) + " -> " + abi::gpu_dtype_name(to));
+      expect_near(r[0], want, 0, 0, std::string("cast ") + plan::gpu_dtype_name(from) + " -> " + plan::gpu_dtype_name(to));
     }
 }
 
@@ -375,7 +375,7 @@ TEST(Kernels, FillEveryDtypeAndRankZero) {
       auto r = run(b.p, {}, {{dt, s}});
       ASSERT_EQ(r.size(), 1u);
       double v = is_int(dt) ? 2 : dt == GpuDType::Bool ? 1 : as_dtype(1.0 / 3 + 2, dt);
-      expect_near(r[0], std::vector<double>(static_cast<size_t>(numel(s)), v), 0, 0, std::string("fill ") + abi::gpu_dtype_name(dt));
+      expect_near(r[0], std::vector<double>(static_cast<size_t>(numel(s)), v), 0, 0, std::string("fill ") + plan::gpu_dtype_name(dt));
     }
 }
 
@@ -394,7 +394,7 @@ TEST(Kernels, IotaEveryAxisAndDtype) {
         int64_t c = axis == 0 ? i / 1500 : axis == 1 ? (i / 5) % 300 : i % 5;
         want.push_back(as_dtype(static_cast<double>(c), dt));
       }
-      expect_near(r[0], want, 0, 0, std::string("iota ") + abi::gpu_dtype_name(dt));
+      expect_near(r[0], want, 0, 0, std::string("iota ") + plan::gpu_dtype_name(dt));
     }
 }
 
@@ -438,7 +438,7 @@ TEST(Kernels, TransposeTiledAndGeneral) {
       b.launch("transpose", "", {in}, {out}, perm);
       auto r = run(b.p, {x}, {{dt, so}});
       ASSERT_EQ(r.size(), 1u);
-      expect_near(r[0], want, 0, 0, std::string("transpose ") + abi::gpu_dtype_name(dt) + " rank " + std::to_string(shape.size()));
+      expect_near(r[0], want, 0, 0, std::string("transpose ") + plan::gpu_dtype_name(dt) + " rank " + std::to_string(shape.size()));
     }
 }
 
@@ -623,7 +623,7 @@ TEST(Kernels, ReduceAnyAxesKeepdimsAllDtypes) {
           for (double m : mag) scale = std::max(scale, m);
           double atol = dt == GpuDType::F32 ? 1e-6 * scale : dt == GpuDType::F64 ? 1e-14 * scale : dt == GpuDType::BF16 ? 1e-5 * scale : 0;
           expect_near(r[0], want, dt == GpuDType::BF16 ? 1.0 / 128 : 0, atol,
-                      o + " " + abi::gpu_dtype_name(dt) + " rank " + std::to_string(shape.size()) + " axes " + std::to_string(axes.size()) +
+                      o + " " + plan::gpu_dtype_name(dt) + " rank " + std::to_string(shape.size()) + " axes " + std::to_string(axes.size()) +
                           (keep ? " keepdims" : ""));
         }
     }
@@ -673,7 +673,7 @@ TEST(Kernels, MatmulSharedAndBatchedAwkwardSizes) {
       {{127, 1}, {1, 33}},     {{4, 128, 256}, {256, 1024}},                         // the MLP's first layer
   };
   for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16, GpuDType::I32, GpuDType::I64})
-    for (int64_t misalign : {int64_t{0}, abi::gpu_dtype_size(dt)})
+    for (int64_t misalign : {int64_t{0}, plan::gpu_dtype_size(dt)})
       for (const auto& [sa, sb] : cases) {
         Tensor a = random(dt, sa, -1, 1), w = random(dt, sb, -1, 1);
         if (is_int(dt)) {
@@ -687,7 +687,7 @@ TEST(Kernels, MatmulSharedAndBatchedAwkwardSizes) {
         b.launch("matmul", "", {pa, pb}, {out});
         auto r = run(b.p, {a, w}, {{dt, so}}, RunOptions{misalign});
         ASSERT_EQ(r.size(), 1u);
-        std::string what = std::string("matmul ") + abi::gpu_dtype_name(dt) + " " + std::to_string(sa.front()) + "x" + std::to_string(sb.back()) +
+        std::string what = std::string("matmul ") + plan::gpu_dtype_name(dt) + " " + std::to_string(sa.front()) + "x" + std::to_string(sb.back()) +
                            (misalign ? " misaligned" : "");
         if (is_int(dt)) {
           expect_near(r[0], want, 0, 0, what);
@@ -732,7 +732,7 @@ TEST(Kernels, MatmulWithFusedBiasEpilogue) {
         sr += want[i] * want[i];
       }
       EXPECT_LT(std::sqrt(se / std::max(sr, 1e-300)), dt == GpuDType::F64 ? 1e-13 : 1e-5)
-          << "matmul+bias " << abi::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D";
+          << "matmul+bias " << plan::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D";
     }
 }
 
@@ -762,7 +762,7 @@ TEST(Kernels, SinCosAndNot) {
       auto r = run(b.p, {x}, {{dt, {7, 301}}});
       ASSERT_EQ(r.size(), 1u);
       // CUDA's sinf/cosf: 2 ulp over the whole range (results in [-1, 1]).
-      expect_near(r[0], want, 0, dt == GpuDType::F32 ? 2.5e-7 : 1e-15, std::string(op) + " " + abi::gpu_dtype_name(dt));
+      expect_near(r[0], want, 0, dt == GpuDType::F32 ? 2.5e-7 : 1e-15, std::string(op) + " " + plan::gpu_dtype_name(dt));
     }
   Tensor x = random(GpuDType::Bool, {1000});
   std::vector<double> want;
@@ -823,7 +823,7 @@ TEST(Kernels, ReduceMinWithNaNAndIntegers) {
       b.launch("reduce", "min", {in}, {out}, {rows ? 1 : 0});
       auto r = run(b.p, {in_t}, {{dt, {4}}});
       ASSERT_EQ(r.size(), 1u);
-      expect_near(r[0], want, 0, 0, std::string("reduce_min ") + abi::gpu_dtype_name(dt));
+      expect_near(r[0], want, 0, 0, std::string("reduce_min ") + plan::gpu_dtype_name(dt));
     }
   }
 }
@@ -874,7 +874,7 @@ TEST(Kernels, SoftmaxEveryAxisDtypeAndMaskedRows) {
           auto r = run(b.p, {x}, {{dt, shape}});
           ASSERT_EQ(r.size(), 1u);
           double tol = dt == GpuDType::F64 ? 1e-13 : dt == GpuDType::F32 ? 2e-6 : 1e-2;
-          expect_near(r[0], want, tol, tol, std::string(op) + " " + abi::gpu_dtype_name(dt) + " axis " + std::to_string(axis) + " of " +
+          expect_near(r[0], want, tol, tol, std::string(op) + " " + plan::gpu_dtype_name(dt) + " axis " + std::to_string(axis) + " of " +
                                                 std::to_string(shape.back()));
         }
 }
@@ -1038,7 +1038,7 @@ TEST(Kernels, MatmulBroadcastsBatchDimensionsAndTf32) {
         b.launch("matmul", op, {pa, pb}, {out});
         auto r = run(b.p, {a, w}, {{dt, so}});
         ASSERT_EQ(r.size(), 1u);
-        std::string what = std::string("matmul ") + op + " " + abi::gpu_dtype_name(dt) + " " + std::to_string(sa.size()) + "-D x " +
+        std::string what = std::string("matmul ") + op + " " + plan::gpu_dtype_name(dt) + " " + std::to_string(sa.size()) + "-D x " +
                            std::to_string(sb.size()) + "-D";
         if (is_int(dt)) {
           expect_near(r[0], want, 0, 0, what);
@@ -1096,7 +1096,7 @@ TEST(Kernels, MatmulTransposedOperandsAndFusedResidual) {
             double se = 0, sr = 0;
             for (size_t i = 0; i < want.size(); ++i) se += (r[0].v[i] - want[i]) * (r[0].v[i] - want[i]), sr += want[i] * want[i];
             EXPECT_LT(std::sqrt(se / std::max(sr, 1e-300)), dt == GpuDType::F64 ? 1e-13 : 1e-5)
-                << "matmul " << abi::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D transA " << ta << " transB " << tb
+                << "matmul " << plan::gpu_dtype_name(dt) << " " << sa.size() << "-D x " << sb.size() << "-D transA " << ta << " transB " << tb
                 << " residual " << acc;
           }
 }
@@ -1108,7 +1108,7 @@ TEST(Kernels, PermuteWithAContiguousInnerDimMovesWideElements) {
   // when the pointers allow it; a misaligned input falls back to narrower ones.
   for (GpuDType dt : {GpuDType::F32, GpuDType::BF16, GpuDType::F64, GpuDType::Bool})
     for (int64_t dh : {8, 6, 3})
-      for (int64_t misalign : {int64_t{0}, abi::gpu_dtype_size(dt)}) {
+      for (int64_t misalign : {int64_t{0}, plan::gpu_dtype_size(dt)}) {
         Shape in_shape = {2, 5, 3, dh}, out_shape = {2, 3, 5, dh};
         Tensor x = random(dt, in_shape);
         std::vector<double> want;
@@ -1121,7 +1121,7 @@ TEST(Kernels, PermuteWithAContiguousInnerDimMovesWideElements) {
         b.launch("transpose", "", {in}, {out}, {0, 2, 1, 3});
         auto r = run(b.p, {x}, {{dt, out_shape}}, RunOptions{misalign});
         ASSERT_EQ(r.size(), 1u);
-        expect_near(r[0], want, 0, 0, std::string("permute ") + abi::gpu_dtype_name(dt) + " Dh " + std::to_string(dh) + (misalign ? " misaligned" : ""));
+        expect_near(r[0], want, 0, 0, std::string("permute ") + plan::gpu_dtype_name(dt) + " Dh " + std::to_string(dh) + (misalign ? " misaligned" : ""));
       }
 }
 

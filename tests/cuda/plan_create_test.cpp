@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "abi/gpu_fused.h"
+#include "plan/fused_program.h"
 #include "cuda/executor/executor.h"
 #include "test_util.h"
 
@@ -98,10 +98,10 @@ TEST(PlanCreate, ValidPlanWithoutGpuIsUnavailable) {
   }
 }
 
-// A fused launch (abi/gpu_fused.h) is checked like the launches it stands
+// A fused launch (plan/fused_program.h) is checked like the launches it stands
 // for: its program at parse, its inputs' broadcasting at prepare.
 TEST(PlanCreate, FusedLaunchesAreCheckedLikeTheirOps) {
-  namespace F = shapeml::abi::fused;
+  namespace F = shapeml::plan::fused;
   auto plan_of = [](std::vector<int64_t> in_shape, std::vector<F::Node> nodes) {
     PlanBuilder b;
     int32_t x = b.input(0, GpuDType::F32, std::move(in_shape));

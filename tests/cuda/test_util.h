@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 #include "cuda/executor/executor.h"
 
 namespace shapeml::cuda::test {
 
-using abi::GpuDType;
-using abi::GpuLaunch;
-using abi::GpuPlan;
-using abi::GpuSlot;
+using plan::GpuDType;
+using plan::GpuLaunch;
+using plan::GpuPlan;
+using plan::GpuSlot;
 using Shape = std::vector<int64_t>;
 
 inline int64_t numel(const Shape& s) {
@@ -49,7 +49,7 @@ struct Tensor {
 };
 
 inline std::vector<uint8_t> encode(const Tensor& t) {
-  std::vector<uint8_t> b(static_cast<size_t>(t.numel() * abi::gpu_dtype_size(t.dt)));
+  std::vector<uint8_t> b(static_cast<size_t>(t.numel() * plan::gpu_dtype_size(t.dt)));
   for (size_t i = 0; i < t.v.size(); ++i) {
     double x = t.v[i];
     switch (t.dt) {
@@ -118,14 +118,14 @@ struct PlanBuilder {
   void launch(const std::string& kernel, const std::string& op, std::vector<int32_t> in, std::vector<int32_t> out, std::vector<int64_t> ints = {},
               double scalar = 0, bool flag = false) {
     GpuLaunch l;
-    l.kernel = kernel;
+    l.kind = plan::parse_launch_kind(kernel).value();
     l.op = op;
     l.inputs = std::move(in);
     l.outputs = std::move(out);
     l.ints = std::move(ints);
     l.scalar = scalar;
     l.flag = flag;
-    l.library = kernel == "matmul" ? "cublasLt" : "shapeml";
+    l.library = l.kind == plan::LaunchKind::Matmul ? "cublasLt" : "shapeml";
     l.why = "test";
     p.launches.push_back(std::move(l));
   }
@@ -171,7 +171,7 @@ inline std::vector<Tensor> run(const GpuPlan& p, const std::vector<Tensor>& inpu
     bufs.push_back(at);
   }
   for (const auto& [dt, shape] : outs) {
-    size_t bytes = static_cast<size_t>(numel(shape) * abi::gpu_dtype_size(dt));
+    size_t bytes = static_cast<size_t>(numel(shape) * plan::gpu_dtype_size(dt));
     void* d = nullptr;
     EXPECT_EQ(cudaMalloc(&d, bytes + 64), cudaSuccess);
     EXPECT_EQ(cudaMemset(d, 0xFF, bytes + 64), cudaSuccess);
@@ -198,7 +198,7 @@ inline std::vector<Tensor> run(const GpuPlan& p, const std::vector<Tensor>& inpu
   EXPECT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
   for (size_t i = 0; i < outs.size(); ++i) {
     const auto& [dt, shape] = outs[i];
-    std::vector<uint8_t> b(static_cast<size_t>(numel(shape) * abi::gpu_dtype_size(dt)));
+    std::vector<uint8_t> b(static_cast<size_t>(numel(shape) * plan::gpu_dtype_size(dt)));
     EXPECT_EQ(cudaMemcpy(b.data(), bufs[inputs.size() + i], b.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     results.push_back(Tensor{dt, shape, decode(dt, b, numel(shape))});
   }

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "abi/utf8.h"
+#include "common/utf8.h"
 #include "driver/frontend.h"
 
 namespace {
@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& d : r.diags.all()) {
     require(d.span.begin <= d.span.end && d.span.end <= n);
     for (const auto& l : d.labels) require(l.span.begin <= l.span.end && l.span.end <= n);
-    require(shapeml::abi::is_valid_utf8(shapeml::syntax::render_text(d, *r.source)));
-    require(shapeml::abi::is_valid_utf8(shapeml::syntax::render_json(d, *r.source)));
+    require(shapeml::common::is_valid_utf8(shapeml::syntax::render_text(d, *r.source)));
+    require(shapeml::common::is_valid_utf8(shapeml::syntax::render_json(d, *r.source)));
   }
   return 0;
 }

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "abi/utf8.h"
+#include "common/utf8.h"
 #include "syntax/diagnostic.h"
 #include "syntax/source.h"
 
@@ -145,8 +145,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   d.counterexample.push_back({var, -1});
   std::string t = render_text(d, src);
   std::string j = render_json(d, src);
-  require(shapeml::abi::is_valid_utf8(t));
-  require(shapeml::abi::is_valid_utf8(j));
+  require(shapeml::common::is_valid_utf8(t));
+  require(shapeml::common::is_valid_utf8(j));
   Json v{j};
   require(v.whole());
   return 0;

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "abi/utf8.h"
+#include "common/utf8.h"
 #include "runtime/status.h"
 
 namespace shapeml::fuzz {
@@ -21,7 +21,7 @@ inline void check_status(const runtime::Status& s) {
   require(static_cast<int>(s.code()) > 0 && static_cast<int>(s.code()) < runtime::kStatusCodeCount);
   require(!s.message().empty());
   require(s.code() != runtime::StatusCode::Internal);
-  require(abi::is_valid_utf8(abi::sanitize_utf8(s.message())));
+  require(common::is_valid_utf8(common::sanitize_utf8(s.message())));
 }
 
 }  // namespace shapeml::fuzz

@@ -932,7 +932,7 @@ TEST(Program, ConcurrentCompileAndRun) {
   auto r = check(src);
   ASSERT_TRUE(r->ok());
   cpu::CpuJit j;
-  std::vector<shapeml::abi::CompiledEntryFn> fns(4);
+  std::vector<shapeml::common::CompiledEntryFn> fns(4);
   std::vector<std::string> errs(4);
   {
     std::vector<std::thread> ts;
@@ -1076,7 +1076,7 @@ TEST(Aot, SharedObjectWithManifest) {
   auto manifest = reinterpret_cast<const char* (*)()>(dlsym(h, "shapeml_module_manifest"));
   ASSERT_NE(abi, nullptr);
   ASSERT_NE(manifest, nullptr);
-  EXPECT_EQ(abi(), shapeml::abi::kCompiledEntryAbiVersion);
+  EXPECT_EQ(abi(), shapeml::common::kCompiledEntryAbiVersion);
   std::string mf = manifest();
   EXPECT_EQ(mf, cpu::manifest_text(*r->module, specs, "x86-64"));
   EXPECT_NE(mf.find("(shapeml-module (abi 2) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
@@ -1084,7 +1084,7 @@ TEST(Aot, SharedObjectWithManifest) {
   EXPECT_NE(mf.find("(params (x (tensor f32 (N) host)) (k (tensor f32 () host)))"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(specialization (bind (N 5)) (symbol shapeml_scale_1))"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(specialization (bind (M 2)) (symbol shapeml_mm_2))"), std::string::npos) << mf;
-  auto scale5 = reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_scale_1"));
+  auto scale5 = reinterpret_cast<shapeml::common::CompiledEntryFn>(dlsym(h, "shapeml_scale_1"));
   ASSERT_NE(scale5, nullptr);
   alignas(64) float x[16] = {1, -2, 3, -4, 0.5f};
   alignas(64) float k[16] = {-2};
@@ -1175,7 +1175,7 @@ TEST(Aot, BuildsWithoutASystemCompiler) {
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{"empty-path", "libnocc.so"})) << "temporary files left behind";
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();
-  auto fn = reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+  auto fn = reinterpret_cast<shapeml::common::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
   ASSERT_NE(fn, nullptr);
   alignas(64) double x[6] = {0.25, 1, 2.5, 7, 1e-3, 30};
   alignas(64) float y[6] = {-3, -0.5f, 0, 0.125f, 1, 9};
@@ -1270,7 +1270,7 @@ TEST(Aot, ConcurrentBuildsAreSerialized) {
     std::string so = (dir / ("lib" + std::to_string(t) + ".so")).string();
     void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(h, nullptr) << dlerror();
-    auto fn = reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
+    auto fn = reinterpret_cast<shapeml::common::CompiledEntryFn>(dlsym(h, "shapeml_f_0"));
     ASSERT_NE(fn, nullptr);
     alignas(64) double x[8] = {0.5, -1, 2, 3}, y[8] = {};
     void* bufs[] = {x, y};
@@ -1322,7 +1322,7 @@ TEST(Aot, LinkerErrorsAreReturned) {
       bool ok4 = cpu::detail::link_shared_object(obj, out, "out.so", e4);
       std::fprintf(stderr, "first: %s\nsecond: %s\nfourth: %s\n", e1.c_str(), e2.c_str(), e4.c_str());
       void* h = ok4 ? dlopen(out.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
-      auto fn = h ? reinterpret_cast<shapeml::abi::CompiledEntryFn>(dlsym(h, "shapeml_f_0")) : nullptr;
+      auto fn = h ? reinterpret_cast<shapeml::common::CompiledEntryFn>(dlsym(h, "shapeml_f_0")) : nullptr;
       alignas(64) float x[4] = {1, -2, 3, -4}, y[4] = {};
       void* bufs[] = {x, y};
       if (fn) fn(bufs);

@@ -1,5 +1,5 @@
 /* A hand-written stand-in for an ahead-of-time compiled shapeml module
- * (src/abi/compiled_entry.h): specializations with the C signature
+ * (src/common/compiled_entry.h): specializations with the C signature
  * void f(void** buffers), a manifest, and the ABI version. */
 #include <stdint.h>
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/plugin_api.h"
+#include "plan/plugin_contract.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -232,7 +232,7 @@ void add_n(void** b) {
   for (int i = 0; i < N; ++i) static_cast<float*>(b[2])[i] = static_cast<float*>(b[0])[i] + static_cast<float*>(b[1])[i];
 }
 template <int... Ns>
-constexpr std::array<shapeml::abi::CompiledEntryFn, sizeof...(Ns)> table(std::integer_sequence<int, Ns...>) {
+constexpr std::array<shapeml::common::CompiledEntryFn, sizeof...(Ns)> table(std::integer_sequence<int, Ns...>) {
   return {&add_n<Ns>...};
 }
 constexpr auto kAdd = table(std::make_integer_sequence<int, 17>());

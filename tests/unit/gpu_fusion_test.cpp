@@ -11,18 +11,21 @@
 #include <regex>
 #include <sstream>
 
-#include "abi/gpu_fused.h"
-#include "abi/gpu_plan.h"
+#include "plan/fused_program.h"
+#include "plan/plan.h"
 #include "driver/frontend.h"
 #include "lower/gpu/fuse_elementwise.h"
 #include "lower/gpu/plan_gpu.h"
+#include "plan/verify.h"
 
-using shapeml::abi::GpuDType;
-using shapeml::abi::GpuLaunch;
-using shapeml::abi::GpuPlan;
-using shapeml::abi::GpuSlot;
+namespace plan = shapeml::plan;
+
+using shapeml::plan::GpuDType;
+using shapeml::plan::GpuLaunch;
+using shapeml::plan::GpuPlan;
+using shapeml::plan::GpuSlot;
 using shapeml::lower::gpu::fuse_elementwise;
-namespace F = shapeml::abi::fused;
+namespace F = shapeml::plan::fused;
 
 namespace {
 
@@ -52,7 +55,7 @@ struct Builder {
   int32_t temp(std::vector<int64_t> s, GpuDType dt = GpuDType::F32) { return slot(GpuSlot::Kind::Temp, 0, dt, std::move(s)); }
   void launch(const std::string& kernel, const std::string& op, std::vector<int32_t> ins, int32_t o, std::vector<int64_t> ints = {}, double scalar = 0) {
     GpuLaunch l;
-    l.kernel = kernel;
+    l.kind = plan::parse_launch_kind(kernel).value();
     l.op = op;
     l.inputs = std::move(ins);
     l.outputs = {o};
@@ -70,7 +73,7 @@ struct Builder {
 };
 
 int count(const GpuPlan& p, const std::string& kernel) {
-  return static_cast<int>(std::count_if(p.launches.begin(), p.launches.end(), [&](const GpuLaunch& l) { return l.kernel == kernel; }));
+  return static_cast<int>(std::count_if(p.launches.begin(), p.launches.end(), [&](const GpuLaunch& l) { return l.kind == plan::parse_launch_kind(kernel).value(); }));
 }
 
 std::vector<F::Node> program(const GpuLaunch& l) {
@@ -82,7 +85,7 @@ std::vector<F::Node> program(const GpuLaunch& l) {
 // The invariants every fused plan keeps: it validates, its text round-trips,
 // and no two temps alive at the same launch share bytes.
 void expect_sound(const GpuPlan& p) {
-  ASSERT_EQ(p.validate(), "") << p.to_text();
+  ASSERT_EQ(shapeml::plan::verify_message(p), "") << p.to_text();
   std::string err;
   auto q = GpuPlan::parse(p.to_text(), err);
   ASSERT_TRUE(q) << err << "\n" << p.to_text();
@@ -138,12 +141,12 @@ TEST(GpuFusion, RmsnormTailBecomesOneLaunchWithAnImmediate) {
   int32_t m = b.op("binary", "mul", {x, r}, {4, 8});
   int32_t o = b.out(0, {4, 8});
   b.launch("binary", "mul", {m, g}, o);
-  ASSERT_EQ(b.p.validate(), "");
+  ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   GpuPlan f = fuse_elementwise(b.p);
   expect_sound(f);
   ASSERT_EQ(f.launches.size(), 1u) << f.to_text();
   const GpuLaunch& l = f.launches[0];
-  EXPECT_EQ(l.kernel, "fused");
+  EXPECT_EQ(l.kind, plan::LaunchKind::Fused);
   EXPECT_EQ(l.why, "fused: fill add rsqrt mul mul (5 launches -> 1)");
   EXPECT_EQ(f.slots[static_cast<size_t>(l.outputs[0])].kind, GpuSlot::Kind::Output);
   EXPECT_EQ(l.inputs.size(), 3u);  // ms, x, g: each loaded once
@@ -191,7 +194,7 @@ TEST(GpuFusion, ValuesReadOutsideTheGroupAndOutputsStay) {
   int32_t t = b.op("unary", "tanh", {e}, {16});  // read by the add and by the reduce
   int32_t o0 = b.out(0, {16});
   b.launch("binary", "add", {t, x}, o0);  // an output, and read again below
-  int32_t red = b.op("reduce", "sum", {t}, {1}, GpuDType::F32, {0});
+  int32_t red = b.op("reduce", "sum", {t}, {}, GpuDType::F32, {0});
   int32_t o1 = b.out(1, {16});
   b.launch("binary", "mul", {o0, red}, o1);
   GpuPlan f = fuse_elementwise(b.p);
@@ -199,11 +202,11 @@ TEST(GpuFusion, ValuesReadOutsideTheGroupAndOutputsStay) {
   // exp+tanh fuse (tanh's value stays: the reduce reads it); the add and
   // the last mul stay single (their operands are a kept temp and an output).
   ASSERT_EQ(f.launches.size(), 4u) << f.to_text();
-  EXPECT_EQ(f.launches[0].kernel, "fused");
+  EXPECT_EQ(f.launches[0].kind, plan::LaunchKind::Fused);
   EXPECT_EQ(f.launches[0].why, "fused: exp tanh (2 launches -> 1)");
-  EXPECT_EQ(f.launches[1].kernel, "binary");
-  EXPECT_EQ(f.launches[2].kernel, "reduce");
-  EXPECT_EQ(f.launches[3].kernel, "binary");
+  EXPECT_EQ(f.launches[1].kind, plan::LaunchKind::Binary);
+  EXPECT_EQ(f.launches[2].kind, plan::LaunchKind::Reduce);
+  EXPECT_EQ(f.launches[3].kind, plan::LaunchKind::Binary);
   EXPECT_EQ(f.launches[3].inputs[0], f.launches[1].outputs[0]);  // the output is read, not recomputed
 }
 
@@ -285,7 +288,7 @@ TEST(GpuFusion, FillsAreDroppedOnlyWhenNothingElseReadsThem) {
   int32_t two = b.op("fill", "", {}, {8}, GpuDType::F32, {}, 2);
   int32_t m = b.op("binary", "mul", {x, two}, {8});
   int32_t e = b.op("unary", "exp", {m}, {8});
-  int32_t red = b.op("reduce", "sum", {two}, {1}, GpuDType::F32, {0});
+  int32_t red = b.op("reduce", "sum", {two}, {}, GpuDType::F32, {0});
   int32_t o0 = b.out(0, {8});
   b.launch("binary", "add", {e, red}, o0);
   GpuPlan f = fuse_elementwise(b.p);
@@ -299,7 +302,7 @@ TEST(GpuFusion, FillsAreDroppedOnlyWhenNothingElseReadsThem) {
   int32_t h = c.op("fill", "", {}, {}, GpuDType::F32, {}, 0.5);
   int32_t a1 = c.op("binary", "mul", {y, h}, {8});
   int32_t t1 = c.op("unary", "tanh", {a1}, {8});
-  int32_t r1 = c.op("reduce", "max", {t1}, {1}, GpuDType::F32, {0});
+  int32_t r1 = c.op("reduce", "max", {t1}, {}, GpuDType::F32, {0});
   int32_t a2 = c.op("binary", "add", {r1, h}, {1});
   int32_t o = c.out(0, {1});
   c.launch("unary", "exp", {a2}, o);
@@ -321,7 +324,7 @@ TEST(GpuFusion, NothingToSaveLeavesThePlanAsItIs) {
   int32_t h = b.op("fill", "", {}, {8}, GpuDType::F32, {}, 3);
   int32_t o0 = b.out(0, {8});
   b.launch("binary", "add", {x, h}, o0);
-  int32_t o1 = b.out(1, {1});
+  int32_t o1 = b.out(1, {});
   b.launch("reduce", "sum", {h}, o1, {0});
   GpuPlan f = fuse_elementwise(b.p);
   EXPECT_EQ(f.to_text(), b.p.to_text());
@@ -385,19 +388,19 @@ TEST(GpuFusion, ValidateRejectsMalformedPrograms) {
   F::Node ld{F::kLoad, -1, GpuDType::F32, 0, -1, -1};
   F::Node ex{F::kUnary, 2, GpuDType::F32, 0, -1, -1};
   set({ld, ex});
-  EXPECT_EQ(b.p.validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(b.p), "");
   F::Node fwd{F::kUnary, 2, GpuDType::F32, 1, -1, -1};  // uses itself
   set({ld, fwd});
-  EXPECT_NE(b.p.validate().find("operand"), std::string::npos);
+  EXPECT_NE(shapeml::plan::verify_message(b.p).find("operand"), std::string::npos);
   F::Node wrong{F::kLoad, -1, GpuDType::F64, 0, -1, -1};
   set({wrong});
-  EXPECT_NE(b.p.validate(), "");
+  EXPECT_NE(shapeml::plan::verify_message(b.p), "");
   F::Node ipow{F::kBinary, 6, GpuDType::I32, 0, 0, -1};
   F::Node ldi{F::kLoad, -1, GpuDType::I32, 0, -1, -1};
   set({ldi, ipow});
-  EXPECT_NE(b.p.validate(), "");
+  EXPECT_NE(shapeml::plan::verify_message(b.p), "");
   b.p.launches[0].ints = {2, 0, -1, 0, 0, -1, -1};  // truncated
-  EXPECT_NE(b.p.validate().find("length"), std::string::npos);
+  EXPECT_NE(shapeml::plan::verify_message(b.p).find("length"), std::string::npos);
   std::string err;
   set({ld, ex});
   EXPECT_TRUE(GpuPlan::parse(b.p.to_text(), err)) << err;

@@ -3,11 +3,12 @@
 // Runs without a GPU.
 #include <gtest/gtest.h>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 #include "driver/frontend.h"
 #include "lower/gpu/plan_gpu.h"
+#include "plan/verify.h"
 
-using shapeml::abi::GpuPlan;
+using shapeml::plan::GpuPlan;
 
 namespace {
 
@@ -32,7 +33,7 @@ TEST(GpuGraphPlan, DeviceOnlyPlansSayGraphOnAndTheLineRoundTrips) {
   auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 8}}, err);
   ASSERT_TRUE(p) << err;
   EXPECT_TRUE(p->graph);
-  EXPECT_EQ(p->graph_blocker(), "");
+  EXPECT_EQ(shapeml::plan::graph_blocker(*p), "");
   std::string text = p->to_text();
   EXPECT_NE(text.find("\ngraph on ; device slots only"), std::string::npos) << text;
   auto q = GpuPlan::parse(text, err);
@@ -62,11 +63,11 @@ TEST(GpuGraphPlan, HostSlotsKeepItOffWithTheReason) {
   ASSERT_TRUE(p) << err;
   EXPECT_FALSE(p->graph);
   EXPECT_NE(p->graph_why.find("host_input"), std::string::npos) << p->graph_why;
-  EXPECT_NE(p->graph_blocker(), "");
+  EXPECT_NE(shapeml::plan::graph_blocker(*p), "");
   // A plan that claims `graph on` with a host slot does not validate.
   GpuPlan bad = *p;
   bad.graph = true;
-  EXPECT_NE(bad.validate().find("cannot be captured"), std::string::npos) << bad.validate();
+  EXPECT_NE(shapeml::plan::verify_message(bad).find("cannot be captured"), std::string::npos) << shapeml::plan::verify_message(bad);
   std::string text = bad.to_text();
   EXPECT_FALSE(GpuPlan::parse(text, err));
   EXPECT_NE(err.find("cannot be captured"), std::string::npos) << err;

@@ -6,13 +6,16 @@
 #include <cstdio>
 #include <map>
 
-#include "abi/gpu_attention.h"
-#include "abi/gpu_plan.h"
+#include "plan/attention_launch.h"
+#include "plan/plan.h"
 #include "driver/frontend.h"
 #include "lower/gpu/plan_gpu.h"
+#include "plan/verify.h"
 
-using shapeml::abi::GpuPlan;
-using shapeml::abi::GpuSlot;
+namespace plan = shapeml::plan;
+
+using shapeml::plan::GpuPlan;
+using shapeml::plan::GpuSlot;
 
 namespace {
 
@@ -38,13 +41,13 @@ TEST(GpuPlan, MlpLowersToThreeLaunchesWithBiasEpiloguesAndTheResultInTheOutputBu
   ASSERT_TRUE(p) << err;
   // matmul+b1 (epilogue), gelu, matmul+b2 (epilogue): the adds are fused.
   ASSERT_EQ(p->launches.size(), 3u);
-  EXPECT_EQ(p->launches[0].kernel, "matmul");
+  EXPECT_EQ(p->launches[0].kind, plan::LaunchKind::Matmul);
   EXPECT_EQ(p->launches[0].library, "cublasLt");
   ASSERT_EQ(p->launches[0].inputs.size(), 3u);
   EXPECT_EQ(p->slots[p->launches[0].inputs[2]].kind, GpuSlot::Kind::Input);
   EXPECT_EQ(p->slots[p->launches[0].inputs[2]].index, 2);  // b1
   EXPECT_EQ(p->launches[1].op, "gelu");
-  EXPECT_EQ(p->launches[2].kernel, "matmul");
+  EXPECT_EQ(p->launches[2].kind, plan::LaunchKind::Matmul);
   ASSERT_EQ(p->launches[2].inputs.size(), 3u);
   EXPECT_EQ(p->slots[p->launches[2].inputs[2]].index, 4);  // b2
   // The last matmul writes straight into output 0: no copy launch.
@@ -54,7 +57,7 @@ TEST(GpuPlan, MlpLowersToThreeLaunchesWithBiasEpiloguesAndTheResultInTheOutputBu
   EXPECT_EQ(out.shape, (std::vector<int64_t>{4, 128, 256}));
   // Two [4,128,1024] f32 temporaries (2 MiB each), both alive at the gelu.
   EXPECT_EQ(p->workspace_bytes, 2 * 4 * 128 * 1024 * 4);
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
 }
 
 TEST(GpuPlan, BiasIsNotFusedWhenTheProductIsUsedTwiceOrTheShapeDiffers) {
@@ -67,7 +70,7 @@ TEST(GpuPlan, BiasIsNotFusedWhenTheProductIsUsedTwiceOrTheShapeDiffers) {
   auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 3}, {"K", 4}, {"N", 5}}, err);
   ASSERT_TRUE(p) << err;
   for (const auto& l : p->launches) {
-    if (l.kernel == "matmul") {
+    if (l.kind == plan::LaunchKind::Matmul) {
       EXPECT_EQ(l.inputs.size(), 2u) << "p is used twice; c is a column, not a bias of N";
     }
   }
@@ -112,7 +115,7 @@ TEST(GpuPlan, ReshapeIsAViewAndAReturnedParameterIsCopied) {
   ASSERT_TRUE(p) << err;
   // v is a view of the input: both results need a copy into their buffers.
   ASSERT_EQ(p->launches.size(), 2u);
-  EXPECT_EQ(p->launches[0].kernel, "copy");
+  EXPECT_EQ(p->launches[0].kind, plan::LaunchKind::Copy);
   EXPECT_EQ(p->slots[p->launches[0].inputs[0]].kind, GpuSlot::Kind::View);
   EXPECT_EQ(p->slots[p->launches[0].outputs[0]].kind, GpuSlot::Kind::Output);
   EXPECT_EQ(p->workspace_bytes, 0);
@@ -180,7 +183,7 @@ void expect_no_live_overlap(const GpuPlan& p) {
     for (int s : l.outputs)
       if (def[s] < 0) def[s] = k;
     for (int s : l.inputs) last[root(s)] = k;
-    if (l.kernel == "gather" || l.kernel == "take_along") last[l.outputs[1]] = n;
+    if (l.kind == plan::LaunchKind::Gather || l.kind == plan::LaunchKind::TakeAlong) last[l.outputs[1]] = n;
   }
   for (size_t i = 0; i < p.slots.size(); ++i)
     for (size_t j = i + 1; j < p.slots.size(); ++j) {
@@ -214,7 +217,7 @@ TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
   ASSERT_TRUE(p) << err;
   ASSERT_EQ(p->launches.size(), 2u) << p->to_text();
   const auto& qk = p->launches[0];
-  EXPECT_EQ(qk.kernel, "matmul");
+  EXPECT_EQ(qk.kind, plan::LaunchKind::Matmul);
   EXPECT_EQ(qk.ints, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(p->slots[qk.inputs[1]].kind, GpuSlot::Kind::Input);  // k itself
   EXPECT_EQ(p->slots[qk.inputs[1]].index, 1);
@@ -223,7 +226,7 @@ TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
   EXPECT_TRUE(res.flag);
   EXPECT_EQ(p->slots[res.inputs[2]].index, 2);  // h
   EXPECT_EQ(p->slots[res.outputs[0]].kind, GpuSlot::Kind::Output);  // the view's root is the output buffer
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   // Not folded: a transpose read twice, an integer matmul, an addend that broadcasts.
   auto r2 = checked(on_gpu(
       "(module m (func f (dims M K) (params (a (tensor f32 (M K) host)) (b (tensor i32 (M K) host)) (c (tensor f32 (M 1) host)))"
@@ -233,8 +236,8 @@ TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
   ASSERT_TRUE(p2) << err;
   int transposes = 0;
   for (const auto& l : p2->launches) {
-    transposes += l.kernel == "transpose";
-    if (l.kernel == "matmul") {
+    transposes += l.kind == plan::LaunchKind::Transpose;
+    if (l.kind == plan::LaunchKind::Matmul) {
       EXPECT_TRUE(l.ints.empty() || l.ints == (std::vector<int64_t>{0, 0})) << p2->to_text();
       EXPECT_EQ(l.inputs.size(), 2u);
     }
@@ -263,13 +266,13 @@ TEST(GpuPlan, TheTransformerBlockPlansWithTheNewOperations) {
     int softmax = 0, repeat = 0, matmul = 0, copy = 0, residual = 0;
     bool scaled = false;
     for (const auto& l : p->launches) {
-      softmax += l.kernel == "softmax";
-      repeat += l.kernel == "repeat";
-      matmul += l.kernel == "matmul";
-      copy += l.kernel == "copy";
-      residual += l.kernel == "matmul" && l.flag;
+      softmax += l.kind == plan::LaunchKind::Softmax;
+      repeat += l.kind == plan::LaunchKind::Repeat;
+      matmul += l.kind == plan::LaunchKind::Matmul;
+      copy += l.kind == plan::LaunchKind::Copy;
+      residual += l.kind == plan::LaunchKind::Matmul && l.flag;
       // rsqrt(dim_value Dh), folded to a constant, is the scores GEMM's alpha
-      scaled |= l.kernel == "matmul" && l.scalar == static_cast<double>(1.0f / std::sqrt(8.0f));
+      scaled |= l.kind == plan::LaunchKind::Matmul && l.scalar == static_cast<double>(1.0f / std::sqrt(8.0f));
     }
     EXPECT_EQ(softmax, 1) << entry;
     EXPECT_EQ(repeat, std::string(entry) == "block_gqa" ? 2 : 0) << entry;
@@ -280,7 +283,7 @@ TEST(GpuPlan, TheTransformerBlockPlansWithTheNewOperations) {
     EXPECT_EQ(copy, 0) << entry;
     EXPECT_TRUE(scaled) << entry;
     EXPECT_TRUE(p->graph) << entry;
-    EXPECT_EQ(p->validate(), "");
+    EXPECT_EQ(shapeml::plan::verify_message(*p), "");
     expect_no_live_overlap(*p);
   }
 }
@@ -296,7 +299,7 @@ TEST(GpuPlan, IndexOperationsGetABoundsCheckRecordAndNoGraph) {
   ASSERT_TRUE(p) << err;
   int checks = 0;
   for (const auto& l : p->launches) {
-    if (l.kernel != "gather" && l.kernel != "take_along") continue;
+    if (l.kind != plan::LaunchKind::Gather && l.kind != plan::LaunchKind::TakeAlong) continue;
     ++checks;
     ASSERT_EQ(l.outputs.size(), 2u);
     const GpuSlot& rec = p->slots[l.outputs[1]];
@@ -307,7 +310,7 @@ TEST(GpuPlan, IndexOperationsGetABoundsCheckRecordAndNoGraph) {
   EXPECT_EQ(checks, 2);
   EXPECT_FALSE(p->graph);
   EXPECT_NE(p->graph_why.find("checks its indices"), std::string::npos) << p->graph_why;
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   expect_no_live_overlap(*p);
   auto round = GpuPlan::parse(p->to_text(), err);
   ASSERT_TRUE(round) << err;
@@ -329,9 +332,9 @@ TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
   ASSERT_TRUE(p) << err;
   int fills = 0, muls = 0, scaled = 0;
   for (const auto& l : p->launches) {
-    fills += l.kernel == "fill";
-    muls += l.kernel == "binary" && l.op == "mul";
-    if (l.kernel == "matmul" && l.scalar != 0) {
+    fills += l.kind == plan::LaunchKind::Fill;
+    muls += l.kind == plan::LaunchKind::Binary && l.op == "mul";
+    if (l.kind == plan::LaunchKind::Matmul && l.scalar != 0) {
       ++scaled;
       EXPECT_TRUE(l.scalar == 0.25 || l.scalar == 2.0) << l.scalar;
     }
@@ -339,7 +342,7 @@ TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
   EXPECT_EQ(scaled, 2) << p->to_text();  // p by 0.25, the third result's first product by 2
   EXPECT_EQ(muls, 1) << p->to_text();    // q * t stays a launch
   EXPECT_EQ(fills, 0) << p->to_text();
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   expect_no_live_overlap(*p);
 }
 
@@ -358,7 +361,7 @@ std::string read_example(const char* name) {
 
 std::map<std::string, int> kernel_counts(const GpuPlan& p) {
   std::map<std::string, int> n;
-  for (const auto& l : p.launches) ++n[l.kernel + (l.op.empty() ? "" : " " + l.op)];
+  for (const auto& l : p.launches) ++n[shapeml::plan::launch_kind_name(l.kind) + (l.op.empty() ? std::string() : " " + l.op)];
   return n;
 }
 
@@ -394,14 +397,14 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
     int residual = 0;
     bool scaled = false;
     for (const auto& l : p->launches) {
-      if (l.kernel == "softmax") {
+      if (l.kind == plan::LaunchKind::Softmax) {
         EXPECT_TRUE(l.flag);
         ASSERT_EQ(l.ints.size(), 2u);
         EXPECT_TRUE(l.ints[0] == -1 || l.ints[0] == 3) << l.ints[0];
         EXPECT_EQ(l.ints[1], 0);
         EXPECT_EQ(p->slots[l.inputs[0]].shape, (std::vector<int64_t>{2, 4, 16, 16}));
       }
-      if (l.kernel == "transpose" && l.ints.size() == 5) {
+      if (l.kind == plan::LaunchKind::Transpose && l.ints.size() == 5) {
         // [B, S, 3, H, Dh] -> [3, B, H, S, Dh]: q, k and v back to back,
         // each read through a view at its offset
         EXPECT_EQ(l.ints, (std::vector<int64_t>{2, 0, 3, 1, 4}));
@@ -409,21 +412,21 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
         int views = 0;
         for (const auto& sl : p->slots)
           if (sl.kind == GpuSlot::Kind::View && sl.alias == l.outputs[0] && sl.shape == std::vector<int64_t>{2, 4, 16, 8}) {
-            EXPECT_EQ(sl.offset % (2 * 4 * 16 * 8 * shapeml::abi::gpu_dtype_size(sl.dtype)), 0);
+            EXPECT_EQ(sl.offset % (2 * 4 * 16 * 8 * shapeml::plan::gpu_dtype_size(sl.dtype)), 0);
             ++views;
           }
         EXPECT_EQ(views, 3) << dtype;
       }
-      if (l.kernel == "rmsnorm") {
-        EXPECT_EQ(l.scalar, shapeml::abi::gpu_stored_value(1e-5, p->slots[l.inputs[0]].dtype)) << dtype;
+      if (l.kind == plan::LaunchKind::RmsNorm) {
+        EXPECT_EQ(l.scalar, shapeml::plan::gpu_stored_value(1e-5, p->slots[l.inputs[0]].dtype)) << dtype;
         EXPECT_EQ(p->slots[l.inputs[1]].kind, GpuSlot::Kind::Input) << "g1 / g2";
       }
-      residual += l.kernel == "matmul" && l.flag;
-      scaled |= l.kernel == "matmul" && l.scalar != 0;
+      residual += l.kind == plan::LaunchKind::Matmul && l.flag;
+      scaled |= l.kind == plan::LaunchKind::Matmul && l.scalar != 0;
     }
     EXPECT_EQ(residual, 2) << dtype << ": both residual adds are GEMM epilogues";
     EXPECT_TRUE(scaled) << dtype << ": 1/sqrt(Dh) is the scores GEMM's alpha";
-    EXPECT_EQ(p->validate(), "");
+    EXPECT_EQ(shapeml::plan::verify_message(*p), "");
     expect_no_live_overlap(*p);
     auto round = GpuPlan::parse(p->to_text(), err);
     ASSERT_TRUE(round) << err;
@@ -457,8 +460,8 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
   EXPECT_EQ(n["concat"], 1);
   EXPECT_EQ(p->launches.size(), 10u) << p->to_text();
   for (const auto& l : p->launches) {
-    if (l.kernel != "attention") continue;
-    shapeml::abi::AttentionLayout a;
+    if (l.kind != plan::LaunchKind::Attention) continue;
+    shapeml::plan::AttentionLayout a;
     ASSERT_TRUE(a.from_ints(l.ints));
     EXPECT_EQ(a.batch, B);
     EXPECT_EQ(a.heads, H);
@@ -468,12 +471,12 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
     EXPECT_EQ(a.dh, Dh);
     EXPECT_EQ(a.offset, 0);
     EXPECT_TRUE(l.flag) << "causal";
-    EXPECT_EQ(l.scalar, shapeml::abi::gpu_stored_value(1 / std::sqrt(8.0), shapeml::abi::GpuDType::BF16)) << "rsqrt(Dh) in bf16";
+    EXPECT_EQ(l.scalar, shapeml::plan::gpu_stored_value(1 / std::sqrt(8.0), shapeml::plan::GpuDType::BF16)) << "rsqrt(Dh) in bf16";
     // q, k, v: columns [0, D), [D, 2D), [2D, 3D) of the merged [B*S, 3D] result.
     ASSERT_EQ(l.inputs[0], l.inputs[1]);
     ASSERT_EQ(l.inputs[0], l.inputs[2]);
     EXPECT_EQ(p->slots[l.inputs[0]].shape, (std::vector<int64_t>{B * S, 3 * D}));
-    const shapeml::abi::AttentionAccess* acc[3] = {&a.q, &a.k, &a.v};
+    const shapeml::plan::AttentionAccess* acc[3] = {&a.q, &a.k, &a.v};
     for (int i = 0; i < 3; ++i) {
       EXPECT_EQ(acc[i]->offset, i * D);
       EXPECT_EQ(acc[i]->batch, S * 3 * D);
@@ -486,7 +489,7 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
     EXPECT_EQ(a.o.head, Dh);
     EXPECT_EQ(a.o.row, D);
   }
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   expect_no_live_overlap(*p);
   auto round = GpuPlan::parse(p->to_text(), err);
   ASSERT_TRUE(round) << err;
@@ -509,8 +512,8 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
   EXPECT_EQ(gn["attention"], 1) << g->to_text();
   EXPECT_EQ(gn["repeat"], 0) << g->to_text();
   for (const auto& l : g->launches)
-    if (l.kernel == "attention") {
-      shapeml::abi::AttentionLayout a;
+    if (l.kind == plan::LaunchKind::Attention) {
+      shapeml::plan::AttentionLayout a;
       ASSERT_TRUE(a.from_ints(l.ints));
       EXPECT_EQ(a.group, 2);
       EXPECT_EQ(g->slots[l.inputs[1]].shape, (std::vector<int64_t>{2, 16, 2, 8})) << "k's heads before the repeat";
@@ -539,12 +542,12 @@ TEST(GpuPatterns, AttentionStaysUnfusedWhereTheChainIsReadElsewhereOrNotBf16) {
     auto n = kernel_counts(*p);
     EXPECT_EQ(n["attention"], std::string(dt) == "bf16" ? 1 : 0) << dt << "\n" << p->to_text();
     for (const auto& l : p->launches)
-      if (l.kernel == "attention") {
+      if (l.kind == plan::LaunchKind::Attention) {
         EXPECT_FALSE(l.flag);
         EXPECT_EQ(l.scalar, 0.5);
         EXPECT_EQ(p->slots[l.outputs[0]].kind, GpuSlot::Kind::Output);
       }
-    EXPECT_EQ(p->validate(), "");
+    EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   }
 }
 
@@ -604,14 +607,14 @@ TEST(GpuPatterns, GroupsWhoseIntermediatesAreReadElsewhereOrWhoseShapeDiffersSta
   EXPECT_EQ(n["gated silu"], 0) << p->to_text();
   int causal = 0;
   for (const auto& l : p->launches)
-    if (l.kernel == "softmax" && l.flag) {
+    if (l.kind == plan::LaunchKind::Softmax && l.flag) {
       ++causal;
       ASSERT_EQ(l.ints.size(), 2u);
       EXPECT_EQ(l.ints[1], -1) << "i > j keeps j <= i - 1";
     }
   EXPECT_EQ(causal, 1) << p->to_text();
   EXPECT_EQ(n["select"], 2) << "the upper-triangle and first-axis softmaxes keep their select";
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   expect_no_live_overlap(*p);
 }
 
@@ -653,9 +656,9 @@ TEST(GpuPatterns, LargeProjectionWeightsStaySeparateGemmsWithOneGroupedHeadSplit
   EXPECT_EQ(n["concat"], 0);
   EXPECT_EQ(p->launches.size(), 15u) << p->to_text();
   bool grouped = false;
-  for (const auto& l : p->launches) grouped |= l.kernel == "transpose" && l.inputs.size() == 3;
+  for (const auto& l : p->launches) grouped |= l.kind == plan::LaunchKind::Transpose && l.inputs.size() == 3;
   EXPECT_TRUE(grouped) << "the three head splits are still one launch";
-  EXPECT_EQ(p->validate(), "");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   expect_no_live_overlap(*p);
 }
 

@@ -1,4 +1,4 @@
-// Fused attention for bf16 (kernels.h, abi/gpu_attention.h;
+// Fused attention for bf16 (kernels.h, plan/attention_launch.h;
 // docs/design/gpu-attention.md): FlashAttention-2's forward pass on the
 // tensor cores' mma.sync m16n8k16 (bf16 in, f32 accumulate).
 //

@@ -28,9 +28,11 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_attention.h"
-#include "abi/gpu_fused.h"
-#include "abi/gpu_plan.h"
+#include "plan/attention_launch.h"
+#include "plan/fused_program.h"
+#include "plan/geometry.h"
+#include "plan/plan.h"
+#include "plan/verify.h"
 #include "cuda/cuda_error.h"
 #include "cuda/executor/device_guard.h"
 #include "cuda/executor/kernels.h"
@@ -38,25 +40,26 @@
 
 namespace {
 
-using shapeml::abi::GpuDType;
-using shapeml::abi::GpuLaunch;
-using shapeml::abi::GpuPlan;
-using shapeml::abi::GpuSlot;
+using shapeml::plan::GpuDType;
+using shapeml::plan::GpuLaunch;
+using shapeml::plan::GpuPlan;
+using shapeml::plan::GpuSlot;
 using shapeml::cuda::DeviceGuard;
 namespace kern = shapeml::cuda::kern;
+namespace plan = shapeml::plan;
 
 // The plan's fused encoding and the kernel's POD number kinds alike.
 constexpr bool same_kind(int a, int b) { return a == b; }
-static_assert(same_kind(shapeml::abi::fused::kLoad, kern::FK_LOAD) && same_kind(shapeml::abi::fused::kConst, kern::FK_CONST) &&
-              same_kind(shapeml::abi::fused::kIota, kern::FK_IOTA) && same_kind(shapeml::abi::fused::kUnary, kern::FK_UNARY) &&
-              same_kind(shapeml::abi::fused::kBinary, kern::FK_BINARY) && same_kind(shapeml::abi::fused::kCompare, kern::FK_COMPARE) &&
-              same_kind(shapeml::abi::fused::kSelect, kern::FK_SELECT) && same_kind(shapeml::abi::fused::kCast, kern::FK_CAST));
-static_assert(shapeml::abi::fused::kMaxNodes == kern::kFusedMaxNodes && shapeml::abi::fused::kMaxInputs == kern::kFusedMaxInputs &&
-              shapeml::abi::fused::kMaxInputs + shapeml::abi::fused::kMaxIotaAxes <= kern::kFusedMaxOperands);
-static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern::U_ERF + 1 == shapeml::abi::fused::kUnaryNot &&
-                  kern::B_POW == 6 && kern::kFusedAnd == shapeml::abi::fused::kBinaryAnd && kern::kFusedOr == shapeml::abi::fused::kBinaryOr &&
+static_assert(same_kind(shapeml::plan::fused::kLoad, kern::FK_LOAD) && same_kind(shapeml::plan::fused::kConst, kern::FK_CONST) &&
+              same_kind(shapeml::plan::fused::kIota, kern::FK_IOTA) && same_kind(shapeml::plan::fused::kUnary, kern::FK_UNARY) &&
+              same_kind(shapeml::plan::fused::kBinary, kern::FK_BINARY) && same_kind(shapeml::plan::fused::kCompare, kern::FK_COMPARE) &&
+              same_kind(shapeml::plan::fused::kSelect, kern::FK_SELECT) && same_kind(shapeml::plan::fused::kCast, kern::FK_CAST));
+static_assert(shapeml::plan::fused::kMaxNodes == kern::kFusedMaxNodes && shapeml::plan::fused::kMaxInputs == kern::kFusedMaxInputs &&
+              shapeml::plan::fused::kMaxInputs + shapeml::plan::fused::kMaxIotaAxes <= kern::kFusedMaxOperands);
+static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern::U_ERF + 1 == shapeml::plan::fused::kUnaryNot &&
+                  kern::B_POW == 6 && kern::kFusedAnd == shapeml::plan::fused::kBinaryAnd && kern::kFusedOr == shapeml::plan::fused::kBinaryOr &&
                   kern::C_GE == 5,
-              "abi/gpu_fused.h numbers ops as kernels.h does");
+              "plan/fused_program.h numbers ops as kernels.h does");
 
 // include/shapeml.h status numbering (plugin_api.h).
 constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8, kFailedPrecondition = 9,
@@ -225,78 +228,21 @@ struct shapeml_cuda_plan {
 
 namespace {
 
-// ---- shapes and strides -------------------------------------------------
+// ---- shapes and strides (plan/geometry.h) --------------------------------
 
-using Shape = std::vector<int64_t>;
+using shapeml::plan::broadcast_strides;
+using shapeml::plan::dense_strides;
+using shapeml::plan::numel;
+using shapeml::plan::Shape;
+using shapeml::plan::shape_str;
 
-Shape dense_strides(const Shape& s) {
-  Shape st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
-  return st;
-}
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-std::string shape_str(const Shape& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? " " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
-// Strides (elements) of `in` broadcast to `out`: right-aligned, missing
-// leading dims and size-1 dims stretched (stride 0). False if not broadcastable.
-bool broadcast_strides(const Shape& in, const Shape& out, Shape& st) {
-  if (in.size() > out.size()) return false;
-  Shape dense = dense_strides(in);
-  size_t lead = out.size() - in.size();
-  st.assign(out.size(), 0);
-  for (size_t d = lead; d < out.size(); ++d) {
-    int64_t a = in[d - lead];
-    if (a == out[d]) st[d] = a == 1 ? 0 : dense[d - lead];
-    else if (a == 1) st[d] = 0;
-    else return false;
-  }
-  return true;
-}
-
-// An iteration space over `shape` with per-operand strides, simplified:
-// size-1 dims dropped, neighbours merged where every operand is contiguous
-// across them. Fails (false) above kern::kMaxRank dims. (A fused launch's
-// iota pseudo-operand, stride 1 on its axis and 0 elsewhere, is contiguous
-// across no neighbour of the axis, so the axis survives as a dim of its own
-// and the pseudo-operand's offset stays the index along it.)
-bool coalesce_dims(const Shape& shape, const std::vector<Shape>& strides, std::vector<int64_t>& sh, std::vector<std::vector<int64_t>>& st) {
-  const size_t nops = strides.size();
-  sh.clear();
-  st.assign(nops, {});
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !sh.empty();
-    for (size_t k = 0; k < nops && merge; ++k) merge = st[k].back() == strides[k][d] * shape[d];
-    if (merge) {
-      sh.back() *= shape[d];
-      for (size_t k = 0; k < nops; ++k) st[k].back() = strides[k][d];
-    } else {
-      sh.push_back(shape[d]);
-      for (size_t k = 0; k < nops; ++k) st[k].push_back(strides[k][d]);
-    }
-  }
-  if (sh.empty()) {  // a single element
-    sh.push_back(1);
-    for (auto& v : st) v.push_back(0);
-  }
-  return sh.size() <= static_cast<size_t>(kern::kMaxRank);
-}
-
+// The coalesced iteration space as the kernels' POD; false above kMaxRank.
 bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom& g) {
   const size_t nops = strides.size();
-  std::vector<int64_t> sh;
-  std::vector<std::vector<int64_t>> st;
-  if (!coalesce_dims(shape, strides, sh, st)) return false;
+  Shape sh;
+  std::vector<Shape> st;
+  shapeml::plan::coalesce_dims(shape, strides, sh, st);
+  if (sh.size() > static_cast<size_t>(kern::kMaxRank)) return false;
   g = kern::Geom{};
   g.rank = static_cast<int32_t>(sh.size());
   for (size_t d = 0; d < sh.size(); ++d) {
@@ -308,7 +254,6 @@ bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom&
 
 bool is_float(GpuDType d) { return d == GpuDType::F32 || d == GpuDType::F64 || d == GpuDType::BF16; }
 bool is_int(GpuDType d) { return d == GpuDType::I32 || d == GpuDType::I64; }
-bool is_numeric(GpuDType d) { return is_float(d) || is_int(d); }
 kern::DT to_dt(GpuDType d) { return static_cast<kern::DT>(static_cast<int32_t>(d)); }
 
 uint16_t f32_to_bf16_bits(float f) {  // round to nearest even; NaN stays a quiet NaN
@@ -358,17 +303,24 @@ int find_op(const std::string& op, std::initializer_list<const char*> names) {
 }
 
 // The kernels' unary (not `not`) and binary (not `and`, `or`) op numbers, by
-// the one name table of abi/gpu_fused.h.
+// the one name table of plan/fused_program.h.
 int unary_op_number(const std::string& op) {
-  int n = shapeml::abi::fused::op_number(shapeml::abi::fused::kUnary, op);
-  return n < shapeml::abi::fused::kUnaryNot ? n : -1;
+  int n = shapeml::plan::fused::op_number(shapeml::plan::fused::kUnary, op);
+  return n < shapeml::plan::fused::kUnaryNot ? n : -1;
 }
 int binary_op_number(const std::string& op) {
-  int n = shapeml::abi::fused::op_number(shapeml::abi::fused::kBinary, op);
-  return n < shapeml::abi::fused::kBinaryAnd ? n : -1;
+  int n = shapeml::plan::fused::op_number(shapeml::plan::fused::kBinary, op);
+  return n < shapeml::plan::fused::kBinaryAnd ? n : -1;
 }
 
 // ---- preparing launches (host only: no device needed) --------------------
+//
+// plan_create runs the plan verifier (plan/verify.h, through
+// GpuPlan::parse) before any of this: every dtype, shape, axis, operand
+// count and kernel limit below has been checked, so preparing a launch only
+// computes what its kernels take (coalesced strides, grid sizes, cuBLASLt
+// descriptors). A geometry that still does not fit is a verifier bug and is
+// reported as INTERNAL, never run.
 
 struct Builder {
   const GpuPlan& plan;
@@ -376,41 +328,26 @@ struct Builder {
   std::vector<IndexCheck> checks;
   std::vector<FusedPrep> fused;
 
-  bool error(const std::string& where, const std::string& msg, int32_t code = kInvalidArgument) {
-    fail = {code, where + ": " + msg};
-    return false;
-  }
   const GpuSlot& slot(int32_t i) const { return plan.slots[static_cast<size_t>(i)]; }
 
   bool geom(const std::string& where, const Shape& shape, const std::vector<Shape>& strides, kern::Geom& g) {
     if (coalesce(shape, strides, g)) return true;
-    return error(where, "more than " + std::to_string(kern::kMaxRank) + " dimensions after coalescing " + shape_str(shape), kUnimplemented);
+    fail = {kInternal, where + ": internal: the plan verifier let through " + shape_str(shape) + ", which does not coalesce to " +
+                           std::to_string(kern::kMaxRank) + " dimensions"};
+    return false;
   }
 
-  bool check_device_slot(const std::string& where, int32_t s) {
-    GpuSlot::Kind k = slot(s).kind;
-    if (k == GpuSlot::Kind::HostInput || k == GpuSlot::Kind::HostOutput) return error(where, "slot " + std::to_string(s) + " is a host slot");
-    return true;
-  }
-
-  // A fused launch: its program decoded and checked again here (parse
-  // validated it; the executor trusts no plan text), node by node into the
-  // kernel's POD, with the immediates converted as a fill converts its
-  // scalar and iota axes turned into pseudo-operands.
+  // A fused launch: its program decoded node by node into the kernel's POD,
+  // with the immediates converted as a fill converts its scalar and iota
+  // axes turned into pseudo-operands.
   bool prepare_fused(const GpuLaunch& l, const GpuSlot& out, Step& st, const std::string& w) {
-    namespace F = shapeml::abi::fused;
+    namespace F = shapeml::plan::fused;
     std::vector<F::Node> nodes;
-    std::string e = F::decode(l.ints, nodes);
-    std::vector<GpuDType> in_dt;
-    for (int32_t s : l.inputs) in_dt.push_back(slot(s).dtype);
-    if (e.empty()) e = F::check(nodes, in_dt, out.dtype, out.shape.size());
-    if (!e.empty()) return error(w, e);
-    if (l.inputs.size() > static_cast<size_t>(kern::kFusedMaxInputs)) return error(w, "too many inputs");
+    F::decode(l.ints, nodes);
     std::vector<Shape> strides;
     for (int32_t s : l.inputs) {
       Shape sa;
-      if (!broadcast_strides(slot(s).shape, out.shape, sa))
-        return error(w, "input " + shape_str(slot(s).shape) + " does not broadcast to " + shape_str(out.shape));
+      broadcast_strides(slot(s).shape, out.shape, sa);
       strides.push_back(sa);
     }
     std::vector<int64_t> axes;  // iota axes, in order of first use
@@ -420,7 +357,7 @@ struct Builder {
     for (size_t k = 0; k < nodes.size(); ++k) {
       const F::Node& n = nodes[k];
       kern::FusedNode& d = f.prog.node[k];
-      d.kind = static_cast<int8_t>(n.kind);  // F::Kind and kern::FusedKind agree (static_asserts below)
+      d.kind = static_cast<int8_t>(n.kind);  // F::Kind and kern::FusedKind agree (static_asserts above)
       d.op = static_cast<int8_t>(n.op < 0 ? 0 : n.op);
       d.dt = static_cast<int8_t>(n.dtype);
       d.sdt = d.dt;
@@ -445,11 +382,13 @@ struct Builder {
           break;
       }
     }
-    if (strides.size() > static_cast<size_t>(kern::kFusedMaxOperands)) return error(w, "too many operands");
-    std::vector<int64_t> sh;
-    std::vector<std::vector<int64_t>> cst;
-    if (!coalesce_dims(out.shape, strides, sh, cst))
-      return error(w, "more than " + std::to_string(kern::kMaxRank) + " dimensions after coalescing " + shape_str(out.shape), kUnimplemented);
+    Shape sh;
+    std::vector<Shape> cst;
+    plan::coalesce_dims(out.shape, strides, sh, cst);
+    if (sh.size() > static_cast<size_t>(kern::kMaxRank) || strides.size() > static_cast<size_t>(kern::kFusedMaxOperands)) {
+      fail = {kInternal, w + ": internal: the plan verifier let through a fused launch over the kernel's limits"};
+      return false;
+    }
     f.geom.rank = static_cast<int32_t>(sh.size());
     f.geom.nops = static_cast<int32_t>(strides.size());
     for (size_t d = 0; d < sh.size(); ++d) {
@@ -463,11 +402,8 @@ struct Builder {
   }
 
   bool prepare(const GpuLaunch& l, Prepared& p) {
+    using K = plan::LaunchKind;
     const std::string& w = p.name;
-    for (int32_t s : l.inputs)
-      if (l.kernel != "copy" && !check_device_slot(w, s)) return false;
-    for (int32_t s : l.outputs)
-      if (l.kernel != "copy" && !check_device_slot(w, s)) return false;
     const GpuSlot& out = slot(l.outputs[0]);
     Step st;
     st.out.slot = l.outputs[0];
@@ -476,236 +412,203 @@ struct Builder {
     st.n = out.numel();
     st.dt = to_dt(out.dtype);
 
-    if (l.kernel == "unary") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      if (a.dtype != out.dtype || a.shape != out.shape) return error(w, "input and output differ in dtype or shape");
-      if (l.op == "not") {
-        if (a.dtype != GpuDType::Bool) return error(w, std::string("`not` does not take ") + gpu_dtype_name(a.dtype));
-        st.kind = Step::Kind::LogicalNot;
-        p.steps.push_back(st);
-        return true;
+    switch (l.kind) {
+      case K::Unary: {
+        if (l.op == "not") {
+          st.kind = Step::Kind::LogicalNot;
+          break;
+        }
+        st.kind = Step::Kind::Unary;
+        st.op = unary_op_number(l.op);
+        break;
       }
-      int op = unary_op_number(l.op);
-      if (op < 0) return error(w, "unknown unary op `" + l.op + "`");
-      bool int_ok = op == kern::U_NEG || op == kern::U_ABS || op == kern::U_RELU;
-      if (!(is_float(a.dtype) || (is_int(a.dtype) && int_ok)))
-        return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
-      st.kind = Step::Kind::Unary;
-      st.op = op;
-    } else if (l.kernel == "binary" || l.kernel == "compare") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      const GpuSlot& b = slot(l.inputs[1]);
-      bool cmp = l.kernel == "compare";
-      int lop = cmp ? -1 : find_op(l.op, {"and", "or"});
-      if (lop >= 0 && (a.dtype != GpuDType::Bool || b.dtype != GpuDType::Bool || out.dtype != GpuDType::Bool))
-        return error(w, "`" + l.op + "` takes and gives bool");
-      int op = lop >= 0 ? lop : cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : binary_op_number(l.op);
-      if (op < 0) return error(w, "unknown " + l.kernel + " op `" + l.op + "`");
-      if (a.dtype != b.dtype) return error(w, "operands of different dtypes");
-      if (cmp ? out.dtype != GpuDType::Bool : out.dtype != a.dtype) return error(w, "wrong output dtype");
-      bool integral_only = op == kern::B_FLOORDIV || op == kern::B_MOD;
-      if (!cmp && lop < 0 && (!is_numeric(a.dtype) || (op == kern::B_POW && !is_float(a.dtype)) || (integral_only && !is_int(a.dtype))))
-        return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype));
-      Shape sa, sb;
-      if (!broadcast_strides(a.shape, out.shape, sa) || !broadcast_strides(b.shape, out.shape, sb))
-        return error(w, "operands " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not broadcast to " + shape_str(out.shape));
-      if (!geom(w, out.shape, {sa, sb}, st.geom)) return false;
-      st.same = st.geom.rank == 1 && st.geom.stride[0][0] == 1 && st.geom.stride[1][0] == 1;
-      st.kind = cmp ? Step::Kind::Compare : lop >= 0 ? Step::Kind::Logical : Step::Kind::Binary;
-      st.op = op;
-      st.dt = to_dt(a.dtype);
-    } else if (l.kernel == "select") {
-      const GpuSlot& c = slot(l.inputs[0]);
-      const GpuSlot& a = slot(l.inputs[1]);
-      const GpuSlot& b = slot(l.inputs[2]);
-      if (c.dtype != GpuDType::Bool) return error(w, "the condition is not bool");
-      if (a.dtype != out.dtype || b.dtype != out.dtype) return error(w, "branches and output differ in dtype");
-      Shape sc, sa, sb;
-      if (!broadcast_strides(c.shape, out.shape, sc) || !broadcast_strides(a.shape, out.shape, sa) ||
-          !broadcast_strides(b.shape, out.shape, sb))
-        return error(w, "operands do not broadcast to " + shape_str(out.shape));
-      if (!geom(w, out.shape, {sc, sa, sb}, st.geom)) return false;
-      st.kind = Step::Kind::Select;
-    } else if (l.kernel == "cast") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      if (a.shape != out.shape) return error(w, "input and output shapes differ");
-      if (a.dtype == out.dtype) {
+      case K::Binary:
+      case K::Compare: {
+        const GpuSlot& a = slot(l.inputs[0]);
+        const GpuSlot& b = slot(l.inputs[1]);
+        const bool cmp = l.kind == K::Compare;
+        const int lop = cmp ? -1 : find_op(l.op, {"and", "or"});
+        Shape sa, sb;
+        broadcast_strides(a.shape, out.shape, sa);
+        broadcast_strides(b.shape, out.shape, sb);
+        if (!geom(w, out.shape, {sa, sb}, st.geom)) return false;
+        st.same = st.geom.rank == 1 && st.geom.stride[0][0] == 1 && st.geom.stride[1][0] == 1;
+        st.kind = cmp ? Step::Kind::Compare : lop >= 0 ? Step::Kind::Logical : Step::Kind::Binary;
+        st.op = lop >= 0 ? lop : cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : binary_op_number(l.op);
+        st.dt = to_dt(a.dtype);
+        break;
+      }
+      case K::Select: {
+        Shape sc, sa, sb;
+        broadcast_strides(slot(l.inputs[0]).shape, out.shape, sc);
+        broadcast_strides(slot(l.inputs[1]).shape, out.shape, sa);
+        broadcast_strides(slot(l.inputs[2]).shape, out.shape, sb);
+        if (!geom(w, out.shape, {sc, sa, sb}, st.geom)) return false;
+        st.kind = Step::Kind::Select;
+        break;
+      }
+      case K::Cast: {
+        const GpuSlot& a = slot(l.inputs[0]);
+        if (a.dtype == out.dtype) {
+          st.kind = Step::Kind::Memcpy;
+          st.bytes = out.bytes();
+        } else {
+          st.kind = Step::Kind::Cast;
+          st.dt = to_dt(a.dtype);
+          st.dt_to = to_dt(out.dtype);
+        }
+        break;
+      }
+      case K::Fill:
+        st.kind = Step::Kind::Fill;
+        st.bits = scalar_bits(l.scalar, out.dtype);
+        break;
+      case K::Iota: {
+        int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(out.shape.size()) : l.ints[0];
+        st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Iota;
+        st.dim = out.shape[static_cast<size_t>(axis)];
+        st.inner = 1;
+        for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) st.inner *= out.shape[d];
+        break;
+      }
+      case K::Fused:
+        if (!prepare_fused(l, out, st, w)) return false;
+        break;
+      case K::Transpose:
+        if (!prepare_transpose(l, st, w)) return false;
+        break;
+      case K::Broadcast: {
+        Shape sa;
+        broadcast_strides(slot(l.inputs[0]).shape, out.shape, sa);
+        if (!geom(w, out.shape, {dense_strides(out.shape), sa}, st.geom)) return false;
+        st.kind = Step::Kind::Strided;
+        break;
+      }
+      case K::Slice: {
+        const GpuSlot& a = slot(l.inputs[0]);
+        const size_t r = a.shape.size();
+        const size_t ax = static_cast<size_t>(l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(r) : l.ints[0]);
+        Shape in_st = dense_strides(a.shape);
+        st.in[0].extra = l.ints[1] * in_st[ax] * st.esize;
+        if (!geom(w, out.shape, {dense_strides(out.shape), in_st}, st.geom)) return false;
+        st.kind = Step::Kind::Strided;
+        break;
+      }
+      case K::Concat: return prepare_concat(l, st, p);
+      case K::Copy: {
+        const GpuSlot& a = slot(l.inputs[0]);
+        bool hin = a.kind == GpuSlot::Kind::HostInput || a.kind == GpuSlot::Kind::HostOutput;
+        bool hout = out.kind == GpuSlot::Kind::HostInput || out.kind == GpuSlot::Kind::HostOutput;
         st.kind = Step::Kind::Memcpy;
         st.bytes = out.bytes();
-      } else {
-        st.kind = Step::Kind::Cast;
-        st.dt = to_dt(a.dtype);
-        st.dt_to = to_dt(out.dtype);
+        st.copy_kind = hin ? (hout ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice) : (hout ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
+        break;
       }
-    } else if (l.kernel == "fill") {
-      st.kind = Step::Kind::Fill;
-      st.bits = scalar_bits(l.scalar, out.dtype);
-    } else if (l.kernel == "iota") {
-      if (l.ints.size() != 1) return error(w, "iota needs ints = {axis}");
-      int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(out.shape.size()) : l.ints[0];
-      if (axis < 0 || axis >= static_cast<int64_t>(out.shape.size())) return error(w, "iota axis out of range");
-      st.kind = Step::Kind::Iota;
-      st.dim = out.shape[static_cast<size_t>(axis)];
-      st.inner = 1;
-      for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) st.inner *= out.shape[d];
-      if (st.n == 0) st.kind = Step::Kind::Noop;
-    } else if (l.kernel == "fused") {
-      if (!prepare_fused(l, out, st, w)) return false;
-    } else if (l.kernel == "transpose") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      if (l.inputs.size() != l.outputs.size() || l.inputs.empty() || l.inputs.size() > static_cast<size_t>(kern::kMaxCopyGroup))
-        return error(w, "a transpose group needs 1 to " + std::to_string(kern::kMaxCopyGroup) + " inputs and as many outputs");
-      for (size_t k = 1; k < l.inputs.size(); ++k)
-        if (slot(l.inputs[k]).dtype != a.dtype || slot(l.inputs[k]).shape != a.shape || slot(l.outputs[k]).dtype != out.dtype ||
-            slot(l.outputs[k]).shape != out.shape)
-          return error(w, "every pair of a transpose group must have the first pair's dtypes and shapes");
-      size_t r = a.shape.size();
-      if (a.dtype != out.dtype || out.shape.size() != r || l.ints.size() != r) return error(w, "permutation, input and output ranks differ");
-      std::vector<bool> seen(r, false);
-      Shape in_dense = dense_strides(a.shape), in_st(r);
-      for (size_t i = 0; i < r; ++i) {
-        int64_t p = l.ints[i];
-        if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) return error(w, "ints is not a permutation");
-        seen[static_cast<size_t>(p)] = true;
-        if (out.shape[i] != a.shape[static_cast<size_t>(p)]) return error(w, "output shape is not the permuted input shape");
-        in_st[i] = in_dense[static_cast<size_t>(p)];
+      case K::Reduce:
+        if (!prepare_reduce(l, st, w)) return false;
+        break;
+      case K::Matmul: return prepare_matmul(l, st, p);
+      case K::Softmax: prepare_softmax(l, st); break;
+      case K::Scan: {
+        size_t ax;
+        axis_split(slot(l.inputs[0]).shape, l.ints[0], st.batch, st.rows, st.cols, ax);
+        st.reverse = l.flag;
+        st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Scan;
+        st.dt = to_dt(slot(l.inputs[0]).dtype);
+        break;
       }
-      if (!geom(w, out.shape, {dense_strides(out.shape), in_st}, st.geom)) return false;
-      const kern::Geom& g = st.geom;
-      // A batched 2-D transpose after coalescing: out [B, C, R] from in [B, R, C].
-      int64_t B = 1, C = 0, R = 0;
-      bool tiled = false;
-      if (g.rank == 2 && g.stride[1][0] == 1 && g.stride[1][1] == g.shape[0]) {
-        C = g.shape[0], R = g.shape[1], tiled = true;
-      } else if (g.rank == 3 && g.stride[1][1] == 1 && g.stride[1][2] == g.shape[1] && g.stride[1][0] == g.shape[1] * g.shape[2]) {
-        B = g.shape[0], C = g.shape[1], R = g.shape[2], tiled = true;
-      }
-      if (l.inputs.size() > 1) {  // one launch for the group (the planner groups only permutes that keep the last axis)
-        st.kind = Step::Kind::StridedGroup;
-        st.group = static_cast<int32_t>(l.inputs.size());
-        for (size_t k = 0; k < l.inputs.size(); ++k) st.group_in[k] = Operand{l.inputs[k], 0}, st.group_out[k] = Operand{l.outputs[k], 0};
-      } else if (tiled && B <= 65535 && (R + 31) / 32 <= 65535) {
-        st.kind = Step::Kind::Tiled;
-        st.batch = B, st.rows = R, st.cols = C;
-      } else {
-        st.kind = Step::Kind::Strided;
-      }
-    } else if (l.kernel == "broadcast") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      Shape sa;
-      if (a.dtype != out.dtype) return error(w, "input and output dtypes differ");
-      if (!broadcast_strides(a.shape, out.shape, sa)) return error(w, shape_str(a.shape) + " does not broadcast to " + shape_str(out.shape));
-      if (!geom(w, out.shape, {dense_strides(out.shape), sa}, st.geom)) return false;
-      st.kind = Step::Kind::Strided;
-    } else if (l.kernel == "slice") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      if (l.ints.size() != 2) return error(w, "slice needs ints = {axis, start}");
-      size_t r = a.shape.size();
-      int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(r) : l.ints[0], start = l.ints[1];
-      if (a.dtype != out.dtype || out.shape.size() != r || axis < 0 || axis >= static_cast<int64_t>(r)) return error(w, "bad axis, rank or dtype");
-      size_t ax = static_cast<size_t>(axis);
-      for (size_t d = 0; d < r; ++d)
-        if (d != ax && out.shape[d] != a.shape[d]) return error(w, "output shape differs from the input off the axis");
-      if (start < 0 || start + out.shape[ax] > a.shape[ax]) return error(w, "slice out of range");
-      Shape in_st = dense_strides(a.shape);
-      st.in[0].extra = start * in_st[ax] * st.esize;
-      if (!geom(w, out.shape, {dense_strides(out.shape), in_st}, st.geom)) return false;
-      st.kind = Step::Kind::Strided;
-    } else if (l.kernel == "concat") {
-      if (l.ints.size() != 1) return error(w, "concat needs ints = {axis}");
-      size_t r = out.shape.size();
-      int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(r) : l.ints[0];
-      if (axis < 0 || axis >= static_cast<int64_t>(r)) return error(w, "concat axis out of range");
-      size_t ax = static_cast<size_t>(axis);
-      Shape out_st = dense_strides(out.shape);
-      bool equal = l.inputs.size() >= 2 && l.inputs.size() <= static_cast<size_t>(kern::kMaxCopyGroup);
-      for (int32_t s : l.inputs) equal &= slot(s).shape == slot(l.inputs[0]).shape && slot(s).dtype == out.dtype;
-      if (equal && slot(l.inputs[0]).shape.size() == r && slot(l.inputs[0]).shape[ax] * static_cast<int64_t>(l.inputs.size()) == out.shape[ax]) {
-        // Pieces of one shape (a merged GEMM's weights): one launch of the
-        // grouped copy, each piece at its offset along the axis.
-        const GpuSlot& a = slot(l.inputs[0]);
-        for (size_t d = 0; d < r; ++d)
-          if (d != ax && a.shape[d] != out.shape[d]) return error(w, "an input differs off the axis");
-        st.kind = Step::Kind::StridedGroup;
-        st.n = a.numel();
-        st.group = static_cast<int32_t>(l.inputs.size());
-        for (size_t k = 0; k < l.inputs.size(); ++k)
-          st.group_in[k] = Operand{l.inputs[k], 0}, st.group_out[k] = Operand{l.outputs[0], static_cast<int64_t>(k) * a.shape[ax] * out_st[ax] * st.esize};
-        if (!geom(w, a.shape, {out_st, dense_strides(a.shape)}, st.geom)) return false;
-        if (st.n > 0) p.steps.push_back(st);
-        return true;
-      }
-      int64_t at = 0;
-      for (int32_t s : l.inputs) {
-        const GpuSlot& a = slot(s);
-        if (a.dtype != out.dtype || a.shape.size() != r) return error(w, "an input differs in dtype or rank");
-        for (size_t d = 0; d < r; ++d)
-          if (d != ax && a.shape[d] != out.shape[d]) return error(w, "an input differs off the axis");
-        Step piece = st;
-        piece.kind = Step::Kind::Strided;
-        piece.in[0] = Operand{s, 0};
-        piece.out.extra = at * out_st[ax] * st.esize;
-        piece.n = a.numel();
-        if (!geom(w, a.shape, {out_st, dense_strides(a.shape)}, piece.geom)) return false;
-        if (piece.n > 0) p.steps.push_back(piece);
-        at += a.shape[ax];
-      }
-      if (at != out.shape[ax]) return error(w, "input sizes along the axis do not add up to the output's");
-      return true;
-    } else if (l.kernel == "copy") {
-      const GpuSlot& a = slot(l.inputs[0]);
-      if (a.bytes() != out.bytes()) return error(w, "input and output sizes differ");
-      bool hin = a.kind == GpuSlot::Kind::HostInput || a.kind == GpuSlot::Kind::HostOutput;
-      bool hout = out.kind == GpuSlot::Kind::HostInput || out.kind == GpuSlot::Kind::HostOutput;
-      st.kind = Step::Kind::Memcpy;
-      st.bytes = out.bytes();
-      st.copy_kind = hin ? (hout ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice) : (hout ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
-    } else if (l.kernel == "reduce") {
-      if (!prepare_reduce(l, st, w)) return false;
-    } else if (l.kernel == "matmul") {
-      if (!prepare_matmul(l, st, p)) return false;
-      return true;
-    } else if (l.kernel == "softmax") {
-      if (!prepare_softmax(l, st, w)) return false;
-    } else if (l.kernel == "scan") {
-      if (!prepare_scan(l, st, w)) return false;
-    } else if (l.kernel == "rmsnorm") {
-      if (!prepare_rmsnorm(l, st, w)) return false;
-    } else if (l.kernel == "gated") {
-      if (!prepare_gated(l, st, w)) return false;
-    } else if (l.kernel == "repeat") {
-      if (!prepare_repeat(l, st, w)) return false;
-    } else if (l.kernel == "attention") {
-      if (!prepare_attention(l, st, w)) return false;
-    } else if (l.kernel == "gather" || l.kernel == "take_along") {
-      if (!prepare_index(l, st, w)) return false;
-    } else {
-      return error(w, "unknown kernel");
+      case K::RmsNorm:  // x / sqrt(mean(x^2) + eps) * g over the last axis (docs/design/gpu-fused-kernels.md)
+        st.cols = slot(l.inputs[0]).shape.back();
+        st.rows = st.cols == 0 ? 0 : st.n / st.cols;
+        st.eps = l.scalar;
+        st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::RmsNorm;
+        break;
+      case K::Gated:  // act(a) * b, dense, one shape
+        st.op = unary_op_number(l.op);
+        st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Gated;
+        break;
+      case K::Repeat:
+        if (!prepare_repeat(l, st, w)) return false;
+        break;
+      case K::Attention: prepare_attention(l, st); break;
+      case K::Gather:
+      case K::TakeAlong: prepare_index(l, st, w); break;
     }
     if (st.kind == Step::Kind::Memcpy && st.bytes == 0) st.kind = Step::Kind::Noop;
     if (st.kind != Step::Kind::Noop) p.steps.push_back(st);
     return true;
   }
 
-  bool prepare_reduce(const GpuLaunch& l, Step& st, const std::string& w) {
+  bool prepare_transpose(const GpuLaunch& l, Step& st, const std::string& w) {
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& out = slot(l.outputs[0]);
-    int op = find_op(l.op, {"sum", "max", "mean", "min"});
-    if (op < 0) return error(w, "unknown reduce op `" + l.op + "`");
-    if (a.dtype != out.dtype || !is_numeric(a.dtype) || (op == kern::R_MEAN && !is_float(a.dtype)))
-      return error(w, std::string("`") + l.op + "` does not take " + gpu_dtype_name(a.dtype) + " to " + gpu_dtype_name(out.dtype));
-    size_t r = a.shape.size();
-    std::vector<bool> red(r, false);
-    for (int64_t x : l.ints) {
-      int64_t ax = x < 0 ? x + static_cast<int64_t>(r) : x;
-      if (ax < 0 || ax >= static_cast<int64_t>(r) || red[static_cast<size_t>(ax)]) return error(w, "bad or repeated reduction axis");
-      red[static_cast<size_t>(ax)] = true;
+    const size_t r = a.shape.size();
+    Shape in_dense = dense_strides(a.shape), in_st(r);
+    for (size_t i = 0; i < r; ++i) in_st[i] = in_dense[static_cast<size_t>(l.ints[i])];
+    if (!geom(w, out.shape, {dense_strides(out.shape), in_st}, st.geom)) return false;
+    const kern::Geom& g = st.geom;
+    // A batched 2-D transpose after coalescing: out [B, C, R] from in [B, R, C].
+    int64_t B = 1, C = 0, R = 0;
+    bool tiled = false;
+    if (g.rank == 2 && g.stride[1][0] == 1 && g.stride[1][1] == g.shape[0]) {
+      C = g.shape[0], R = g.shape[1], tiled = true;
+    } else if (g.rank == 3 && g.stride[1][1] == 1 && g.stride[1][2] == g.shape[1] && g.stride[1][0] == g.shape[1] * g.shape[2]) {
+      B = g.shape[0], C = g.shape[1], R = g.shape[2], tiled = true;
     }
-    Shape want;
-    for (size_t d = 0; d < r; ++d)
-      if (!red[d]) want.push_back(a.shape[d]);
-      else if (l.flag) want.push_back(1);
-    if (want != out.shape) return error(w, "output shape " + shape_str(out.shape) + ", expected " + shape_str(want));
+    if (l.inputs.size() > 1) {  // one launch for the group (the planner groups only permutes that keep the last axis)
+      st.kind = Step::Kind::StridedGroup;
+      st.group = static_cast<int32_t>(l.inputs.size());
+      for (size_t k = 0; k < l.inputs.size(); ++k) st.group_in[k] = Operand{l.inputs[k], 0}, st.group_out[k] = Operand{l.outputs[k], 0};
+    } else if (tiled && B <= 65535 && (R + 31) / 32 <= 65535) {
+      st.kind = Step::Kind::Tiled;
+      st.batch = B, st.rows = R, st.cols = C;
+    } else {
+      st.kind = Step::Kind::Strided;
+    }
+    return true;
+  }
+
+  bool prepare_concat(const GpuLaunch& l, Step& st, Prepared& p) {
+    const std::string& w = p.name;
+    const GpuSlot& out = slot(l.outputs[0]);
+    const size_t r = out.shape.size();
+    const size_t ax = static_cast<size_t>(l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(r) : l.ints[0]);
+    Shape out_st = dense_strides(out.shape);
+    bool equal = l.inputs.size() >= 2 && l.inputs.size() <= static_cast<size_t>(kern::kMaxCopyGroup);
+    for (int32_t s : l.inputs) equal &= slot(s).shape == slot(l.inputs[0]).shape;
+    if (equal) {
+      // Pieces of one shape (a merged GEMM's weights): one launch of the
+      // grouped copy, each piece at its offset along the axis.
+      const GpuSlot& a = slot(l.inputs[0]);
+      st.kind = Step::Kind::StridedGroup;
+      st.n = a.numel();
+      st.group = static_cast<int32_t>(l.inputs.size());
+      for (size_t k = 0; k < l.inputs.size(); ++k)
+        st.group_in[k] = Operand{l.inputs[k], 0}, st.group_out[k] = Operand{l.outputs[0], static_cast<int64_t>(k) * a.shape[ax] * out_st[ax] * st.esize};
+      if (!geom(w, a.shape, {out_st, dense_strides(a.shape)}, st.geom)) return false;
+      if (st.n > 0) p.steps.push_back(st);
+      return true;
+    }
+    int64_t at = 0;
+    for (int32_t s : l.inputs) {
+      const GpuSlot& a = slot(s);
+      Step piece = st;
+      piece.kind = Step::Kind::Strided;
+      piece.in[0] = Operand{s, 0};
+      piece.out.extra = at * out_st[ax] * st.esize;
+      piece.n = a.numel();
+      if (!geom(w, a.shape, {out_st, dense_strides(a.shape)}, piece.geom)) return false;
+      if (piece.n > 0) p.steps.push_back(piece);
+      at += a.shape[ax];
+    }
+    return true;
+  }
+
+  bool prepare_reduce(const GpuLaunch& l, Step& st, const std::string& w) {
+    const GpuSlot& a = slot(l.inputs[0]);
+    const size_t r = a.shape.size();
+    std::vector<bool> red(r, false);
+    for (int64_t x : l.ints) red[static_cast<size_t>(x < 0 ? x + static_cast<int64_t>(r) : x)] = true;
     Shape in_st = dense_strides(a.shape), ks, kst, rs, rst;
     for (size_t d = 0; d < r; ++d) {
       (red[d] ? rs : ks).push_back(a.shape[d]);
@@ -723,136 +626,70 @@ struct Builder {
     bool inner_kept = g.keep_stride[g.keep_rank - 1] == 1 && g.keep_shape[g.keep_rank - 1] > 1;
     g.block_per_output = !inner_kept && g.n_red >= 32;
     st.kind = g.n_out == 0 ? Step::Kind::Noop : Step::Kind::Reduce;
-    st.op = op;
+    st.op = find_op(l.op, {"sum", "max", "mean", "min"});
     st.dt = to_dt(a.dtype);
     return true;
   }
 
-  // The axis of a launch (ints[0], negative from the end) as [outer, n, inner]
-  // sizes of `shape`.
-  bool axis_split(const std::string& w, const Shape& shape, int64_t axis_in, int64_t& outer, int64_t& n, int64_t& inner, size_t& ax) {
-    int64_t r = static_cast<int64_t>(shape.size());
-    int64_t axis = axis_in < 0 ? axis_in + r : axis_in;
-    if (axis < 0 || axis >= r) return error(w, "axis " + std::to_string(axis_in) + " out of range for " + shape_str(shape));
-    ax = static_cast<size_t>(axis);
+  // The axis of a launch (ints[0], negative from the end; the verifier
+  // checked it) as [outer, n, inner] sizes of `shape`.
+  static void axis_split(const Shape& shape, int64_t axis_in, int64_t& outer, int64_t& n, int64_t& inner, size_t& ax) {
+    const int64_t r = static_cast<int64_t>(shape.size());
+    ax = static_cast<size_t>(axis_in < 0 ? axis_in + r : axis_in);
     outer = 1, inner = 1, n = shape[ax];
     for (size_t d = 0; d < ax; ++d) outer *= shape[d];
     for (size_t d = ax + 1; d < shape.size(); ++d) inner *= shape[d];
-    return true;
   }
 
-  bool prepare_softmax(const GpuLaunch& l, Step& st, const std::string& w) {
+  void prepare_softmax(const GpuLaunch& l, Step& st) {
     const GpuSlot& a = slot(l.inputs[0]);
-    const GpuSlot& out = slot(l.outputs[0]);
-    int op = find_op(l.op, {"softmax", "log_softmax"});
-    if (op < 0) return error(w, "unknown softmax op `" + l.op + "`");
-    if (a.dtype != out.dtype || a.shape != out.shape || !is_float(a.dtype)) return error(w, "softmax needs one floating dtype and shape");
-    if (l.ints.size() != (l.flag ? 2u : 1u)) return error(w, l.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
     size_t ax;
-    if (!axis_split(w, a.shape, l.ints[0], st.batch, st.rows, st.cols, ax)) return false;
+    axis_split(a.shape, l.ints[0], st.batch, st.rows, st.cols, ax);
     if (l.flag) {
       // Causal: column j of the row at position i along the axis before
       // the softmax axis is masked (-inf) when j > i + offset.
-      if (a.shape.size() < 2 || ax + 1 != a.shape.size()) return error(w, "a causal softmax runs over the last axis of a tensor of rank >= 2");
       st.mask.rows = a.shape[ax - 1];
       st.mask.offset = l.ints[1];
       if (st.mask.rows == 0) st.mask.rows = 1;  // no rows at all: nothing runs (st.n == 0)
     }
     st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Softmax;
-    st.op = op;
+    st.op = find_op(l.op, {"softmax", "log_softmax"});
     st.dt = to_dt(a.dtype);
-    return true;
   }
 
-  // cumsum: in {x}, out of x's dtype and shape, ints = {axis}, flag = reverse.
-  bool prepare_scan(const GpuLaunch& l, Step& st, const std::string& w) {
-    const GpuSlot& a = slot(l.inputs[0]);
-    const GpuSlot& out = slot(l.outputs[0]);
-    if (a.dtype != out.dtype || a.shape != out.shape || !is_numeric(a.dtype)) return error(w, "cumsum needs one numeric dtype and shape");
-    if (l.ints.size() != 1) return error(w, "cumsum needs ints = {axis}");
-    size_t ax;
-    if (!axis_split(w, a.shape, l.ints[0], st.batch, st.rows, st.cols, ax)) return false;
-    st.reverse = l.flag;
-    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Scan;
-    st.dt = to_dt(a.dtype);
-    return true;
-  }
-
-  // RMSNorm over the last axis: in {x [..., n], g [n]}, out of x's shape,
-  // scalar = eps (docs/design/gpu-fused-kernels.md).
-  bool prepare_rmsnorm(const GpuLaunch& l, Step& st, const std::string& w) {
-    const GpuSlot& x = slot(l.inputs[0]);
-    const GpuSlot& g = slot(l.inputs[1]);
-    const GpuSlot& out = slot(l.outputs[0]);
-    if (!is_float(x.dtype) || g.dtype != x.dtype || out.dtype != x.dtype) return error(w, "rmsnorm needs one floating dtype");
-    if (x.shape.empty() || out.shape != x.shape) return error(w, "rmsnorm: the output must have the input's shape, of rank >= 1");
-    if (g.shape != Shape{x.shape.back()}) return error(w, "rmsnorm: the scale must be a vector of the last dimension " + std::to_string(x.shape.back()));
-    if (!std::isfinite(l.scalar) || l.scalar < 0) return error(w, "rmsnorm: eps must be finite and >= 0");
-    st.cols = x.shape.back();
-    st.rows = st.cols == 0 ? 0 : st.n / st.cols;
-    st.eps = l.scalar;
-    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::RmsNorm;
-    return true;
-  }
-
-  // act(a) * b, dense, one shape: in {a, b}, op = the activation.
-  bool prepare_gated(const GpuLaunch& l, Step& st, const std::string& w) {
-    const GpuSlot& a = slot(l.inputs[0]);
-    const GpuSlot& b = slot(l.inputs[1]);
-    const GpuSlot& out = slot(l.outputs[0]);
-    int op = unary_op_number(l.op);
-    if (op < 0) return error(w, "unknown gate activation `" + l.op + "`");
-    if (!is_float(a.dtype) || b.dtype != a.dtype || out.dtype != a.dtype) return error(w, "gated needs one floating dtype");
-    if (b.shape != a.shape || out.shape != a.shape) return error(w, "gated needs operands and output of one shape");
-    st.op = op;
-    st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Gated;
-    return true;
-  }
-
-  // Fused attention: the plan's checks (abi/gpu_attention.h, the same the
-  // compiler's verifier runs), then the kernel's arguments.
-  bool prepare_attention(const GpuLaunch& l, Step& st, const std::string& w) {
-    if (std::string e = shapeml::abi::check_attention(plan, l); !e.empty()) return error(w, e);
-    shapeml::abi::AttentionLayout a;
+  // Fused attention: the kernel's arguments from the launch's layout
+  // (plan/attention_launch.h; the verifier ran check_attention).
+  void prepare_attention(const GpuLaunch& l, Step& st) {
+    shapeml::plan::AttentionLayout a;
     a.from_ints(l.ints);
     kern::Attention& k = st.attention;
     k.batch = a.batch, k.heads = a.heads, k.group = a.group, k.sq = a.sq, k.sk = a.sk, k.dh = a.dh;
     k.scale = static_cast<float>(l.scalar);
     k.causal = l.flag;
     k.offset = a.offset;
-    const shapeml::abi::AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
+    const shapeml::plan::AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
     for (int i = 0; i < 4; ++i) {
       k.stride[i][0] = acc[i]->batch, k.stride[i][1] = acc[i]->head, k.stride[i][2] = acc[i]->row;
       (i < 3 ? st.in[i] : st.out).extra = acc[i]->offset * 2;  // bf16
     }
     st.kind = Step::Kind::Attention;
-    return true;
   }
 
   // repeat_interleave: out [pre, d*r, post] read as [pre, d, r, post] from
   // in [pre, d, post] with stride 0 along r: a strided copy.
   bool prepare_repeat(const GpuLaunch& l, Step& st, const std::string& w) {
-    const GpuSlot& a = slot(l.inputs[0]);
-    const GpuSlot& out = slot(l.outputs[0]);
-    if (l.ints.size() != 2 || l.ints[1] < 1) return error(w, "repeat needs ints = {axis, repeats >= 1}");
     int64_t pre, d, post, r = l.ints[1];
     size_t ax;
-    if (!axis_split(w, a.shape, l.ints[0], pre, d, post, ax)) return false;
-    Shape want = a.shape;
-    want[ax] *= r;
-    if (a.dtype != out.dtype || want != out.shape) return error(w, "output " + shape_str(out.shape) + ", expected " + shape_str(want));
+    axis_split(slot(l.inputs[0]).shape, l.ints[0], pre, d, post, ax);
     Shape four = {pre, d, r, post};
     if (!geom(w, four, {dense_strides(four), Shape{d * post, post, 0, 1}}, st.geom)) return false;
     st.kind = Step::Kind::Strided;
     return true;
   }
 
-  bool prepare_index(const GpuLaunch& l, Step& st, const std::string& w) {
+  void prepare_index(const GpuLaunch& l, Step& st, const std::string& w) {
     const GpuSlot& x = slot(l.inputs[0]);
     const GpuSlot& idx = slot(l.inputs[1]);
-    const GpuSlot& out = slot(l.outputs[0]);
-    if (idx.dtype != GpuDType::I32 && idx.dtype != GpuDType::I64) return error(w, "indices must be i32 or i64");
-    if (x.dtype != out.dtype) return error(w, "input and output dtypes differ");
     IndexCheck c;
     c.name = w;
     c.where = l.why;
@@ -862,30 +699,21 @@ struct Builder {
     c.idx_i64 = idx.dtype == GpuDType::I64;
     st.check = c.record;
     st.dt = to_dt(idx.dtype);
-    if (l.kernel == "gather") {
-      if (x.shape.empty()) return error(w, "gather needs a table of rank >= 1");
-      Shape want = idx.shape;
-      want.insert(want.end(), x.shape.begin() + 1, x.shape.end());
-      if (want != out.shape) return error(w, "output " + shape_str(out.shape) + ", expected " + shape_str(want));
+    if (l.kind == plan::LaunchKind::Gather) {
       st.kind = Step::Kind::Gather;
       st.rows = numel(idx.shape);
       st.cols = numel(Shape(x.shape.begin() + 1, x.shape.end()));
       st.kdim = x.shape[0];
     } else {
-      if (l.ints.size() != 1) return error(w, "take_along needs ints = {axis}");
       size_t ax;
-      if (!axis_split(w, x.shape, l.ints[0], st.batch, st.kdim, st.cols, ax)) return false;
-      Shape want = x.shape;
-      want.erase(want.begin() + static_cast<std::ptrdiff_t>(ax));
-      if (idx.shape != want || out.shape != want) return error(w, "indices and output must have the input's shape without the axis, " + shape_str(want));
+      axis_split(x.shape, l.ints[0], st.batch, st.kdim, st.cols, ax);
       st.kind = Step::Kind::TakeAlong;
     }
     c.bound = st.kdim;
     checks.push_back(std::move(c));
-    return true;
   }
 
-  // Batch dims broadcast as NumPy's (right-aligned, 1 stretches). Shapes:
+  // Batch dims broadcast as NumPy's (plan::matmul_geometry):
   //   B shared ([K, N] or all batch dims 1), A not broadcast: one GEMM with
   //   the batch folded into M (A is dense);
   //   otherwise strided batched GEMMs over the coalesced batch space: the
@@ -896,71 +724,38 @@ struct Builder {
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& b = slot(l.inputs[1]);
     const GpuSlot& out = slot(l.outputs[0]);
-    size_t ra = a.shape.size(), rb = b.shape.size();
-    if (a.dtype != b.dtype || a.dtype != out.dtype || !is_numeric(a.dtype)) return error(w, "matmul needs one numeric dtype");
-    if (!l.op.empty() && l.op != "tf32") return error(w, "unknown matmul op `" + l.op + "`");
     st.tf32 = l.op == "tf32" && a.dtype == GpuDType::F32;
-    if (!l.ints.empty() && (l.ints.size() != 2 || (l.ints[0] != 0 && l.ints[0] != 1) || (l.ints[1] != 0 && l.ints[1] != 1)))
-      return error(w, "matmul ints must be {transA, transB}, each 0 or 1");
     st.trans_a = !l.ints.empty() && l.ints[0] == 1;
     st.trans_b = !l.ints.empty() && l.ints[1] == 1;
     st.alpha = l.scalar != 0 ? l.scalar : 1;
-    if (st.alpha != 1 && !is_float(a.dtype)) return error(w, "a matmul scale (alpha) needs a floating dtype");
-    if ((st.trans_a || st.trans_b) && !is_float(a.dtype)) return error(w, "transposed operands need a floating dtype (cuBLASLt)");
-    if (ra < 2 || rb < 2) return error(w, "matmul needs operands of rank >= 2");
-    // Logical sizes: A [..., M, K] x B [..., K, N], whatever the storage.
-    int64_t M = a.shape[ra - (st.trans_a ? 1 : 2)], K = a.shape[ra - (st.trans_a ? 2 : 1)];
-    int64_t Kb = b.shape[rb - (st.trans_b ? 1 : 2)], N = b.shape[rb - (st.trans_b ? 2 : 1)];
-    if (Kb != K) return error(w, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
-    if (l.inputs.size() == 3) {
-      const GpuSlot& c = slot(l.inputs[2]);
-      if (!is_float(a.dtype) || c.dtype != a.dtype) return error(w, "a fused addend must have the product's floating dtype");
-      if (l.flag) {  // residual: out = A B + C, C of the output's shape
-        if (c.shape != out.shape) return error(w, "a fused residual must have the output's shape " + shape_str(out.shape));
-        st.accumulate = true;
-      } else {  // bias: a vector of the last dimension, added to every row
-        if (c.shape != Shape{N}) return error(w, "a fused bias must be a vector of the output's last dimension");
-        st.bias = true;
-      }
-    }
-    Shape ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
-    Shape batch_shape(std::max(ba.size(), bb.size()), 1);
-    for (size_t i = 0; i < batch_shape.size(); ++i) {
-      int64_t x = i < ba.size() ? ba[ba.size() - 1 - i] : 1, y = i < bb.size() ? bb[bb.size() - 1 - i] : 1;
-      if (x != y && x != 1 && y != 1)
-        return error(w, "batch dimensions do not broadcast: " + shape_str(a.shape) + " x " + shape_str(b.shape));
-      batch_shape[batch_shape.size() - 1 - i] = x == 1 ? y : x;
-    }
-    Shape want = batch_shape;
-    want.push_back(M);
-    want.push_back(N);
-    if (want != out.shape) return error(w, "output shape " + shape_str(out.shape) + ", expected " + shape_str(want));
-    int64_t batch = numel(batch_shape);
+    plan::MatmulGeometry mg;
+    plan::matmul_geometry(a.shape, b.shape, st.trans_a, st.trans_b, mg);
+    const int64_t M = mg.m, K = mg.k, N = mg.n;
+    if (l.inputs.size() == 3) (l.flag ? st.accumulate : st.bias) = true;  // residual C of the output's shape, or a bias [N]
+    const int64_t batch = numel(mg.batch);
     st.dt = to_dt(a.dtype);
     st.kdim = K, st.cols = N;
     if (batch == 0 || M == 0 || N == 0) return true;  // nothing to compute
-    if (K == 0 && st.bias) return error(w, "a fused bias with an empty inner dimension");
     if (K == 0) {
       st.kind = Step::Kind::MemsetZero, st.bytes = out.bytes();
       p.steps.push_back(st);
       return true;
     }
     st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
-    if (numel(bb) == 1 && ba == batch_shape && !st.trans_a) {  // shared weight: A is one [batch*M, K] matrix (rows of A^T are not)
+    if (mg.folded) {  // shared weight: A is one [batch*M, K] matrix
       st.batch = 1, st.rows = M * batch, st.stride_a = 0, st.stride_b = 0;
       p.steps.push_back(st);
       return true;
     }
     Shape sa, sb;  // strides in matrices over the batch space
-    broadcast_strides(ba, batch_shape, sa);
-    broadcast_strides(bb, batch_shape, sb);
+    broadcast_strides(mg.batch_a, mg.batch, sa);
+    broadcast_strides(mg.batch_b, mg.batch, sb);
     kern::Geom g;
-    if (!geom(w, batch_shape, {sa, sb}, g)) return false;
+    if (!geom(w, mg.batch, {sa, sb}, g)) return false;
     const int inner = g.rank - 1;
     st.batch = g.shape[inner], st.rows = M;
     st.stride_a = g.stride[0][inner] * M * K, st.stride_b = g.stride[1][inner] * K * N;
     const int64_t pieces = batch / st.batch;
-    if (pieces > 65536) return error(w, "more than 65536 separate GEMMs for this broadcast of batch dimensions", kUnimplemented);
     for (int64_t piece = 0; piece < pieces; ++piece) {
       Step s2 = st;
       int64_t q = piece, oa = 0, ob = 0;
@@ -1102,9 +897,13 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
   if (!out) return write_err(err, err_size, kInvalidArgument, "plan_create: plan is NULL");
   *out = nullptr;
   if (!plan_text) return write_err(err, err_size, kInvalidArgument, "plan_create: plan_text is NULL");
+  // GpuPlan::parse runs the plan verifier, the compiler's own (plan/verify.h):
+  // a malformed plan is INVALID_ARGUMENT, one over a kernel limit
+  // UNIMPLEMENTED, both before anything touches the device.
   std::string perr;
-  std::optional<GpuPlan> parsed = GpuPlan::parse(plan_text, perr);
-  if (!parsed) return write_err(err, err_size, kInvalidArgument, "plan_create: " + perr);
+  bool over_limit = false;
+  std::optional<GpuPlan> parsed = GpuPlan::parse(plan_text, perr, &over_limit);
+  if (!parsed) return write_err(err, err_size, over_limit ? kUnimplemented : kInvalidArgument, "plan_create: " + perr);
   const GpuPlan& gp = *parsed;
 
   auto plan = std::make_unique<shapeml_cuda_plan>();
@@ -1120,7 +919,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
       case GpuSlot::Kind::Output: r.buffer = gp.num_inputs + s.index; break;
       case GpuSlot::Kind::HostOutput: r.buffer = gp.num_inputs + s.index, r.host = true; break;
       case GpuSlot::Kind::Temp: r.in_workspace = true, r.offset = s.offset; break;
-      case GpuSlot::Kind::View:  // validate(): alias < this slot, offset inside it
+      case GpuSlot::Kind::View:  // verified: alias < this slot, offset inside it
         r = plan->slots[static_cast<size_t>(s.alias)];
         r.offset += s.offset;
         break;
@@ -1131,7 +930,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
   plan->graph.num_inputs = gp.num_inputs;
   plan->graph.on = gp.graph;
   plan->graph.why = gp.graph_why;
-  plan->graph.blocker = gp.graph_blocker();
+  plan->graph.blocker = shapeml::plan::graph_blocker(gp);
   plan->graph.buffer_bytes.assign(static_cast<size_t>(gp.num_inputs + gp.num_outputs), 0);
   for (const GpuSlot& s : gp.slots) {
     size_t at = s.kind == GpuSlot::Kind::Input ? static_cast<size_t>(s.index)
@@ -1142,8 +941,8 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
   for (size_t i = 0; i < gp.launches.size(); ++i) {
     const GpuLaunch& l = gp.launches[i];
     Prepared p;
-    p.name = "launch " + std::to_string(i) + " (" + l.kernel + (l.op.empty() ? "" : " " + l.op) + ")";
-    p.kernel = l.kernel;
+    p.name = "launch " + std::to_string(i) + " (" + plan::launch_kind_name(l.kind) + (l.op.empty() ? "" : " " + l.op) + ")";
+    p.kernel = plan::launch_kind_name(l.kind);
     p.library = l.library;
     if (!b.prepare(l, p)) return write_err(err, err_size, b.fail.code, "plan_create: " + b.fail.msg);
     plan->launches.push_back(std::move(p));

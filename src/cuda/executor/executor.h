@@ -1,6 +1,6 @@
 // The plan executor inside the CUDA plugin: the plan functions of
-// shapeml_cuda_plugin (src/cuda/plugin_api.h) are exactly these. It turns a
-// dispatch plan (src/abi/gpu_plan.h) into launches of shapeml's own kernels
+// shapeml_cuda_plugin (src/plan/plugin_contract.h) are exactly these. It turns a
+// dispatch plan (src/plan/plan.h) into launches of shapeml's own kernels
 // and cuBLASLt matmuls, prepared once at plan_create (descriptors, algorithm
 // choice, per-launch shapes and broadcast strides) so that plan_execute only
 // enqueues work on the caller's stream: no allocation, no host
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/plugin_api.h"
+#include "plan/plugin_contract.h"
 
 namespace shapeml::cuda {
 

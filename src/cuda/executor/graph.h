@@ -1,5 +1,5 @@
 // CUDA graph replay of a prepared dispatch plan (docs/design/cuda-graphs.md).
-// The graph functions of shapeml_cuda_plugin (src/cuda/plugin_api.h) are
+// The graph functions of shapeml_cuda_plugin (src/plan/plugin_contract.h) are
 // exactly these. A graph belongs to one plan and owns device memory the
 // caller allocates once (graph_memory_bytes): the plan's workspace, so its
 // address is stable across replays, plus, in the copy-in mode, staging
@@ -27,7 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cuda/plugin_api.h"
+#include "plan/plugin_contract.h"
 
 namespace shapeml::cuda {
 

@@ -8,17 +8,19 @@
 
 #include <cstdint>
 
+#include "plan/limits.h"
+
 namespace shapeml::cuda::kern {
 
-constexpr int kMaxRank = 8;
+constexpr int kMaxRank = shapeml::plan::kMaxRank;  // plan/limits.h: the verifier checks it
 
-/// Element types, numbered as abi::GpuDType.
+/// Element types, numbered as plan::GpuDType.
 enum class DT : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
 
 enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_SIN, U_COS, U_ERF };
 enum LogicalOp : int32_t { L_AND, L_OR };
 enum BinaryOp : int32_t { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_FLOORDIV, B_MOD };
-// The fused interpreter's `and` and `or` (abi/gpu_fused.h): after the binary ops.
+// The fused interpreter's `and` and `or` (plan/fused_program.h): after the binary ops.
 constexpr int32_t kFusedAnd = B_MOD + 1, kFusedOr = B_MOD + 2;
 enum CompareOp : int32_t { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
 enum ReduceOp : int32_t { R_SUM, R_MAX, R_MEAN, R_MIN };
@@ -70,7 +72,7 @@ cudaError_t iota(DT dt, void* out, int64_t n, int64_t dim, int64_t inner, int ma
 // For every index of g.shape: out[idx . stride[0]] = in[idx . stride[1]].
 cudaError_t strided_copy(int64_t esize, const void* in, void* out, const Geom& g, int64_t n, int max_blocks, cudaStream_t s);
 /// Pairs of buffers moved by one strided_copy_group launch.
-constexpr int kMaxCopyGroup = 4;
+constexpr int kMaxCopyGroup = shapeml::plan::kMaxCopyGroup;
 struct CopyGroup {
   int32_t count = 0;
   const void* in[kMaxCopyGroup] = {};
@@ -117,7 +119,7 @@ cudaError_t rmsnorm(DT dt, const void* x, const void* g, void* out, int64_t rows
 // computed in the compute type and rounded once.
 cudaError_t gated(DT dt, int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s);
 
-/// A fused attention launch (attention.cu; abi/gpu_attention.h is the plan's
+/// A fused attention launch (attention.cu; plan/attention_launch.h is the plan's
 /// form): for every batch b and head h, o = softmax(q k^T * scale, masked) v
 /// over [sq, dh] x [sk, dh], no scores in memory. Element (b, h, s, d) of
 /// operand i (q, k, v, o) is at base_i + b*stride[i][0] + h'*stride[i][1] +
@@ -157,11 +159,11 @@ cudaError_t gather(DT idx_dt, int64_t esize, const void* table, const void* idx,
 cudaError_t take_along(DT idx_dt, int64_t esize, const void* x, const void* idx, void* out, int64_t outer, int64_t V, int64_t inner,
                        unsigned long long* first_bad, int max_blocks, cudaStream_t s);
 
-// ---- fused elementwise groups (fused.cu; abi/gpu_fused.h is the plan's
+// ---- fused elementwise groups (fused.cu; plan/fused_program.h is the plan's
 // encoding, which the executor decodes and checks into these PODs).
-constexpr int kFusedMaxNodes = 32;     // abi::fused::kMaxNodes
-constexpr int kFusedMaxInputs = 8;     // abi::fused::kMaxInputs
-constexpr int kFusedMaxOperands = 16;  // inputs, then one pseudo-operand per iota axis
+constexpr int kFusedMaxNodes = 32;     // plan::fused::kMaxNodes
+constexpr int kFusedMaxInputs = 8;     // plan::fused::kMaxInputs
+constexpr int kFusedMaxOperands = shapeml::plan::kFusedMaxOperands;  // inputs, then one pseudo-operand per iota axis
 
 enum FusedKind : int8_t { FK_LOAD, FK_CONST, FK_IOTA, FK_UNARY, FK_BINARY, FK_COMPARE, FK_SELECT, FK_CAST };
 

@@ -512,13 +512,13 @@ std::vector<std::string> CpuJit::last_notes() const {
   return impl_->notes;
 }
 
-abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+common::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                          std::string& error, HookTables* hooks) {
   std::lock_guard<std::mutex> l(impl_->mu);
   bool fatal = false;
-  abi::CompiledEntryFn fn = guarded_codegen<abi::CompiledEntryFn>(error, nullptr, [&] {
+  common::CompiledEntryFn fn = guarded_codegen<common::CompiledEntryFn>(error, nullptr, [&] {
     fatal = true;  // cleared on a normal return
-    abi::CompiledEntryFn r = compile_locked(m, entry, bindings, error, hooks);
+    common::CompiledEntryFn r = compile_locked(m, entry, bindings, error, hooks);
     fatal = false;
     return r;
   });
@@ -531,7 +531,7 @@ abi::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& ent
   return fn;
 }
 
-abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+common::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                             std::string& error, HookTables* hooks) {
   if (impl_->jit_broken) {
     error = impl_->init_error;
@@ -557,14 +557,14 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
     span.arg("entry", entry).arg("binding", b).arg("symbol", symbol);
   }
   // The entry point and hook tables of code added under `tracker`.
-  auto resolve = [&](llvm::orc::ResourceTrackerSP tracker) -> abi::CompiledEntryFn {
+  auto resolve = [&](llvm::orc::ResourceTrackerSP tracker) -> common::CompiledEntryFn {
     auto sym = impl_->jit->lookup(symbol);
     if (!sym) {
       error = "JIT: " + llvm::toString(sym.takeError());
       llvm::consumeError(tracker->remove());
       return nullptr;
     }
-    auto fn = sym->toPtr<abi::CompiledEntryFn>();
+    auto fn = sym->toPtr<common::CompiledEntryFn>();
     if (hooks) {
       for (auto [suffix, slot] : {std::pair{"_temp_hooks", &hooks->temp}, std::pair{"_parallel_hooks", &hooks->parallel}}) {
         auto table = impl_->jit->lookup(symbol + suffix);
@@ -643,7 +643,7 @@ abi::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::stri
   return resolve(tracker);
 }
 
-void CpuJit::release(abi::CompiledEntryFn fn) {
+void CpuJit::release(common::CompiledEntryFn fn) {
   std::lock_guard<std::mutex> l(impl_->mu);
   auto it = impl_->trackers.find(reinterpret_cast<void*>(fn));
   if (it == impl_->trackers.end()) return;
@@ -672,7 +672,7 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
   }
   std::vector<std::string> syms(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) syms[i] = "shapeml_" + sanitize(specs[i].entry) + "_" + std::to_string(i);
-  std::string s = "(shapeml-module (abi " + std::to_string(abi::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")" +
+  std::string s = "(shapeml-module (abi " + std::to_string(common::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")" +
                   (m.id.empty() ? std::string() : " (module-id " + m.id + ")");
   for (const auto& e : order) {
     const ir::Function* f = m.find(e);
@@ -783,7 +783,7 @@ static bool build_object_unguarded(const ir::Module& m, const std::vector<Specia
     auto* af = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), false), llvm::GlobalValue::ExternalLinkage,
                                       "shapeml_module_abi_version", *merged);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", af));
-    b.CreateRet(b.getInt32(abi::kCompiledEntryAbiVersion));
+    b.CreateRet(b.getInt32(common::kCompiledEntryAbiVersion));
   }
   set_target(*merged, *tm, td);
   if (!verify(*merged, error)) return false;

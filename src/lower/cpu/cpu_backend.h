@@ -1,6 +1,6 @@
 // The CPU back end's public C++ API: typed IR -> MLIR -> LLVM -> machine
 // code, just in time (CpuJit) or ahead of time (an object / a shared object
-// with a manifest). The generated code follows src/abi/compiled_entry.h:
+// with a manifest). The generated code follows src/common/compiled_entry.h:
 // one `void SYMBOL(void** buffers)` per specialization, inputs then outputs,
 // dense row-major, destination-passing style. Design and pipeline:
 // docs/design/cpu-codegen.md.
@@ -21,7 +21,7 @@
 
 #include "ir/ir.h"
 #include "lower/cpu/emit_mlir.h"
-#include "abi/compiled_entry.h"
+#include "common/compiled_entry.h"
 
 namespace shapeml::lower::cpu {
 
@@ -46,7 +46,7 @@ struct CompileOptions {
   static constexpr int64_t kDefaultParallelMinIterations = 1 << 15;
 };
 
-/// The hook tables of a JIT-compiled function (abi/compiled_entry.h): its
+/// The hook tables of a JIT-compiled function (common/compiled_entry.h): its
 /// temporaries (runtime/temp_memory.h) and its parallel loops
 /// (runtime/parallel_for.h).
 struct HookTables {
@@ -58,7 +58,7 @@ struct HookTables {
 struct Specialization {
   std::string entry;
   std::map<std::string, int64_t> bindings;
-  /// A device entry's dispatch plan (src/abi/gpu_plan.h) as text: the
+  /// A device entry's dispatch plan (src/plan/plan.h) as text: the
   /// specialization is then `const char* SYMBOL(void)` returning it, marked
   /// `(kind gpu-plan)` in the manifest, instead of CPU code.
   std::string gpu_plan = {};
@@ -100,23 +100,23 @@ class CpuJit {
   /// failure (bad bindings, a non-CPU program, an internal error).
   /// `hooks`, when given, receives the addresses of the function's hook
   /// tables.
-  abi::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+  common::CompiledEntryFn compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                    std::string& error, HookTables* hooks = nullptr);
   /// Frees the machine code of a function compile() returned (no-op for any
   /// other pointer). The caller guarantees that nothing runs it any more.
-  void release(abi::CompiledEntryFn fn);
+  void release(common::CompiledEntryFn fn);
   /// Remarks of the last compile(), e.g. a matmul strategy that fell back to
   /// plain loops.
   std::vector<std::string> last_notes() const;
 
  private:
-  abi::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+  common::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                       std::string& error, HookTables* hooks);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-/// The manifest text (src/abi/compiled_entry.h) for `specs`; `symbols`
+/// The manifest text (src/common/compiled_entry.h) for `specs`; `symbols`
 /// receives the symbol of each specialization, in order
 /// (`shapeml_<entry>_<index>`).
 std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,

@@ -28,7 +28,7 @@
 #include "lower/cpu/mlir_text.h"
 #include "lower/cpu/scalar_math.h"
 #include "types/shape_inference.h"
-#include "abi/numbers.h"
+#include "common/numbers.h"
 
 namespace shapeml::lower::cpu {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "abi/numbers.h"
+#include "common/numbers.h"
 
 namespace shapeml::lower::cpu {
 
@@ -40,17 +40,17 @@ std::string fix_float_text(std::string s) {
 }  // namespace
 
 std::string float_attr(double v, DType d) {
-  // std::to_chars (abi/numbers.h): snprintf would print "0,25" under a
+  // std::to_chars (common/numbers.h): snprintf would print "0,25" under a
   // comma-decimal C locale and MLIR would not parse it.
   if (d == DType::F64) {
     if (std::isnan(v)) return "0x7FF8000000000000";
     if (std::isinf(v)) return v > 0 ? "0x7FF0000000000000" : "0xFFF0000000000000";
-    return fix_float_text(abi::format_double(v, 17));
+    return fix_float_text(common::format_double(v, 17));
   }
   float f = static_cast<float>(v);
   if (std::isnan(f)) return "0x7FC00000";
   if (std::isinf(f)) return f > 0 ? "0x7F800000" : "0xFF800000";
-  return fix_float_text(abi::format_double(static_cast<double>(f), 9));
+  return fix_float_text(common::format_double(static_cast<double>(f), 9));
 }
 
 }  // namespace shapeml::lower::cpu

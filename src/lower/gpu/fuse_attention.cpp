@@ -4,18 +4,18 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_attention.h"
-#include "abi/numbers.h"
+#include "plan/attention_launch.h"
+#include "common/numbers.h"
 #include "lower/gpu/plan_uses.h"
 
 namespace shapeml::lower::gpu {
 
-using abi::AttentionAccess;
-using abi::AttentionLayout;
-using abi::GpuDType;
-using abi::GpuLaunch;
-using abi::GpuPlan;
-using abi::GpuSlot;
+using plan::AttentionAccess;
+using plan::AttentionLayout;
+using plan::GpuDType;
+using plan::GpuLaunch;
+using plan::GpuPlan;
+using plan::GpuSlot;
 
 namespace {
 
@@ -41,14 +41,14 @@ Operand direct(const GpuPlan& p, int32_t s) {
 
 // A permute keeping the last axis, of rank 4, one (input, output) pair.
 bool head_permute(const GpuLaunch& l) {
-  return l.kernel == "transpose" && l.inputs.size() == 1 && l.outputs.size() == 1 && l.ints.size() == 4 && l.ints[3] == 3;
+  return l.kind == plan::LaunchKind::Transpose && l.inputs.size() == 1 && l.outputs.size() == 1 && l.ints.size() == 4 && l.ints[3] == 3;
 }
 
 // Slot s [B, H, S, Dh], read by the chain only: the permute that made it
 // read as strides into its input instead.
 Operand source(const GpuPlan& p, const PlanUses& u, int32_t s) {
   if (p.slots[s].shape.size() != 4 || !u.private_temp(s)) return direct(p, s);
-  const GpuLaunch* t = u.made_by(s, "transpose");
+  const GpuLaunch* t = u.made_by(s, plan::LaunchKind::Transpose);
   if (!t || !head_permute(*t)) return direct(p, s);
   std::vector<int64_t> in = dense_strides(p.slots[t->inputs[0]].shape);
   const std::vector<int64_t>& P = t->ints;
@@ -59,13 +59,13 @@ Operand source(const GpuPlan& p, const PlanUses& u, int32_t s) {
 // attention): its input and the repeat count.
 std::optional<std::pair<int32_t, int64_t>> head_repeat(const GpuPlan& p, const PlanUses& u, int32_t s) {
   if (p.slots[s].shape.size() != 4 || !u.private_temp(s)) return std::nullopt;
-  const GpuLaunch* r = u.made_by(s, "repeat");
+  const GpuLaunch* r = u.made_by(s, plan::LaunchKind::Repeat);
   if (!r || r->ints.size() != 2 || (r->ints[0] != 1 && r->ints[0] != -3) || r->ints[1] < 1) return std::nullopt;
   return std::make_pair(r->inputs[0], r->ints[1]);
 }
 
 bool is_plain_gemm(const GpuLaunch& l) {
-  return l.kernel == "matmul" && l.inputs.size() == 2 && l.outputs.size() == 1 && !l.flag && (l.scalar == 0 || l.scalar == 1);
+  return l.kind == plan::LaunchKind::Matmul && l.inputs.size() == 2 && l.outputs.size() == 1 && !l.flag && (l.scalar == 0 || l.scalar == 1);
 }
 
 // Fuses the chain ending in the matmul at `i`; true when rewritten.
@@ -74,10 +74,10 @@ bool fuse_at(GpuPlan& p, size_t i) {
   GpuLaunch& pv = p.launches[i];
   if (!is_plain_gemm(pv) || !(pv.ints.empty() || pv.ints == std::vector<int64_t>{0, 0})) return false;
   const int32_t probs = pv.inputs[0], v = pv.inputs[1], ctx = pv.outputs[0];
-  const GpuLaunch* sm = u.made_by(probs, "softmax", "softmax");
+  const GpuLaunch* sm = u.made_by(probs, plan::LaunchKind::Softmax, "softmax");
   if (!sm || !u.private_temp(probs)) return false;
   const int32_t scores = sm->inputs[0];
-  const GpuLaunch* qk = u.made_by(scores, "matmul");
+  const GpuLaunch* qk = u.made_by(scores, plan::LaunchKind::Matmul);
   if (!qk || !u.private_temp(scores) || qk->inputs.size() != 2 || qk->flag || qk->ints != std::vector<int64_t>{0, 1}) return false;
   const int32_t q = qk->inputs[0], k = qk->inputs[1];
 
@@ -92,7 +92,7 @@ bool fuse_at(GpuPlan& p, size_t i) {
   for (size_t d = 0; d + 2 < r; ++d)
     if (ks[d] != qs[d] || vs[d] != qs[d]) return false;
   const int64_t sq = qs[r - 2], dh = qs[r - 1], sk = ks[r - 2];
-  if (ks[r - 1] != dh || vs[r - 2] != sk || vs[r - 1] != dh || dh > abi::kAttentionMaxHeadDim) return false;
+  if (ks[r - 1] != dh || vs[r - 2] != sk || vs[r - 1] != dh || dh > plan::kAttentionMaxHeadDim) return false;
 
   AttentionLayout a;
   a.batch = qs[0];
@@ -128,17 +128,17 @@ bool fuse_at(GpuPlan& p, size_t i) {
 
   a.q = oq.at, a.k = ok.at, a.v = ov.at, a.o = oo.at;
   GpuLaunch at;
-  at.kernel = "attention";
+  at.kind = plan::LaunchKind::Attention;
   at.inputs = {oq.slot, ok.slot, ov.slot};
   at.outputs = {oo.slot};
   at.ints = a.to_ints();
   at.scalar = qk->scalar == 0 ? 1.0 : qk->scalar;
   at.flag = sm->flag;
-  at.why = std::string("softmax(q k^T * ") + abi::format_double(at.scalar, 9) + (sm->flag ? ", causal" : "") +
+  at.why = std::string("softmax(q k^T * ") + common::format_double(at.scalar, 9) + (sm->flag ? ", causal" : "") +
            ") v in one launch: no [" + std::to_string(sq) + " x " + std::to_string(sk) + "] scores in memory" +
            (a.group > 1 ? "; " + std::to_string(a.group) + " query heads per key/value head, no repeat" : "") +
            (oq.slot != q || ok.slot != ksrc || ov.slot != vsrc ? "; head split read in place" : "") + (merge >= 0 ? "; head merge written in place" : "");
-  if (!abi::check_attention(p, at).empty()) return false;
+  if (!plan::check_attention(p, at).empty()) return false;
   pv = std::move(at);
   if (merge >= 0) p.launches.erase(p.launches.begin() + merge);
   return true;

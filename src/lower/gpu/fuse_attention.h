@@ -2,7 +2,7 @@
 // dot-product attention, as the transformer block and StoryLM-0 write it,
 //   matmul(q, k^T) * scale -> softmax over the keys (causal mask folded in or
 //   none) -> matmul(., v)
-// becomes one `attention` launch (abi/gpu_attention.h): no [Sq, Sk] scores
+// becomes one `attention` launch (plan/attention_launch.h): no [Sq, Sk] scores
 // or probabilities in memory (docs/design/gpu-attention.md). Around it:
 //   - a key/value `repeat` over the head axis (repeat_interleave for
 //     grouped-query attention) becomes the launch's group, no copy;
@@ -17,11 +17,11 @@
 //
 // Plain data: no CUDA, no IR. Never fails: what it does not recognize stays.
 #pragma once
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 
 namespace shapeml::lower::gpu {
 
 /// Rewrites every recognized attention chain of `plan`; returns how many.
-int fuse_attention(abi::GpuPlan& plan);
+int fuse_attention(plan::GpuPlan& plan);
 
 }  // namespace shapeml::lower::gpu

@@ -7,15 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_fused.h"
+#include "plan/fused_program.h"
+#include "plan/layout.h"
+#include "plan/verify.h"
 
 namespace shapeml::lower::gpu {
 
-using abi::GpuDType;
-using abi::GpuLaunch;
-using abi::GpuPlan;
-using abi::GpuSlot;
-namespace F = abi::fused;
+using plan::GpuDType;
+using plan::GpuLaunch;
+using plan::GpuPlan;
+using plan::GpuSlot;
+namespace F = plan::fused;
 
 namespace {
 
@@ -56,7 +58,7 @@ Facts analyze(const GpuPlan& p) {
   f.viewed.assign(n, false);
   for (size_t i = 0; i < n; ++i) {
     int r = static_cast<int>(i);
-    while (p.slots[static_cast<size_t>(r)].kind == GpuSlot::Kind::View) r = p.slots[static_cast<size_t>(r)].alias;  // validate(): alias < i
+    while (p.slots[static_cast<size_t>(r)].kind == GpuSlot::Kind::View) r = p.slots[static_cast<size_t>(r)].alias;  // verified: alias < i
     f.root[i] = r;
     if (r != static_cast<int>(i)) f.viewed[static_cast<size_t>(r)] = true;
   }
@@ -74,11 +76,12 @@ Facts analyze(const GpuPlan& p) {
 }
 
 // Launch l as a fusible elementwise node, or nullopt: a launch the executor
-// would accept (the typing rules of abi/gpu_fused.h are the executor's), on
+// would accept (the typing rules of plan/fused_program.h are the executor's), on
 // device slots of a fusible dtype (not bf16), writing a temp or an output.
 std::optional<Elem> elementwise(const GpuPlan& p, const GpuLaunch& l) {
-  static const char* const kKernels[] = {"unary", "binary", "compare", "select", "cast", "fill", "iota"};
-  if (std::find_if(std::begin(kKernels), std::end(kKernels), [&](const char* k) { return l.kernel == k; }) == std::end(kKernels)) return std::nullopt;
+  using K = plan::LaunchKind;
+  static const K kKinds[] = {K::Unary, K::Binary, K::Compare, K::Select, K::Cast, K::Fill, K::Iota};
+  if (std::find(std::begin(kKinds), std::end(kKinds), l.kind) == std::end(kKinds)) return std::nullopt;
   if (l.outputs.size() != 1) return std::nullopt;
   const GpuSlot& out = p.slots[static_cast<size_t>(l.outputs[0])];
   if (out.kind != GpuSlot::Kind::Temp && out.kind != GpuSlot::Kind::Output) return std::nullopt;
@@ -92,12 +95,12 @@ std::optional<Elem> elementwise(const GpuPlan& p, const GpuLaunch& l) {
   if (out.dtype == GpuDType::BF16) return std::nullopt;
   Elem e;
   size_t want_in = 0;
-  if (l.kernel == "unary") e.kind = F::kUnary, want_in = 1;
-  else if (l.kernel == "binary") e.kind = F::kBinary, want_in = 2;
-  else if (l.kernel == "compare") e.kind = F::kCompare, want_in = 2;
-  else if (l.kernel == "select") e.kind = F::kSelect, want_in = 3;
-  else if (l.kernel == "cast") e.kind = F::kCast, want_in = 1;
-  else if (l.kernel == "fill") e.kind = F::kConst;
+  if (l.kind == plan::LaunchKind::Unary) e.kind = F::kUnary, want_in = 1;
+  else if (l.kind == plan::LaunchKind::Binary) e.kind = F::kBinary, want_in = 2;
+  else if (l.kind == plan::LaunchKind::Compare) e.kind = F::kCompare, want_in = 2;
+  else if (l.kind == plan::LaunchKind::Select) e.kind = F::kSelect, want_in = 3;
+  else if (l.kind == plan::LaunchKind::Cast) e.kind = F::kCast, want_in = 1;
+  else if (l.kind == plan::LaunchKind::Fill) e.kind = F::kConst;
   else e.kind = F::kIota;
   if (l.inputs.size() != want_in) return std::nullopt;
   // Unary ops and casts take an operand of the output's shape (the executor
@@ -174,7 +177,7 @@ class Fuser {
     if (groups_.empty()) return p_;
     GpuPlan out = rebuild();
     if (out.launches.size() == p_.launches.size()) return p_;  // every group reverted: nothing saved
-    if (!out.validate().empty()) return p_;  // never hand on a plan that does not validate
+    if (plan::verify_plan(out)) return p_;  // never hand on a plan the verifier refuses
     return out;
   }
 
@@ -294,7 +297,7 @@ class Fuser {
       if (args.size() > 0) n.a = args[0];
       if (args.size() > 1) n.b = args[1];
       if (args.size() > 2) n.c = args[2];
-      g.names.push_back(l.op.empty() ? l.kernel : l.op);
+      g.names.push_back(l.op.empty() ? std::string(plan::launch_kind_name(l.kind)) : l.op);
       value[l.outputs[0]] = add(n);
     }
     return g.nodes.size() <= static_cast<size_t>(F::kMaxNodes) && g.inputs.size() <= static_cast<size_t>(F::kMaxInputs) &&
@@ -363,7 +366,7 @@ class Fuser {
       if (gi >= 0) {
         const Group& g = groups_[static_cast<size_t>(gi)];
         const GpuLaunch& root = p_.launches[j];
-        l.kernel = "fused";
+        l.kind = plan::LaunchKind::Fused;
         l.library = "shapeml";
         l.inputs = g.inputs;
         l.outputs = root.outputs;
@@ -380,59 +383,8 @@ class Fuser {
       for (int32_t& s : l.outputs) s = renum[static_cast<size_t>(s)];
       out.launches.push_back(std::move(l));
     }
-    layout_workspace(out);
+    plan::layout_workspace(out);
     return out;
-  }
-
-  // First fit over live ranges, as the planner's layout_workspace: a temp
-  // gets the lowest 256-aligned offset no temp alive at the same time uses.
-  // Live ranges are [writing launch, last launch reading it or a view of it];
-  // a launch's second output (an index launch's bounds-check record) is read
-  // after the plan, so it stays live to the end.
-  static void layout_workspace(GpuPlan& p) {
-    const size_t n = p.slots.size();
-    std::vector<int64_t> def(n, 0), last(n, -1);
-    auto root = [&](int32_t s) {
-      while (p.slots[static_cast<size_t>(s)].kind == GpuSlot::Kind::View) s = p.slots[static_cast<size_t>(s)].alias;
-      return static_cast<size_t>(s);
-    };
-    for (size_t j = 0; j < p.launches.size(); ++j) {
-      const GpuLaunch& l = p.launches[j];
-      for (size_t k = 0; k < l.outputs.size(); ++k) {
-        size_t s = root(l.outputs[k]);
-        def[s] = static_cast<int64_t>(j);
-        last[s] = std::max(last[s], k > 0 ? INT64_MAX : static_cast<int64_t>(j));
-      }
-      for (int32_t i : l.inputs) last[root(i)] = std::max(last[root(i)], static_cast<int64_t>(j));
-    }
-    std::vector<size_t> temps;
-    for (size_t i = 0; i < n; ++i)
-      if (p.slots[i].kind == GpuSlot::Kind::Temp) {
-        last[i] = std::max(last[i], def[i]);
-        temps.push_back(i);
-      }
-    std::sort(temps.begin(), temps.end(), [&](size_t a, size_t b) { return def[a] != def[b] ? def[a] < def[b] : a < b; });
-    struct Placed {
-      int64_t offset, end, def, last;
-    };
-    std::vector<Placed> placed;
-    int64_t total = 0;
-    for (size_t s : temps) {
-      int64_t bytes = (p.slots[s].bytes() + 255) / 256 * 256;
-      std::vector<std::pair<int64_t, int64_t>> busy;
-      for (const Placed& q : placed)
-        if (!(q.last < def[s] || last[s] < q.def)) busy.push_back({q.offset, q.end});
-      std::sort(busy.begin(), busy.end());
-      int64_t at = 0;
-      for (const auto& [b, e] : busy) {
-        if (at + bytes <= b) break;
-        at = std::max(at, e);
-      }
-      p.slots[s].offset = at;
-      placed.push_back({at, at + bytes, def[s], last[s]});
-      total = std::max(total, at + bytes);
-    }
-    p.workspace_bytes = total;
   }
 
   const GpuPlan& p_;
@@ -444,8 +396,8 @@ class Fuser {
 
 }  // namespace
 
-abi::GpuPlan fuse_elementwise(const abi::GpuPlan& plan) {
-  if (!plan.validate().empty()) return plan;
+plan::GpuPlan fuse_elementwise(const plan::GpuPlan& plan) {
+  if (plan::verify_plan(plan)) return plan;
   return Fuser(plan).run();
 }
 

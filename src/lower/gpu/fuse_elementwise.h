@@ -4,7 +4,7 @@
 // immediates and index expressions) whose intermediate values are
 // workspace temporaries read only inside the group becomes one `fused`
 // launch that evaluates the group's expression per output element
-// (abi/gpu_fused.h). Every node computes in its own dtype exactly as its
+// (plan/fused_program.h). Every node computes in its own dtype exactly as its
 // unfused launch does, so results are bit-identical; bf16 groups are left
 // alone (bf16 rounds after every op and is kept on the unfused kernels).
 //
@@ -12,7 +12,7 @@
 // not understand (a launch writing a view, a slot written twice, in-place
 // launches) comes back unchanged, as does one where nothing fuses.
 #pragma once
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 
 namespace shapeml::lower::gpu {
 
@@ -20,6 +20,6 @@ namespace shapeml::lower::gpu {
 /// renumbered) and the workspace laid out again (first fit over the new live
 /// ranges, as the planner does: a fused launch reads its inputs later than
 /// the launches it replaces did).
-abi::GpuPlan fuse_elementwise(const abi::GpuPlan& plan);
+plan::GpuPlan fuse_elementwise(const plan::GpuPlan& plan);
 
 }  // namespace shapeml::lower::gpu

@@ -22,18 +22,18 @@
 // Plain data: no CUDA, no IR. Never fails: a group it does not recognize is
 // left as it is.
 #pragma once
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 
 namespace shapeml::lower::gpu {
 
 /// Rewrites the recognized groups of `plan` in place; returns how many.
-int fuse_patterns(abi::GpuPlan& plan);
+int fuse_patterns(plan::GpuPlan& plan);
 
 /// Merges permutes of one geometry (input shape, dtype, permutation keeping
 /// the last axis in place: a head split or merge) into one `transpose`
 /// launch of up to four (input, output) pairs, placed where the last of
 /// them was, when no launch in between reads an earlier one's output (the
 /// head splits of Q, K and V: 3 launches -> 1). Returns the launches removed.
-int group_permutes(abi::GpuPlan& plan);
+int group_permutes(plan::GpuPlan& plan);
 
 }  // namespace shapeml::lower::gpu

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "abi/gpu_attention.h"
+#include "plan/attention_launch.h"
 #include "lower/gpu/plan_uses.h"
 
 namespace shapeml::lower::gpu {
 
-using abi::GpuLaunch;
-using abi::GpuPlan;
-using abi::GpuSlot;
+using plan::GpuLaunch;
+using plan::GpuPlan;
+using plan::GpuSlot;
 
 namespace {
 
@@ -24,7 +24,7 @@ int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
 bool merge_at(GpuPlan& p, size_t pi) {
   const GpuLaunch perm = p.launches[pi];
   const size_t k = perm.inputs.size();
-  if (perm.kernel != "transpose" || k < 2 || k > 4 || perm.outputs.size() != k) return false;
+  if (perm.kind != plan::LaunchKind::Transpose || k < 2 || k > 4 || perm.outputs.size() != k) return false;
   PlanUses u(p);
   std::vector<int32_t> results, weights;
   std::vector<size_t> gemms;
@@ -35,7 +35,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
     const GpuSlot& ts = p.slots[t];
     if (ts.kind != GpuSlot::Kind::Temp || u.root_readers(t) != 1 || u.views(t) != 1 || u.producer(t) < 0) return false;
     const GpuLaunch& mm = p.launches[static_cast<size_t>(u.producer(t))];
-    if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || mm.flag || !(mm.ints.empty() || mm.ints == std::vector<int64_t>{0, 0}))
+    if (mm.kind != plan::LaunchKind::Matmul || mm.inputs.size() != 2 || mm.scalar != 0 || mm.flag || !(mm.ints.empty() || mm.ints == std::vector<int64_t>{0, 0}))
       return false;
     results.push_back(t);
     weights.push_back(mm.inputs[1]);
@@ -68,7 +68,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
   const std::vector<int64_t>& P = perm.ints;
   if (P.size() != V.size()) return false;
 
-  // Slots, reused so that every view aliases an earlier slot (validate()):
+  // Slots, reused so that every view aliases an earlier slot (the plan verifier):
   //   results[0] -> Y, the permute's output [k, O...] (outputs become views of it)
   //   results[1] -> the merged GEMM's result [rows..., k*N]
   //   perm.inputs[k-1] (a view made after results[1]) -> that result seen as V' = V[:j] + [k] + V[j:]
@@ -80,7 +80,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
   for (int64_t d : P) O.push_back(V[static_cast<size_t>(d)]);
   for (size_t i = 0; i < k; ++i)
     if (p.slots[perm.outputs[i]].shape != O || p.slots[perm.outputs[i]].kind != GpuSlot::Kind::Temp || perm.outputs[i] <= y) return false;
-  const abi::GpuDType dt = t0.dtype;
+  const plan::GpuDType dt = t0.dtype;
   std::vector<int64_t> merged_shape = t0.shape;
   merged_shape.back() = static_cast<int64_t>(k) * N;
   std::vector<int64_t> vprime(V.begin(), V.begin() + static_cast<std::ptrdiff_t>(j));
@@ -111,7 +111,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
     mv.shape = vprime;
     mv.offset = 0;
   }
-  const int64_t part = product(O, 0, O.size()) * abi::gpu_dtype_size(dt);
+  const int64_t part = product(O, 0, O.size()) * plan::gpu_dtype_size(dt);
   for (size_t i = 0; i < k; ++i) {
     GpuSlot& o = p.slots[perm.outputs[i]];
     o.kind = GpuSlot::Kind::View;
@@ -123,7 +123,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
   // launch writes any more.
 
   GpuLaunch cat;
-  cat.kernel = "concat";
+  cat.kind = plan::LaunchKind::Concat;
   cat.inputs = weights;
   cat.outputs = {wcat};
   cat.ints = {1};
@@ -163,11 +163,11 @@ bool merge_at(GpuPlan& p, size_t pi) {
 // columns, and stay rows * 3N + columns when no access crosses a row.
 bool merge_for_attention(GpuPlan& p, size_t ai) {
   const GpuLaunch& at = p.launches[ai];
-  if (at.kernel != "attention") return false;
-  abi::AttentionLayout a;
+  if (at.kind != plan::LaunchKind::Attention) return false;
+  plan::AttentionLayout a;
   if (!a.from_ints(at.ints)) return false;
   PlanUses u(p);
-  abi::AttentionAccess* acc[3] = {&a.q, &a.k, &a.v};
+  plan::AttentionAccess* acc[3] = {&a.q, &a.k, &a.v};
   int32_t results[3];
   size_t gemms[3];
   for (int i = 0; i < 3; ++i) {
@@ -176,7 +176,7 @@ bool merge_for_attention(GpuPlan& p, size_t ai) {
     const GpuSlot& ts = p.slots[static_cast<size_t>(t)];
     if (ts.kind != GpuSlot::Kind::Temp || p.offset_in_root(s) != 0 || acc[i]->offset != 0 || u.root_readers(t) != 1 || u.producer(t) < 0) return false;
     const GpuLaunch& mm = p.launches[static_cast<size_t>(u.producer(t))];
-    if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || mm.flag || !(mm.ints.empty() || mm.ints == std::vector<int64_t>{0, 0}))
+    if (mm.kind != plan::LaunchKind::Matmul || mm.inputs.size() != 2 || mm.scalar != 0 || mm.flag || !(mm.ints.empty() || mm.ints == std::vector<int64_t>{0, 0}))
       return false;
     results[i] = t;
     gemms[i] = static_cast<size_t>(u.producer(t));
@@ -236,7 +236,7 @@ bool merge_for_attention(GpuPlan& p, size_t ai) {
   fused.ints = a.to_ints();
   fused.why += "; q, k and v read from one merged projection";
   GpuLaunch cat;
-  cat.kernel = "concat";
+  cat.kind = plan::LaunchKind::Concat;
   cat.inputs = weights;
   cat.outputs = {wslot};
   cat.ints = {1};

@@ -23,13 +23,13 @@
 #pragma once
 #include <cstdint>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 
 namespace shapeml::lower::gpu {
 
 constexpr int64_t kMergeWeightBytes = int64_t{4} << 20;
 
 /// Rewrites every matching group of `plan` in place; returns how many.
-int merge_projections(abi::GpuPlan& plan);
+int merge_projections(plan::GpuPlan& plan);
 
 }  // namespace shapeml::lower::gpu

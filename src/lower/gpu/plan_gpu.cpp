@@ -9,14 +9,16 @@
 #include <set>
 #include <stdexcept>
 
-#include "abi/numbers.h"
+#include "common/numbers.h"
+#include "plan/layout.h"
+#include "plan/verify.h"
 #include "types/shape_inference.h"
 
 namespace shapeml::lower::gpu {
 
-using abi::GpuLaunch;
-using abi::GpuPlan;
-using abi::GpuSlot;
+using plan::GpuLaunch;
+using plan::GpuPlan;
+using plan::GpuSlot;
 using syntax::OpFamily;
 using syntax::OpKind;
 
@@ -26,11 +28,11 @@ struct PlanError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-abi::GpuDType gpu_dtype(types::DType d) { return static_cast<abi::GpuDType>(static_cast<int32_t>(d)); }
+plan::GpuDType gpu_dtype(types::DType d) { return static_cast<plan::GpuDType>(static_cast<int32_t>(d)); }
 
 bool on_device(const types::TensorType& t) { return t.device.kind != types::Device::Kind::Host; }
 
-using abi::gpu_dtype_is_float;
+using plan::gpu_dtype_is_float;
 
 class Planner {
  public:
@@ -52,37 +54,34 @@ class Planner {
     for (ir::ValueId r : f.results) top_results_.insert(r);
     std::vector<int> results = emit_function(f, env, args, 0);
     bind_outputs(f, env, results);
-    size_t before = plan_.launches.size();
+    verify("lowering");
     if (opts_.fuse_patterns && fuse_patterns(plan_) > 0) verify("pattern fusion");
     remove_dead_launches();
-    if (plan_.launches.size() != before) recompute_lifetimes();
     fold_transposes_into_matmuls();
+    verify("transpose folding");
     if (opts_.fuse_patterns && opts_.fuse_attention && fuse_attention(plan_) > 0) {
       verify("attention fusion");
       remove_dead_launches();
-      recompute_lifetimes();
     }
     if (opts_.fuse_patterns) {
       int grouped = group_permutes(plan_);
       if (grouped > 0) verify("permute grouping");
       int merged = merge_projections(plan_);
       if (merged > 0) verify("projection merging");
-      if (grouped + merged > 0) recompute_lifetimes();
     }
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
     drop_unused_slots();
-    layout_workspace();
-    if (std::string v = plan_.validate(); !v.empty()) throw PlanError("internal: the plan does not validate: " + v);
+    plan::layout_workspace(plan_);
+    verify("the workspace layout", plan::PlanStage::LaidOut);
     return plan_;
   }
 
  private:
-  // The plan verifier after a pass (before the workspace layout: temps may
-  // still overlap, which validate() does not look at).
-  void verify(const char* pass) {
-    if (std::string v = plan_.validate(/*laid_out=*/false); !v.empty())
-      throw PlanError(std::string("internal: ") + pass + " made a plan that does not validate: " + v);
+  // The plan verifier after a pass (before the workspace layout, temps
+  // have no offsets yet): a pass that breaks the plan is a compiler bug.
+  void verify(const char* pass, plan::PlanStage stage = plan::PlanStage::BeforeLayout) {
+    if (auto d = plan::verify_plan(plan_, stage)) throw PlanError(std::string("internal: ") + pass + " made a plan the verifier refuses: " + d->message);
   }
 
   void note_device(const types::TensorType& t) {
@@ -113,30 +112,21 @@ class Planner {
     s.dtype = gpu_dtype(t.dtype);
     s.shape = eval_shape(t, env, "a value");
     plan_.slots.push_back(std::move(s));
-    def_.push_back(static_cast<int64_t>(plan_.launches.size()));
-    last_.push_back(static_cast<int64_t>(plan_.launches.size()));
     return static_cast<int>(plan_.slots.size() - 1);
   }
 
   // The slot whose bytes `s` is (a view's alias, transitively).
   int root(int s) const { return plan_.root(s); }
-  void use(int s) { last_[root(s)] = std::max<int64_t>(last_[root(s)], static_cast<int64_t>(plan_.launches.size())); }
-
-  void launch(GpuLaunch l) {
-    for (int s : l.inputs) use(s);
-    plan_.launches.push_back(std::move(l));
-  }
+  void launch(GpuLaunch l) { plan_.launches.push_back(std::move(l)); }
 
   // An i64 [1] workspace slot that stays live to the end of the plan: an
   // index launch's bounds-check record, read after the last launch.
   int record_slot() {
     GpuSlot s;
     s.kind = GpuSlot::Kind::Temp;
-    s.dtype = abi::GpuDType::I64;
+    s.dtype = plan::GpuDType::I64;
     s.shape = {1};
     plan_.slots.push_back(std::move(s));
-    def_.push_back(static_cast<int64_t>(plan_.launches.size()));
-    last_.push_back(INT64_MAX);
     return static_cast<int>(plan_.slots.size() - 1);
   }
 
@@ -196,8 +186,6 @@ class Planner {
         v.dtype = gpu_dtype(rt.dtype);
         v.shape = eval_shape(rt, env, what);
         plan_.slots.push_back(std::move(v));
-        def_.push_back(static_cast<int64_t>(plan_.launches.size()));
-        last_.push_back(def_.back());
         vals[b.results[0]] = static_cast<int>(plan_.slots.size() - 1);
         continue;
       }
@@ -215,10 +203,8 @@ class Planner {
         s.dtype = gpu_dtype(rt.dtype);
         s.shape = eval_shape(rt, env, what);
         plan_.slots.push_back(std::move(s));
-        def_.push_back(static_cast<int64_t>(plan_.launches.size()));
-        last_.push_back(def_.back());
         int out = static_cast<int>(plan_.slots.size() - 1);
-        launch({"copy", "", {ins[0]}, {out}, {}, 0, false, "shapeml", "device to host (copy_to_host)"});
+        launch({plan::LaunchKind::Copy, "", {ins[0]}, {out}, {}, 0, false, "shapeml", "device to host (copy_to_host)"});
         vals[b.results[0]] = out;
         continue;
       }
@@ -244,26 +230,26 @@ class Planner {
           if (auto c = fold_constant(b.op, ins, plan_.slots[out].dtype)) {
             // Every operand is a known constant (e.g. rsqrt of dim_value Dh):
             // the value is computed here, exactly as the kernel would.
-            l.kernel = "fill";
+            l.kind = plan::LaunchKind::Fill;
             l.inputs.clear();
             l.scalar = *c;
             l.why = name + " of constants, folded";
             break;
           }
-          l.kernel = fam == OpFamily::Unary ? "unary" : "binary";
+          l.kind = fam == OpFamily::Unary ? plan::LaunchKind::Unary : plan::LaunchKind::Binary;
           l.op = name;
           break;
-        case OpFamily::Compare: l.kernel = "compare"; l.op = name; break;
-        case OpFamily::Select: l.kernel = "select"; break;
-        case OpFamily::Cast: l.kernel = "cast"; break;
+        case OpFamily::Compare: l.kind = plan::LaunchKind::Compare; l.op = name; break;
+        case OpFamily::Select: l.kind = plan::LaunchKind::Select; break;
+        case OpFamily::Cast: l.kind = plan::LaunchKind::Cast; break;
         case OpFamily::Const:
         case OpFamily::Fill:
-          l.kernel = "fill";
+          l.kind = plan::LaunchKind::Fill;
           l.scalar = b.attrs.is_int ? static_cast<double>(b.attrs.int_value) : b.attrs.float_value;
           break;
-        case OpFamily::Iota: l.kernel = "iota"; l.ints = {b.attrs.axis}; break;
+        case OpFamily::Iota: l.kind = plan::LaunchKind::Iota; l.ints = {b.attrs.axis}; break;
         case OpFamily::Matmul: {
-          l.kernel = "matmul";
+          l.kind = plan::LaunchKind::Matmul;
           l.library = "cublasLt";
           const auto& a = plan_.slots[ins[0]].shape;
           const auto& w = plan_.slots[ins[1]].shape;
@@ -280,43 +266,43 @@ class Planner {
                   : o.size() > 2 ? "strided batched GEMM over " + std::to_string(batches) + " batches" +
                                        (broadcast ? " (batch dims broadcast: stride 0, no copies)" : "")
                                  : "one GEMM";
-          abi::GpuDType mdt = plan_.slots[ins[0]].dtype;
-          if (mdt == abi::GpuDType::F32 && opts_.allow_tf32) l.op = "tf32";
-          l.why += mdt == abi::GpuDType::F64 ? ", fp64 compute" : l.op == "tf32" ? ", TF32 tensor cores (allowed by --gpu-tf32)" : ", fp32 compute (no TF32)";
+          plan::GpuDType mdt = plan_.slots[ins[0]].dtype;
+          if (mdt == plan::GpuDType::F32 && opts_.allow_tf32) l.op = "tf32";
+          l.why += mdt == plan::GpuDType::F64 ? ", fp64 compute" : l.op == "tf32" ? ", TF32 tensor cores (allowed by --gpu-tf32)" : ", fp32 compute (no TF32)";
           break;
         }
         case OpFamily::Transpose: {
-          l.kernel = "transpose";
+          l.kind = plan::LaunchKind::Transpose;
           size_t r = plan_.slots[ins[0]].shape.size();
           for (size_t i = 0; i < r; ++i) l.ints.push_back(static_cast<int64_t>(i));
           std::swap(l.ints[r - 1], l.ints[r - 2]);
           break;
         }
-        case OpFamily::Permute: l.kernel = "transpose"; l.ints = b.attrs.axes; break;
-        case OpFamily::BroadcastTo: l.kernel = "broadcast"; break;
-        case OpFamily::Concat: l.kernel = "concat"; l.ints = {b.attrs.axis}; break;
+        case OpFamily::Permute: l.kind = plan::LaunchKind::Transpose; l.ints = b.attrs.axes; break;
+        case OpFamily::BroadcastTo: l.kind = plan::LaunchKind::Broadcast; break;
+        case OpFamily::Concat: l.kind = plan::LaunchKind::Concat; l.ints = {b.attrs.axis}; break;
         case OpFamily::Slice: {
           auto st = b.attrs.start.eval(env);
           if (!st) throw PlanError(std::string(types::kBindingOverflows) + ": " + what + ": the start " + b.attrs.start.str() + " cannot be evaluated at this binding");
-          l.kernel = "slice";
+          l.kind = plan::LaunchKind::Slice;
           l.ints = {b.attrs.axis, *st};
           break;
         }
         case OpFamily::Reduce:
-          l.kernel = "reduce";
+          l.kind = plan::LaunchKind::Reduce;
           l.op = b.op == OpKind::ReduceSum ? "sum" : b.op == OpKind::ReduceMax ? "max" : b.op == OpKind::ReduceMin ? "min" : "mean";
           l.ints = b.attrs.axes;
           std::sort(l.ints.begin(), l.ints.end());
           l.flag = b.attrs.keepdims;
           break;
         case OpFamily::Scan:
-          l.kernel = "scan";
+          l.kind = plan::LaunchKind::Scan;
           l.ints = {b.attrs.axis};
           l.flag = b.attrs.reverse;
           l.why = b.attrs.reverse ? "cumsum from the end of axis " + std::to_string(b.attrs.axis) : "";
           break;
         case OpFamily::Softmax:
-          l.kernel = "softmax";
+          l.kind = plan::LaunchKind::Softmax;
           l.op = name;  // softmax | log_softmax
           l.ints = {b.attrs.axis};
           break;
@@ -324,7 +310,7 @@ class Planner {
           auto r = b.attrs.size.eval(env);
           if (!r) throw PlanError(std::string(types::kBindingOverflows) + ": " + what + ": the repeats " + b.attrs.size.str() + " cannot be evaluated at this binding");
           if (*r < 1) throw PlanError(what + ": the repeats " + b.attrs.size.str() + " do not evaluate to a positive number");
-          l.kernel = "repeat";
+          l.kind = plan::LaunchKind::Repeat;
           l.ints = {b.attrs.axis, *r};
           break;
         }
@@ -332,27 +318,27 @@ class Planner {
           // A shape variable's value is known when the plan is made: a fill.
           auto v = b.attrs.size.eval(env);
           if (!v) throw PlanError(std::string(types::kBindingOverflows) + ": " + what + ": " + b.attrs.size.str() + " cannot be evaluated at this binding");
-          l.kernel = "fill";
+          l.kind = plan::LaunchKind::Fill;
           l.scalar = static_cast<double>(*v);
           l.why = "dim_value " + b.attrs.size.str() + " = " + std::to_string(*v);
           break;
         }
         case OpFamily::CopyToDevice:
-          l.kernel = "copy";
+          l.kind = plan::LaunchKind::Copy;
           l.why = plan_.slots[root(ins[0])].kind == GpuSlot::Kind::HostInput ? "host to device (copy_to_device)" : "device to device";
           break;
         case OpFamily::Gather:
         case OpFamily::TakeAlongAxis:
           // Indices are checked on the device; the second output is the
           // bounds-check record the executor reads after the plan.
-          l.kernel = fam == OpFamily::Gather ? "gather" : "take_along";
+          l.kind = fam == OpFamily::Gather ? plan::LaunchKind::Gather : plan::LaunchKind::TakeAlong;
           if (fam == OpFamily::TakeAlongAxis) l.ints = {b.attrs.axis};
           l.outputs.push_back(record_slot());
           l.why = "`" + name + "`" + source_location(b.span) + ": indices checked on the device, reported after the plan";
           break;
         default: throw PlanError("internal: " + what + " has no GPU lowering");
       }
-      if (l.kernel == "fill" && gpu_dtype_is_float(plan_.slots[out].dtype)) constant_[out] = abi::gpu_stored_value(l.scalar, plan_.slots[out].dtype);
+      if (l.kind == plan::LaunchKind::Fill && gpu_dtype_is_float(plan_.slots[out].dtype)) constant_[out] = plan::gpu_stored_value(l.scalar, plan_.slots[out].dtype);
       launch(std::move(l));
     }
     std::vector<int> rs;
@@ -371,7 +357,7 @@ class Planner {
   bool fuse_into_matmul(const ir::Binding& b, const std::vector<int>& ins, const std::vector<int>& uses, std::vector<int>& vals) {
     if (plan_.launches.empty() || ins.size() != 2) return false;
     GpuLaunch& mm = plan_.launches.back();
-    if (mm.kernel != "matmul" || mm.inputs.size() != 2) return false;
+    if (mm.kind != plan::LaunchKind::Matmul || mm.inputs.size() != 2) return false;
     for (int side = 0; side < 2; ++side) {
       int prod = ins[side], c = ins[1 - side];
       if (prod != mm.outputs[0] || prod == c) continue;
@@ -393,7 +379,6 @@ class Planner {
         continue;
       }
       mm.inputs.push_back(c);
-      use(c);
       vals[b.results[0]] = prod;
       return true;
     }
@@ -412,7 +397,7 @@ class Planner {
   // on both sides (IEEE: negation, square root, +, -, *, /; rsqrt is 1/sqrt
   // as the kernels compute it), in the dtype: the same bits as the kernel
   // (bf16: the f32 result rounded to bf16, as the kernels store it).
-  std::optional<double> fold_constant(OpKind op, const std::vector<int>& ins, abi::GpuDType dt) const {
+  std::optional<double> fold_constant(OpKind op, const std::vector<int>& ins, plan::GpuDType dt) const {
     if (!gpu_dtype_is_float(dt)) return std::nullopt;
     std::vector<double> v;
     for (int s : ins) {
@@ -435,9 +420,9 @@ class Planner {
       }
     };
     // bf16 computes in f32 and rounds the result, as the kernels do.
-    if (dt == abi::GpuDType::F64) return calc(0.0);
+    if (dt == plan::GpuDType::F64) return calc(0.0);
     std::optional<double> r = calc(0.0f);
-    if (r) r = abi::gpu_stored_value(*r, dt);
+    if (r) r = plan::gpu_stored_value(*r, dt);
     return r;
   }
 
@@ -457,11 +442,11 @@ class Planner {
         bool reads = std::find(mm.inputs.begin(), mm.inputs.end(), prod) != mm.inputs.end();
         if (reads) break;  // read since it was made: too late
         if (!writes) continue;
-        if (mm.kernel != "matmul" || mm.inputs.size() != 2 || mm.scalar != 0 || plan_.slots[prod].dtype != plan_.slots[ins[1 - side]].dtype)
+        if (mm.kind != plan::LaunchKind::Matmul || mm.inputs.size() != 2 || mm.scalar != 0 || plan_.slots[prod].dtype != plan_.slots[ins[1 - side]].dtype)
           break;
         if (!gpu_dtype_is_float(plan_.slots[prod].dtype)) break;
         mm.scalar = *c;
-        mm.why += "; scaled by " + abi::format_double(*c, 9) + " (alpha)";
+        mm.why += "; scaled by " + common::format_double(*c, 9) + " (alpha)";
         vals[b.results[0]] = prod;
         return true;
       }
@@ -479,7 +464,7 @@ class Planner {
         for (int32_t s : l.inputs) ++readers[root(s)];
       for (size_t i = plan_.launches.size(); i-- > 0;) {
         const GpuLaunch& l = plan_.launches[i];
-        if (l.kernel == "gather" || l.kernel == "take_along") continue;  // their record is read after the plan
+        if (l.kind == plan::LaunchKind::Gather || l.kind == plan::LaunchKind::TakeAlong) continue;  // their record is read after the plan
         bool dead = true;
         for (int32_t s : l.outputs) dead &= plan_.slots[s].kind == GpuSlot::Kind::Temp && readers[s] == 0 && !has_view(s);
         if (!dead) continue;
@@ -507,7 +492,7 @@ class Planner {
     for (size_t i = 0; i < plan_.launches.size(); ++i)
       for (int32_t s : plan_.launches[i].outputs) producer[s] = static_cast<int>(i);
     for (GpuLaunch& mm : plan_.launches) {
-      if (mm.kernel != "matmul") continue;
+      if (mm.kind != plan::LaunchKind::Matmul) continue;
       std::vector<int64_t> trans = {0, 0};
       for (int side = 0; side < 2; ++side) {
         int32_t s = mm.inputs[side];
@@ -515,11 +500,11 @@ class Planner {
         if (p < 0 || plan_.slots[s].kind != GpuSlot::Kind::Temp || readers[s] != 1) continue;
         const GpuLaunch& t = plan_.launches[p];
         size_t r = t.ints.size();
-        bool swap_last = t.kernel == "transpose" && r >= 2 && t.ints[r - 1] == static_cast<int64_t>(r - 2) &&
+        bool swap_last = t.kind == plan::LaunchKind::Transpose && r >= 2 && t.ints[r - 1] == static_cast<int64_t>(r - 2) &&
                          t.ints[r - 2] == static_cast<int64_t>(r - 1);
         for (size_t i = 0; swap_last && i + 2 < r; ++i) swap_last = t.ints[i] == static_cast<int64_t>(i);
-        abi::GpuDType dt = plan_.slots[s].dtype;  // cuBLASLt's dtypes; integer matmuls are our own kernel
-        if (!swap_last || (dt != abi::GpuDType::F32 && dt != abi::GpuDType::F64 && dt != abi::GpuDType::BF16)) continue;
+        plan::GpuDType dt = plan_.slots[s].dtype;  // cuBLASLt's dtypes; integer matmuls are our own kernel
+        if (!swap_last || (dt != plan::GpuDType::F32 && dt != plan::GpuDType::F64 && dt != plan::GpuDType::BF16)) continue;
         mm.inputs[side] = t.inputs[0];
         trans[side] = 1;
         dead[p] = true;
@@ -535,25 +520,6 @@ class Planner {
     for (size_t i = 0; i < plan_.launches.size(); ++i)
       if (!dead[i]) kept.push_back(std::move(plan_.launches[i]));
     plan_.launches = std::move(kept);
-    recompute_lifetimes();
-  }
-
-  // def_/last_ (launch indices) from the launch list as it is now, after a
-  // pass removed launches: a temp lives from its first write to its last
-  // read (through views); a bounds-check record lives to the end.
-  void recompute_lifetimes() {
-    const int64_t n = static_cast<int64_t>(plan_.launches.size());
-    std::vector<int64_t> def(plan_.slots.size(), n), last(plan_.slots.size(), -1);
-    for (int64_t i = 0; i < n; ++i) {
-      const GpuLaunch& l = plan_.launches[static_cast<size_t>(i)];
-      for (int32_t s : l.outputs) def[root(s)] = std::min(def[root(s)], i);
-      for (int32_t s : l.inputs) last[root(s)] = std::max(last[root(s)], i);
-      if (l.kernel == "gather" || l.kernel == "take_along") last[l.outputs[1]] = INT64_MAX;
-    }
-    for (size_t s = 0; s < plan_.slots.size(); ++s) {
-      def_[s] = def[s] == n ? 0 : def[s];
-      last_[s] = std::max(last[s], def_[s]);
-    }
   }
 
   // Results go straight into the output buffers where they are temporaries
@@ -590,7 +556,7 @@ class Planner {
       }
       const types::TensorType& t = f.result_types[i];
       int out = new_slot(on_device(t) ? GpuSlot::Kind::Output : GpuSlot::Kind::HostOutput, static_cast<int32_t>(i), t, env);
-      launch({"copy", "", {s}, {out}, {}, 0, false, "shapeml", "result " + std::to_string(i) + " is not a fresh value: copied into its buffer"});
+      launch({plan::LaunchKind::Copy, "", {s}, {out}, {}, 0, false, "shapeml", "result " + std::to_string(i) + " is not a fresh value: copied into its buffer"});
       taken.insert(out);
     }
   }
@@ -626,39 +592,6 @@ class Planner {
       for (int32_t& s : l.outputs) s = to[static_cast<size_t>(s)];
     }
     plan_.slots = std::move(kept);
-    def_.assign(plan_.slots.size(), 0);
-    last_.assign(plan_.slots.size(), 0);
-    recompute_lifetimes();
-  }
-
-  // First fit over live ranges: a temporary gets the lowest 256-aligned
-  // offset whose bytes no temporary alive at the same time uses.
-  void layout_workspace() {
-    struct Placed {
-      int64_t offset, end, def, last;
-    };
-    std::vector<Placed> placed;
-    std::vector<int> temps;
-    for (size_t i = 0; i < plan_.slots.size(); ++i)
-      if (plan_.slots[i].kind == GpuSlot::Kind::Temp) temps.push_back(static_cast<int>(i));
-    std::sort(temps.begin(), temps.end(), [&](int a, int b) { return def_[a] != def_[b] ? def_[a] < def_[b] : a < b; });
-    int64_t total = 0;
-    for (int s : temps) {
-      int64_t bytes = (plan_.slots[s].bytes() + 255) / 256 * 256;
-      std::vector<std::pair<int64_t, int64_t>> busy;
-      for (const Placed& p : placed)
-        if (!(p.last < def_[s] || last_[s] < p.def)) busy.push_back({p.offset, p.end});
-      std::sort(busy.begin(), busy.end());
-      int64_t at = 0;
-      for (const auto& [b, e] : busy) {
-        if (at + bytes <= b) break;
-        at = std::max(at, e);
-      }
-      plan_.slots[s].offset = at;
-      placed.push_back({at, at + bytes, def_[s], last_[s]});
-      total = std::max(total, at + bytes);
-    }
-    plan_.workspace_bytes = total;
   }
 
   const ir::Module& m_;
@@ -666,7 +599,6 @@ class Planner {
   std::map<int, double> constant_;  // slot -> its known constant value (constant())
   GpuPlan plan_;
   int device_ = -1;
-  std::vector<int64_t> def_, last_;  // per slot: launch index defining it, last launch reading it
   std::set<ir::ValueId> top_results_;
 };
 
@@ -680,19 +612,8 @@ bool is_device_function(const ir::Function& f) {
   return false;
 }
 
-namespace {
-// The plan's `graph` line: on where the plan can be captured and the caller
-// allows it (docs/design/cuda-graphs.md).
-void decide_graph(abi::GpuPlan& p, const PlanOptions& options) {
-  std::string blocker = p.graph_blocker();
-  p.graph = options.graph && blocker.empty();
-  if (!blocker.empty()) p.graph_why = "cannot be captured: " + blocker;
-  else if (!options.graph) p.graph_why = "graph replay turned off by the compile option (the plan could be captured)";
-  else p.graph_why = "device slots only: the first call captures the launches in a CUDA graph, later calls replay it";
-}
-}  // namespace
 
-std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+std::optional<plan::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                           std::string& error, const PlanOptions& options) {
   const ir::Function* f = m.find(entry);
   if (!f) {
@@ -700,14 +621,14 @@ std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string
     return std::nullopt;
   }
   try {
-    abi::GpuPlan p = Planner(m, options).run(*f, bindings);
+    plan::GpuPlan p = Planner(m, options).run(*f, bindings);
     if (options.fuse) {
       p = fuse_elementwise(p);
       // Every plan pass ends with the plan verifier (as check/verify.cpp
       // does for the IR): a pass that breaks the plan is a compiler bug.
-      if (std::string v = p.validate(); !v.empty()) throw PlanError("internal: elementwise fusion made a plan that does not validate: " + v);
+      if (auto d = plan::verify_plan(p)) throw PlanError("internal: elementwise fusion made a plan the verifier refuses: " + d->message);
     }
-    decide_graph(p, options);
+    plan::decide_graph_replay(p, options.graph);
     return p;
   } catch (const PlanError& e) {
     error = e.what();

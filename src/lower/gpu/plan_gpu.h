@@ -1,5 +1,5 @@
 // The GPU back end's lowering: one entry point of the typed IR at one binding
-// of its shape variables -> a dispatch plan (src/abi/gpu_plan.h) that the
+// of its shape variables -> a dispatch plan (src/plan/plan.h) that the
 // CUDA plugin executes. Decided here, at compile time: one slot per value,
 // reshapes as views, results written straight into the output buffers, and
 // the workspace layout (first-fit over live ranges, so values whose lives do
@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 #include "ir/ir.h"
 
 namespace shapeml::lower::gpu {
@@ -58,7 +58,7 @@ struct PlanOptions {
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
 /// `where` already checked by the driver).
-std::optional<abi::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
+std::optional<plan::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                           std::string& error, const PlanOptions& options = {});
 
 }  // namespace shapeml::lower::gpu

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <system_error>
 
-namespace shapeml::abi {
+namespace shapeml::common {
 
 /// `v` as %.<precision>g would print it in the "C" locale ("0.25", "1e+30",
 /// "inf", "-nan" for NaN with the sign bit). precision 0 means the shortest
@@ -50,4 +50,4 @@ inline ParseDouble parse_double(std::string_view text, double& out) {
   return ParseDouble::Ok;
 }
 
-}  // namespace shapeml::abi
+}  // namespace shapeml::common

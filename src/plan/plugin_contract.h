@@ -71,7 +71,7 @@ typedef struct shapeml_cuda_plugin {
    * stream_synchronize. */
   int32_t (*memcpy_async)(void* dst, const void* src, size_t bytes, int32_t kind, void* stream, char* err, size_t err_size);
 
-  /* Plans (src/abi/gpu_plan.h, as text). plan_create parses, validates and
+  /* Plans (src/plan/plan.h, as text). plan_create parses, verifies (plan/verify.h) and
    * prepares (cuBLASLt descriptors, algorithm choice) once; plan_execute
    * runs every launch on `stream` with buffers[0..num_inputs-1] the inputs
    * and buffers[num_inputs..] the outputs (device pointers; host pointers

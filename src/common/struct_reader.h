@@ -22,7 +22,7 @@
 #include <initializer_list>
 #include <string>
 
-namespace shapeml::abi {
+namespace shapeml::common {
 
 /// The end offset of field `f` of struct `T`: offsetof + sizeof.
 #define SHAPEML_FIELD_END(T, f) (offsetof(T, f) + sizeof(((T*)nullptr)->f))
@@ -73,4 +73,4 @@ bool write_versioned(const T& full, T* out, std::initializer_list<size_t> field_
   return true;
 }
 
-}  // namespace shapeml::abi
+}  // namespace shapeml::common

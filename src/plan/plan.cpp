@@ -1,7 +1,6 @@
-#include "abi/gpu_plan.h"
-#include "abi/gpu_attention.h"
-#include "abi/gpu_fused.h"
-#include "abi/numbers.h"
+#include "plan/plan.h"
+#include "plan/verify.h"
+#include "common/numbers.h"
 
 #include <charconv>
 #include <cmath>
@@ -10,7 +9,11 @@
 #include <locale>
 #include <sstream>
 
-namespace shapeml::abi {
+namespace shapeml::plan {
+
+using common::format_double;
+using common::parse_double;
+using common::ParseDouble;
 
 double gpu_stored_value(double v, GpuDType d) {
   if (d == GpuDType::F64) return v;
@@ -55,13 +58,13 @@ std::optional<GpuDType> parse_gpu_dtype(const std::string& s) {
   return std::nullopt;
 }
 
-int64_t GpuSlot::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 namespace {
+constexpr LaunchKind kAllKinds[] = {
+    LaunchKind::Unary,  LaunchKind::Binary, LaunchKind::Compare,   LaunchKind::Select,    LaunchKind::Cast,   LaunchKind::Fill,
+    LaunchKind::Iota,   LaunchKind::Matmul, LaunchKind::Transpose, LaunchKind::Reduce,    LaunchKind::Softmax, LaunchKind::Scan,
+    LaunchKind::RmsNorm, LaunchKind::Gated, LaunchKind::Repeat,    LaunchKind::Gather,    LaunchKind::TakeAlong, LaunchKind::Attention,
+    LaunchKind::Concat, LaunchKind::Fused,  LaunchKind::Slice,     LaunchKind::Broadcast, LaunchKind::Copy};
+}  // namespace
 
 const char* slot_kind_name(GpuSlot::Kind k) {
   switch (k) {
@@ -74,6 +77,49 @@ const char* slot_kind_name(GpuSlot::Kind k) {
   }
   return "?";
 }
+
+const char* launch_kind_name(LaunchKind k) {
+  switch (k) {
+    case LaunchKind::Unary: return "unary";
+    case LaunchKind::Binary: return "binary";
+    case LaunchKind::Compare: return "compare";
+    case LaunchKind::Select: return "select";
+    case LaunchKind::Cast: return "cast";
+    case LaunchKind::Fill: return "fill";
+    case LaunchKind::Iota: return "iota";
+    case LaunchKind::Matmul: return "matmul";
+    case LaunchKind::Transpose: return "transpose";
+    case LaunchKind::Reduce: return "reduce";
+    case LaunchKind::Softmax: return "softmax";
+    case LaunchKind::Scan: return "scan";
+    case LaunchKind::RmsNorm: return "rmsnorm";
+    case LaunchKind::Gated: return "gated";
+    case LaunchKind::Repeat: return "repeat";
+    case LaunchKind::Gather: return "gather";
+    case LaunchKind::TakeAlong: return "take_along";
+    case LaunchKind::Attention: return "attention";
+    case LaunchKind::Concat: return "concat";
+    case LaunchKind::Fused: return "fused";
+    case LaunchKind::Slice: return "slice";
+    case LaunchKind::Broadcast: return "broadcast";
+    case LaunchKind::Copy: return "copy";
+  }
+  return "?";
+}
+
+std::optional<LaunchKind> parse_launch_kind(const std::string& s) {
+  for (LaunchKind k : kAllKinds)
+    if (s == launch_kind_name(k)) return k;
+  return std::nullopt;
+}
+
+int64_t GpuSlot::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
 
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string t = "[";
@@ -148,7 +194,7 @@ std::string GpuPlan::to_text() const {
   s += std::string("graph ") + (graph ? "on" : "off") + " ; " + graph_why + "\n";
   for (const GpuLaunch& l : launches) {
     std::string scalar = format_double(l.scalar, 17);  // locale-independent
-    s += "launch " + l.kernel + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
+    s += std::string("launch ") + launch_kind_name(l.kind) + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
          list_text(l.outputs) + " ints " + list_text(l.ints) + " scalar " + scalar + " flag " + (l.flag ? "1" : "0");
     if (!l.why.empty()) s += " ; " + l.why;
     s += "\n";
@@ -156,7 +202,7 @@ std::string GpuPlan::to_text() const {
   return s;
 }
 
-std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& error) {
+std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& error, bool* over_limit) {
   GpuPlan p;
   std::istringstream lines(text);
   std::string line;
@@ -225,10 +271,14 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
     } else if (head == "launch") {
       GpuLaunch l;
       std::string scalar, flag;
-      if (!t.word(l.kernel, "a kernel") || !t.word(l.op, "an op") || !t.word(l.library, "a library") || !t.expect("in") ||
+      std::string kind;
+      if (!t.word(kind, "a kernel") || !t.word(l.op, "an op") || !t.word(l.library, "a library") || !t.expect("in") ||
           !t.list(l.inputs, "a slot") || !t.expect("out") || !t.list(l.outputs, "a slot") || !t.expect("ints") || !t.list(l.ints, "an integer") ||
           !t.expect("scalar") || !t.word(scalar, "a scalar") || !t.expect("flag") || !t.word(flag, "0 or 1"))
         return fail(t.error);
+      auto k = parse_launch_kind(kind);
+      if (!k) return fail("unknown kernel `" + kind + "`");
+      l.kind = *k;
       if (l.op == "-") l.op.clear();
       // %.17g round-trips; "inf"/"nan" too. from_chars: locale-independent.
       if (parse_double(scalar, l.scalar) == ParseDouble::Malformed) return fail("bad scalar `" + scalar + "`");
@@ -244,116 +294,12 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
     error = "gpu plan: empty";
     return std::nullopt;
   }
-  if (std::string v = p.validate(); !v.empty()) {
-    error = "gpu plan: " + v;
+  if (auto d = verify_plan(p)) {
+    if (over_limit) *over_limit = d->over_limit;
+    error = "gpu plan: " + d->message;
     return std::nullopt;
   }
   return p;
 }
 
-std::string GpuPlan::validate(bool laid_out) const {
-  if (num_inputs < 0 || num_outputs < 0 || workspace_bytes < 0) return "negative counts";
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const GpuSlot& s = slots[i];
-    std::string at = "slot " + std::to_string(i) + ": ";
-    // Element and byte counts that fit in int64 (numel() and bytes() are
-    // plain products: a plan's text must not make them wrap).
-    int64_t count = 1, bytes = 0;
-    for (int64_t d : s.shape) {
-      if (d < 0) return at + "negative dimension";
-      if (__builtin_mul_overflow(count, d, &count)) return at + "the element count overflows 64 bits";
-    }
-    if (__builtin_mul_overflow(count, gpu_dtype_size(s.dtype), &bytes)) return at + "the byte count overflows 64 bits";
-    switch (s.kind) {
-      case GpuSlot::Kind::Input:
-      case GpuSlot::Kind::HostInput:
-        if (s.index < 0 || s.index >= num_inputs) return at + "input index out of range";
-        break;
-      case GpuSlot::Kind::Output:
-      case GpuSlot::Kind::HostOutput:
-        if (s.index < 0 || s.index >= num_outputs) return at + "output index out of range";
-        break;
-      case GpuSlot::Kind::Temp:
-        if (laid_out && (s.offset < 0 || s.offset % 256 != 0 || s.offset > workspace_bytes - bytes)) return at + "outside the workspace";
-        break;
-      case GpuSlot::Kind::View:
-        if (s.alias < 0 || static_cast<size_t>(s.alias) >= i) return at + "a view must alias an earlier slot";
-        if (s.offset < 0 || s.offset % gpu_dtype_size(s.dtype) != 0) return at + "a view's offset must be a non-negative multiple of its element size";
-        if (s.offset > slots[s.alias].bytes() - bytes) return at + "a view reaches past the end of what it aliases";
-        break;
-    }
-  }
-  for (size_t i = 0; i < launches.size(); ++i) {
-    const GpuLaunch& l = launches[i];
-    std::string at = "launch " + std::to_string(i) + " (" + l.kernel + "): ";
-    for (int32_t s : l.inputs)
-      if (s < 0 || static_cast<size_t>(s) >= slots.size()) return at + "input slot out of range";
-    for (int32_t s : l.outputs)
-      if (s < 0 || static_cast<size_t>(s) >= slots.size()) return at + "output slot out of range";
-    size_t want_in = 0;
-    bool fixed = true;
-    size_t want_out = 1;
-    if (l.kernel == "transpose" && l.inputs.size() > 1) {  // a group of permutes of one geometry, pairwise
-      if (l.inputs.size() > 4 || l.outputs.size() != l.inputs.size()) return at + "a transpose group has 2 to 4 inputs and as many outputs";
-      want_in = l.inputs.size(), want_out = l.outputs.size();
-    } else if (l.kernel == "unary" || l.kernel == "cast" || l.kernel == "transpose" || l.kernel == "reduce" || l.kernel == "slice" ||
-        l.kernel == "broadcast" || l.kernel == "copy" || l.kernel == "softmax" || l.kernel == "repeat" || l.kernel == "scan")
-      want_in = 1;
-    else if (l.kernel == "binary" || l.kernel == "compare" || l.kernel == "rmsnorm" || l.kernel == "gated")
-      want_in = 2;
-    else if (l.kernel == "gather" || l.kernel == "take_along")
-      want_in = 2, want_out = 2;  // the result and the bounds-check record
-    else if (l.kernel == "matmul")
-      want_in = l.inputs.size() == 3 ? 3 : 2;  // optional fused bias
-    else if (l.kernel == "select" || l.kernel == "attention")
-      want_in = 3;
-    else if (l.kernel == "fill" || l.kernel == "iota")
-      want_in = 0;
-    else if (l.kernel == "concat")
-      fixed = false;
-    else if (l.kernel == "fused")
-      fixed = false;  // 0 to fused::kMaxInputs inputs; the program is checked below
-    else
-      return at + "unknown kernel";
-    if (fixed && l.inputs.size() != want_in) return at + "expects " + std::to_string(want_in) + " input(s)";
-    if (!fixed && l.inputs.empty() && l.kernel != "fused") return at + "expects at least one input";
-    if (l.outputs.size() != want_out) return at + "expects " + std::to_string(want_out) + " output(s)";
-    if (l.kernel == "fused") {
-      if (l.inputs.size() > static_cast<size_t>(fused::kMaxInputs)) return at + "more than " + std::to_string(fused::kMaxInputs) + " inputs";
-      std::vector<fused::Node> nodes;
-      std::string e = fused::decode(l.ints, nodes);
-      std::vector<GpuDType> in_dt;
-      for (int32_t s : l.inputs) in_dt.push_back(slots[static_cast<size_t>(s)].dtype);
-      const GpuSlot& o = slots[static_cast<size_t>(l.outputs[0])];
-      if (e.empty()) e = fused::check(nodes, in_dt, o.dtype, o.shape.size());
-      if (!e.empty()) return at + e;
-    }
-    if (l.kernel == "attention")
-      if (std::string e = check_attention(*this, l); !e.empty()) return at + e;
-    if (l.kernel == "softmax" && l.ints.size() != (l.flag ? 2u : 1u))
-      return at + (l.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
-    if (l.kernel == "scan" && l.ints.size() != 1) return at + "cumsum needs ints = {axis}";
-    if (l.kernel == "gather" || l.kernel == "take_along") {
-      const GpuSlot& rec = slots[static_cast<size_t>(l.outputs[1])];
-      if (rec.kind != GpuSlot::Kind::Temp || rec.dtype != GpuDType::I64 || rec.numel() != 1)
-        return at + "the bounds-check record must be a temp i64 slot of one element";
-    }
-  }
-  if (graph)
-    if (std::string b = graph_blocker(); !b.empty()) return "graph on, but the plan cannot be captured: " + b;
-  return "";
-}
-
-std::string GpuPlan::graph_blocker() const {
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (slots[i].kind == GpuSlot::Kind::HostInput || slots[i].kind == GpuSlot::Kind::HostOutput)
-      return "slot " + std::to_string(i) + " is a " + slot_kind_name(slots[i].kind) +
-             " (a copy from or to pageable host memory cannot be captured)";
-  for (size_t i = 0; i < launches.size(); ++i)
-    if (launches[i].kernel == "gather" || launches[i].kernel == "take_along")
-      return "launch " + std::to_string(i) + " (" + launches[i].kernel +
-             ") checks its indices: the call synchronizes to report a bad one, which a captured graph cannot";
-  return "";
-}
-
-}  // namespace shapeml::abi
+}  // namespace shapeml::plan

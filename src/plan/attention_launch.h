@@ -1,7 +1,7 @@
-// The `attention` launch of a GPU plan (abi/gpu_plan.h): softmax(q k^T *
+// The `attention` launch of a GPU plan (plan/plan.h): softmax(q k^T *
 // scale, masked) v for every batch and head in one launch, with no [Sq, Sk]
 // scores in memory (docs/design/gpu-attention.md). What the planner writes
-// (src/lower/gpu/fuse_attention.cpp), what validate() and the executor check,
+// (src/lower/gpu/fuse_attention.cpp), what the plan verifier (plan/verify.h) checks,
 // in one place.
 //
 // The launch reads q, k, v and writes o through strided accesses into its
@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 
-namespace shapeml::abi {
+namespace shapeml::plan {
 
 /// Where one operand of an attention launch reads or writes (elements).
 struct AttentionAccess {
@@ -74,7 +74,7 @@ inline bool access_fits(const AttentionAccess& a, int64_t batch, int64_t heads, 
 /// when the executor can run it, else what is wrong.
 inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
   AttentionLayout a;
-  if (!a.from_ints(l.ints)) return "attention needs " + std::to_string(AttentionLayout::kInts) + " ints (see abi/gpu_attention.h)";
+  if (!a.from_ints(l.ints)) return "attention needs " + std::to_string(AttentionLayout::kInts) + " ints (see plan/attention_launch.h)";
   if (a.batch < 1 || a.heads < 1 || a.group < 1 || a.sq < 1 || a.sk < 1 || a.dh < 1)
     return "attention needs batch, heads, group, query and key lengths and the head dimension >= 1";
   if (a.heads % a.group != 0) return "attention: heads (" + std::to_string(a.heads) + ") is not a multiple of the group (" + std::to_string(a.group) + ")";
@@ -97,4 +97,4 @@ inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
   return "";
 }
 
-}  // namespace shapeml::abi
+}  // namespace shapeml::plan

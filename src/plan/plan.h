@@ -62,11 +62,11 @@
 //   attention 3 in (q, k, v), 1 out: softmax(q k^T * scale, masked) v per batch
 //             and head in one launch, no scores in memory; strided accesses
 //             (the head split/merge permutes folded in), grouped-query heads,
-//             a causal mask; bf16 (abi/gpu_attention.h has the ints)
+//             a causal mask; bf16 (plan/attention_launch.h has the ints)
 //   concat    n in, 1 out; ints = {axis}
 //   fused     0 to 8 in (each broadcast to out), 1 out; ints = an expression
 //             program over the inputs, immediates and iota indices
-//             (abi/gpu_fused.h): a group of elementwise launches merged by
+//             (plan/fused_program.h): a group of elementwise launches merged by
 //             the compiler (docs/design/gpu-fusion.md)
 //   slice     1 in, 1 out; ints = {axis, start} (size from out's shape)
 //   broadcast 1 in, 1 out (broadcast_to)
@@ -87,7 +87,7 @@
 #include <string>
 #include <vector>
 
-namespace shapeml::abi {
+namespace shapeml::plan {
 
 /// Element types, numbered as types::DType (f32 f64 bf16 i32 i64 bool).
 enum class GpuDType : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
@@ -114,8 +114,23 @@ struct GpuSlot {
   int64_t bytes() const { return numel() * gpu_dtype_size(dtype); }
 };
 
+/// A slot kind's name in the plan text ("input", "host_output", ...).
+const char* slot_kind_name(GpuSlot::Kind k);
+
+/// What a launch runs (the list above); its text name is the plan text's.
+enum class LaunchKind : int32_t {
+  Unary, Binary, Compare, Select, Cast, Fill, Iota, Matmul, Transpose, Reduce, Softmax, Scan, RmsNorm, Gated, Repeat, Gather,
+  TakeAlong, Attention, Concat, Fused, Slice, Broadcast, Copy
+};
+/// The kind's name in the plan text ("take_along", "rmsnorm", ...).
+const char* launch_kind_name(LaunchKind k);
+std::optional<LaunchKind> parse_launch_kind(const std::string& s);
+/// Whether a launch of kind k reads indices and checks their bounds (gather,
+/// take_along): it writes a bounds-check record, and the call reads it.
+inline bool checks_indices(LaunchKind k) { return k == LaunchKind::Gather || k == LaunchKind::TakeAlong; }
+
 struct GpuLaunch {
-  std::string kernel;  // see the list above
+  LaunchKind kind = LaunchKind::Copy;  // see the list above
   std::string op;      // unary/binary/compare/reduce: which one
   std::vector<int32_t> inputs, outputs;  // slot indices
   std::vector<int64_t> ints;
@@ -149,25 +164,15 @@ struct GpuPlan {
     return off;
   }
 
-  /// Whether the plan can be captured in a CUDA graph at all: "" when it
-  /// can, else why not (a host slot: its copy reads or writes pageable host
-  /// memory, which stream capture does not allow; an index launch: the call
-  /// synchronizes to read its bounds check).
-  std::string graph_blocker() const;
-
   /// The plan as text: one line per slot and per launch, stable and
   /// round-trippable (parse(to_text()) == *this). Also what
   /// `--emit=gpu-plan` prints, with `why` as comments.
   std::string to_text() const;
-  /// Parses to_text()'s format; nullopt with `error` naming the line.
-  static std::optional<GpuPlan> parse(const std::string& text, std::string& error);
-  /// Structural checks an executor relies on (slot indices in range, temp
-  /// slots inside the workspace, views no larger than what they alias,
-  /// operand counts per kernel, `graph on` only when graph_blocker() is
-  /// empty); "" when valid, else the first problem. `laid_out` false: the
-  /// workspace is not laid out yet (the planner's passes before the layout),
-  /// so temp offsets are not checked.
-  std::string validate(bool laid_out = true) const;
+  /// Parses to_text()'s format and runs the plan verifier (plan/verify.h)
+  /// on the result; nullopt with `error` naming the line or the defect.
+  /// `over_limit`, when given, says whether the defect is a kernel limit
+  /// (a valid plan this executor cannot run) rather than a malformed plan.
+  static std::optional<GpuPlan> parse(const std::string& text, std::string& error, bool* over_limit = nullptr);
 };
 
-}  // namespace shapeml::abi
+}  // namespace shapeml::plan

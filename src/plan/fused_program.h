@@ -1,8 +1,8 @@
-// The expression program of a `fused` launch (gpu_plan.h): a group of
+// The expression program of a `fused` launch (plan/plan.h): a group of
 // elementwise launches that the compiler merged into one kernel
 // (src/lower/gpu/fuse_elementwise.cpp makes it, src/cuda/executor runs it;
 // docs/design/gpu-fusion.md). Shared by both sides and header-only, so the
-// compiler, GpuPlan::validate and the plugin agree on one encoding and on one
+// compiler, the plan verifier and the plugin agree on one encoding and on one
 // set of typing rules.
 //
 // The program is SSA: node k may use only nodes < k; the last node is the
@@ -33,9 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "abi/gpu_plan.h"
+#include "plan/plan.h"
 
-namespace shapeml::abi::fused {
+namespace shapeml::plan::fused {
 
 enum Kind : int32_t { kLoad = 0, kConst = 1, kIota = 2, kUnary = 3, kBinary = 4, kCompare = 5, kSelect = 6, kCast = 7 };
 
@@ -191,4 +191,4 @@ inline std::string check(const std::vector<Node>& nodes, const std::vector<GpuDT
   return "";
 }
 
-}  // namespace shapeml::abi::fused
+}  // namespace shapeml::plan::fused

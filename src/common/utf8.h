@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace shapeml::abi {
+namespace shapeml::common {
 
 /// Length of the well-formed UTF-8 sequence at s[i] (1..4), or 0 when the
 /// bytes there are ill-formed; `bad` then receives how many bytes the
@@ -70,4 +70,4 @@ inline std::string sanitize_utf8(std::string_view s) {
   return r;
 }
 
-}  // namespace shapeml::abi
+}  // namespace shapeml::common

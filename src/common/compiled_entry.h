@@ -56,7 +56,7 @@
 #pragma once
 #include <cstdint>
 
-namespace shapeml::abi {
+namespace shapeml::common {
 
 /// 2 (0.3): an entry may carry `(index-checks (site ID OP "FILE:LINE:COL"
 /// RANK "OPERAND") ...)`; its code then takes one more buffer, after the
@@ -67,4 +67,4 @@ inline constexpr uint32_t kOldestCompiledEntryAbiVersion = 1;
 
 using CompiledEntryFn = void (*)(void** buffers);
 
-}  // namespace shapeml::abi
+}  // namespace shapeml::common
