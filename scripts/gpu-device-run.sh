@@ -136,7 +136,7 @@ if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
   step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
     --gtest_filter=-Fusion.SixtyFourBitIndexPath:SixtyFourBit.*  # GBs of output: minutes under memcheck; run in kernel_tests
   step racecheck_attention 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
-    --gtest_filter='Attention.*'  # the attention kernel's shared-memory tiles
+    --gtest_filter='Attention*'  # the attention kernels' shared-memory tiles (bf16 and f32)
   step memcheck_graph 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
   step memcheck_context_streams 300 env SHAPEML_TEST_STREAMS_MODULE="$carry/modules/context_streams.so" compute-sanitizer --tool memcheck \
     --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_context_streams_tests" --gtest_brief=1

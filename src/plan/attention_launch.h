@@ -54,8 +54,9 @@ struct AttentionLayout {
   }
 };
 
-/// The largest head dimension the attention kernel takes.
+/// The largest head dimension the attention kernels take: bf16, f32.
 constexpr int64_t kAttentionMaxHeadDim = 256;
+constexpr int64_t kAttentionMaxHeadDimF32 = 128;
 
 namespace attention_detail {
 // Whether every element an access reaches lies in [0, numel): the strides
@@ -86,9 +87,13 @@ inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
   const char* names[4] = {"q", "k", "v", "o"};
   const AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
   const int32_t slot[4] = {l.inputs[0], l.inputs[1], l.inputs[2], l.outputs[0]};
+  const GpuDType dt = p.slots[static_cast<size_t>(slot[0])].dtype;
+  if (dt != GpuDType::BF16 && dt != GpuDType::F32) return std::string("attention: q is ") + gpu_dtype_name(dt) + "; the kernels take bf16 and f32";
+  if (dt == GpuDType::F32 && a.dh > kAttentionMaxHeadDimF32)
+    return "attention: head dimension " + std::to_string(a.dh) + " is over " + std::to_string(kAttentionMaxHeadDimF32) + " for f32";
   for (int i = 0; i < 4; ++i) {
     const GpuSlot& s = p.slots[static_cast<size_t>(slot[i])];
-    if (s.dtype != GpuDType::BF16) return std::string("attention: ") + names[i] + " is " + gpu_dtype_name(s.dtype) + "; the kernel takes bf16";
+    if (s.dtype != dt) return std::string("attention: ") + names[i] + " is " + gpu_dtype_name(s.dtype) + ", q is " + gpu_dtype_name(dt);
     int64_t heads = (i == 1 || i == 2) ? a.heads / a.group : a.heads;
     int64_t rows = i == 0 || i == 3 ? a.sq : a.sk;
     if (!attention_detail::access_fits(*acc[i], a.batch, heads, rows, a.dh, s.numel()))

@@ -27,10 +27,14 @@ std::mt19937_64& gen() {
   return g;
 }
 
-Tensor uniform_bf16(Shape s) {
-  Tensor t{GpuDType::BF16, std::move(s), {}};
+// Values in [-1, 1) stored exactly in `dt` (bf16 or f32).
+Tensor uniform(Shape s, GpuDType dt = GpuDType::BF16) {
+  Tensor t{dt, std::move(s), {}};
   std::uniform_real_distribution<double> u(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.v.push_back(bf16_round(static_cast<float>(u(gen()))));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float x = static_cast<float>(u(gen()));
+    t.v.push_back(dt == GpuDType::BF16 ? bf16_round(x) : x);
+  }
   return t;
 }
 
@@ -69,13 +73,15 @@ AttentionAccess dense_access(int64_t heads, int64_t rows, int64_t dh) { return {
 
 // bf16 storage of the output and of the probabilities (rounded to bf16
 // before the second product, as every flash kernel does): a few 2^-9
-// relative, against values of order 0.1 to 1.
+// relative, against values of order 0.1 to 1. f32: fp32 arithmetic
+// throughout, a few 2^-24 per accumulated term.
 void expect_close(const Tensor& got, const std::vector<double>& want, const std::string& what) {
   ASSERT_EQ(got.v.size(), want.size()) << what;
+  const double tol = got.dt == GpuDType::F32 ? 1e-5 : 8e-3;
   int bad = 0;
   for (size_t i = 0; i < want.size() && bad < 8; ++i) {
     const double g = got.v[i], w = want[i];
-    const bool ok = std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= 8e-3 * (std::fabs(w) + 0.5);
+    const bool ok = std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= tol * (std::fabs(w) + 0.5);
     if (!ok) ADD_FAILURE() << what << ": element " << i << " is " << g << ", expected " << w, ++bad;
   }
 }
@@ -92,7 +98,7 @@ std::string name(const Case& c) {
 }
 
 // q, k, v and o dense [B, H(kv), S, Dh], one plan, one launch.
-void run_dense(const Case& c, int64_t misalign = 0) {
+void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16) {
   AttentionLayout L;
   L.batch = c.batch, L.heads = c.heads, L.group = c.group, L.sq = c.sq, L.sk = c.sk, L.dh = c.dh, L.offset = c.offset;
   const int64_t hkv = c.heads / c.group;
@@ -100,18 +106,18 @@ void run_dense(const Case& c, int64_t misalign = 0) {
   L.k = L.v = dense_access(hkv, c.sk, c.dh);
   const double scale = 1 / std::sqrt(static_cast<double>(c.dh));
   PlanBuilder b;
-  int32_t q = b.input(0, GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh});
-  int32_t k = b.input(1, GpuDType::BF16, {c.batch, hkv, c.sk, c.dh});
-  int32_t v = b.input(2, GpuDType::BF16, {c.batch, hkv, c.sk, c.dh});
-  int32_t o = b.output(0, GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh});
+  int32_t q = b.input(0, dt, {c.batch, c.heads, c.sq, c.dh});
+  int32_t k = b.input(1, dt, {c.batch, hkv, c.sk, c.dh});
+  int32_t v = b.input(2, dt, {c.batch, hkv, c.sk, c.dh});
+  int32_t o = b.output(0, dt, {c.batch, c.heads, c.sq, c.dh});
   b.launch("attention", "", {q, k, v}, {o}, L.to_ints(), scale, c.causal);
   ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
-  Tensor tq = uniform_bf16({c.batch, c.heads, c.sq, c.dh}), tk = uniform_bf16({c.batch, hkv, c.sk, c.dh}), tv = uniform_bf16({c.batch, hkv, c.sk, c.dh});
+  Tensor tq = uniform({c.batch, c.heads, c.sq, c.dh}, dt), tk = uniform({c.batch, hkv, c.sk, c.dh}, dt), tv = uniform({c.batch, hkv, c.sk, c.dh}, dt);
   RunOptions opt;
   opt.misalign = misalign;
-  auto out = run(b.p, {tq, tk, tv}, {{GpuDType::BF16, {c.batch, c.heads, c.sq, c.dh}}}, opt);
+  auto out = run(b.p, {tq, tk, tv}, {{dt, {c.batch, c.heads, c.sq, c.dh}}}, opt);
   ASSERT_EQ(out.size(), 1u);
-  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : ""));
+  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : "") + " " + gpu_dtype_name(dt));
 }
 
 TEST(Attention, OddLengthsAndEveryHeadDimensionAgainstFloat64) {
@@ -170,8 +176,7 @@ TEST(Attention, UnalignedPointersTakeTheElementWisePath) {
 
 // The layouts the planner gives the launch: q, k and v read in place from
 // one merged projection [B, S, 3, H, Dh], o written as [B, S, H, Dh].
-TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
-  REQUIRE_GPU();
+void run_merged_projection(GpuDType dt) {
   const int64_t B = 2, S = 67, H = 3, Dh = 64;
   AttentionLayout L;
   L.batch = B, L.heads = H, L.sq = L.sk = S, L.dh = Dh;
@@ -181,12 +186,12 @@ TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
   L.v = {2 * H * Dh, S * row, Dh, row};
   L.o = {0, S * H * Dh, Dh, H * Dh};
   PlanBuilder b;
-  int32_t qkv = b.input(0, GpuDType::BF16, {B * S, row});
-  int32_t o = b.output(0, GpuDType::BF16, {B, S, H, Dh});
+  int32_t qkv = b.input(0, dt, {B * S, row});
+  int32_t o = b.output(0, dt, {B, S, H, Dh});
   b.launch("attention", "", {qkv, qkv, qkv}, {o}, L.to_ints(), 0.125, true);
   ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
-  Tensor t = uniform_bf16({B * S, row});
-  auto out = run(b.p, {t}, {{GpuDType::BF16, {B, S, H, Dh}}});
+  Tensor t = uniform({B * S, row}, dt);
+  auto out = run(b.p, {t}, {{dt, {B, S, H, Dh}}});
   ASSERT_EQ(out.size(), 1u);
   // The reference is [B, H, S, Dh]; the launch wrote [B, S, H, Dh].
   std::vector<double> want = reference(L, 0.125, true, t, t, t), got_bhsd(want.size());
@@ -195,7 +200,35 @@ TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
       for (int64_t s = 0; s < S; ++s)
         for (int64_t d = 0; d < Dh; ++d)
           got_bhsd[static_cast<size_t>(((bb * H + h) * S + s) * Dh + d)] = out[0].v[static_cast<size_t>(((bb * S + s) * H + h) * Dh + d)];
-  expect_close(Tensor{GpuDType::BF16, {B, H, S, Dh}, got_bhsd}, want, "merged projection");
+  expect_close(Tensor{dt, {B, H, S, Dh}, got_bhsd}, want, std::string("merged projection ") + gpu_dtype_name(dt));
+}
+
+TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
+  REQUIRE_GPU();
+  run_merged_projection(GpuDType::BF16);
+}
+
+// The f32 kernel (attention_f32.cu): the same shapes and masks against the
+// same float64 loops, at fp32 accuracy.
+TEST(AttentionF32, OddLengthsHeadDimensionsMasksAndGroupsAgainstFloat64) {
+  REQUIRE_GPU();
+  for (const Case& c : std::vector<Case>{
+           {2, 3, 1, 77, 77, 64, true, 0},      // not a multiple of the 16-row and 32-key tiles
+           {1, 2, 1, 1, 1, 64, true, 0},        // S = 1
+           {2, 2, 1, 65, 65, 40, true, 0},      // head dimension 40 (padded to 64)
+           {1, 2, 1, 130, 130, 128, true, 0},   // the largest f32 head dimension
+           {2, 2, 1, 33, 129, 32, false, 0},    // no mask, Sq != Sk
+           {1, 2, 1, 19, 19, 20, true, 0},      // dh % 8 != 0
+           {4, 4, 1, 128, 128, 64, true, 0},    // the small block's attention
+           {2, 2, 1, 1, 37, 64, true, 36},      // a decode step against 37 cached keys
+           {1, 1, 1, 70, 70, 64, true, -1},     // row 0 sees nothing: NaN
+           {1, 1, 1, 9, 9, 64, true, -100},     // every row masked: all NaN
+           {2, 8, 4, 50, 50, 64, true, 0},      // grouped-query heads
+           {1, 6, 3, 66, 66, 128, false, 0},
+       })
+    run_dense(c, 0, GpuDType::F32);
+  run_dense({1, 2, 1, 70, 70, 64, true, 0}, /*misalign=*/4, GpuDType::F32);  // 4-byte aligned pointers
+  run_merged_projection(GpuDType::F32);
 }
 
 }  // namespace

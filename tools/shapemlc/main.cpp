@@ -522,7 +522,7 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
                   "device entries: one fused kernel each for RMSNorm, a causal-masked softmax and act(a)*b (on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-attention", a.gpu_fuse_attention,
-                  "device entries: bf16 attention in one launch, no scores in memory (on: the default, or off)")
+                  "device entries: attention in one launch, no scores in memory (bf16; f32 up to 256 keys; on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   add_timeout(app, a.timeout);
 }

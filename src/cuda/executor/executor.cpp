@@ -670,7 +670,7 @@ struct Builder {
     const shapeml::plan::AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
     for (int i = 0; i < 4; ++i) {
       k.stride[i][0] = acc[i]->batch, k.stride[i][1] = acc[i]->head, k.stride[i][2] = acc[i]->row;
-      (i < 3 ? st.in[i] : st.out).extra = acc[i]->offset * 2;  // bf16
+      (i < 3 ? st.in[i] : st.out).extra = acc[i]->offset * st.esize;
     }
     st.kind = Step::Kind::Attention;
   }
@@ -1217,7 +1217,7 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           kern::Attention a = st.attention;
           a.q = ptr(st.in[0]), a.k = ptr(st.in[1]), a.v = ptr(st.in[2]), a.o = ptr(st.out);
           a.sms = mb / 32;  // max_blocks is 32 per SM
-          e = kern::attention(a, stream);
+          e = st.dt == kern::DT::F32 ? kern::attention_f32(a, stream) : kern::attention(a, stream);
           break;
         }
         case Step::Kind::Gather:

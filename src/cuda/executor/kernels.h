@@ -138,9 +138,12 @@ struct Attention {
   int32_t sms = 0;  // the device's multiprocessors (the launch shape depends on them)
 };
 
-// bf16 only; dh <= 256, batch and heads <= 65535, sq and sk < 2^30 (the
-// executor checks). 16-byte copies when every pointer and stride allows.
+// bf16 (attention.cu): dh <= 256, batch and heads <= 65535, sq and sk <
+// 2^30 (the plan verifier checks). 16-byte copies when every pointer and
+// stride allows.
 cudaError_t attention(const Attention& a, cudaStream_t s);
+// f32 (attention_f32.cu): dh <= 128, fp32 arithmetic throughout.
+cudaError_t attention_f32(const Attention& a, cudaStream_t s);
 // Once before the first attention launch (plan creation; not inside a
 // stream capture): lets the kernels use over 48 KiB of shared memory.
 cudaError_t attention_setup();

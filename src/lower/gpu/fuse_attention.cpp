@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "plan/attention_launch.h"
+#include "plan/geometry.h"
 #include "common/numbers.h"
 #include "lower/gpu/plan_uses.h"
 
@@ -15,15 +16,14 @@ using plan::AttentionLayout;
 using plan::GpuDType;
 using plan::GpuLaunch;
 using plan::GpuPlan;
+using plan::dense_strides;
 using plan::GpuSlot;
 
 namespace {
 
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
-  return st;
-}
+// The longest key sequence for which f32 attention is fused (measured on
+// the H200: faster at 128 keys, slower at 512; gpu-attention.md).
+constexpr int64_t kF32FusedMaxKeys = 256;
 
 // An operand as the launch will address it: a slot and a strided access.
 struct Operand {
@@ -87,12 +87,18 @@ bool fuse_at(GpuPlan& p, size_t i) {
   if ((r != 3 && r != 4) || ks.size() != r || vs.size() != r || ss.size() != r || p.slots[ctx].shape.size() != r) return false;
   const int64_t last = static_cast<int64_t>(r) - 1;
   if (sm->ints.empty() || (sm->ints[0] != -1 && sm->ints[0] != last)) return false;
+  const GpuDType dt = p.slots[q].dtype;
+  if (dt != GpuDType::BF16 && dt != GpuDType::F32) return false;
   for (int32_t s : {q, k, v, scores, probs, ctx})
-    if (p.slots[s].dtype != GpuDType::BF16) return false;
+    if (p.slots[s].dtype != dt) return false;
   for (size_t d = 0; d + 2 < r; ++d)
     if (ks[d] != qs[d] || vs[d] != qs[d]) return false;
   const int64_t sq = qs[r - 2], dh = qs[r - 1], sk = ks[r - 2];
   if (ks[r - 1] != dh || vs[r - 2] != sk || vs[r - 1] != dh || dh > plan::kAttentionMaxHeadDim) return false;
+  // The f32 kernel runs on the FP32 cores: it wins where the unfused chain
+  // is bound by its five launches (short sequences), and loses to the
+  // cuBLAS GEMMs where the work is large (docs/design/gpu-attention.md).
+  if (dt == GpuDType::F32 && sk > kF32FusedMaxKeys) return false;
 
   AttentionLayout a;
   a.batch = qs[0];

@@ -9,7 +9,9 @@
 //   - a permute that keeps the last axis (the head split of a projection
 //     [B, S, H, Dh] -> [B, H, S, Dh]) feeding q, k or v, and the permute of
 //     the result (the head merge), become strided reads and writes: no copy.
-// bf16 only (the kernel's dtype); f32 keeps the unfused launches. A chain
+// bf16, and f32 with head dimensions up to 128 and up to 256 keys (the f32
+// kernel runs on the FP32 cores: longer sequences keep the cuBLAS GEMMs,
+// which measured faster there). A chain
 // fuses only through temporaries nothing else reads, as in fuse_patterns.
 // The launches it replaces are left unread for the dead-launch pass, except
 // the head-merge permute, which it removes (its output is now written by

@@ -49,7 +49,7 @@ struct PlanOptions {
   /// (lower/gpu/fuse_patterns.h). On by default; `shapemlc
   /// --gpu-fuse-patterns off` keeps the unfused launches (to compare).
   bool fuse_patterns = true;
-  /// Replace scaled dot-product attention (bf16) with one launch that keeps
+  /// Replace scaled dot-product attention (bf16; f32 up to 256 keys) with one launch that keeps
   /// no scores in memory (lower/gpu/fuse_attention.h); needs fuse_patterns
   /// (the causal mask is folded into the softmax first). On by default;
   /// `shapemlc --gpu-fuse-attention off` keeps the GEMM/softmax/GEMM chain.
