@@ -88,13 +88,13 @@ SHAPEML_API shapeml_status* shapeml_module_build(shapeml_context* context, const
     if (!o.bindings) return invalid("options->bindings is NULL");
 
     // The bindings, as data: every name once, checked against the signature below.
-    std::vector<shapeml::lower::cpu::Specialization> specs;
+    std::vector<shapeml::artifact::Specialization> specs;
     for (size_t i = 0; i < o.num_bindings; ++i) {
       const shapeml_binding& b = o.bindings[i];
       std::string at = "bindings[" + std::to_string(i) + "]";
       if (!b.entry) return invalid(at + ".entry is NULL");
       if (b.count && (!b.names || !b.values)) return invalid(at + (b.names ? ".values" : ".names") + " is NULL");
-      shapeml::lower::cpu::Specialization s;
+      shapeml::artifact::Specialization s;
       s.entry = b.entry;
       s.gpu_graph = o.gpu_graph != SHAPEML_GRAPH_OFF;
       for (size_t k = 0; k < b.count; ++k) {

@@ -87,7 +87,7 @@ SHAPEML_API shapeml_status* shapeml_module_build_shared_object(shapeml_context* 
     if (!shapeml::capi::is_target(target))
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unknown target " + std::to_string(target) + " (expected " +
                                                               shapeml::capi::kTargetsExpected + ")");
-    std::vector<shapeml::lower::cpu::Specialization> specs;
+    std::vector<shapeml::artifact::Specialization> specs;
     std::string error;
     if (!shapeml::jit::parse_specializations(bindings, "", specs, error))
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": bindings: " + error);

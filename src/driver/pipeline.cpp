@@ -26,7 +26,7 @@ runtime::Result<lower::cpu::CpuTarget> parse_target(const std::string& name) {
   return t;
 }
 
-Status validate_specialization(const ir::Module& m, const lower::cpu::Specialization& s) {
+Status validate_specialization(const ir::Module& m, const artifact::Specialization& s) {
   const ir::Function* f = m.find(s.entry);
   if (!f) return runtime::not_found("no function `" + s.entry + "` in module `" + m.name + "`");
   if (auto u = lower::cpu::undetermined_dims(*f); !u.empty())
@@ -53,7 +53,7 @@ Status validate_specialization(const ir::Module& m, const lower::cpu::Specializa
   return {};
 }
 
-runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu::Specialization& s, LowerStage stage,
+runtime::Result<std::string> lower_to_text(const ir::Module& m, const artifact::Specialization& s, LowerStage stage,
                                            const lower::cpu::CpuTarget& target, const lower::gpu::PlanOptions& gpu) {
   if (Status st = validate_specialization(m, s); !st.ok()) return st;
   obs::ModuleScope scope(m.id.empty() ? nullptr : &m.id, &m.name);
@@ -107,7 +107,7 @@ Status check_output_path(const std::string& out_path) {
 }
 }  // namespace
 
-Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Specialization>& specs, const lower::cpu::CpuTarget& target,
+Status build_shared_object(const ir::Module& m, const std::vector<artifact::Specialization>& specs, const lower::cpu::CpuTarget& target,
                            const std::string& out_path, const lower::gpu::PlanOptions& gpu) {
   if (specs.empty()) return runtime::invalid_argument("no specialization to build");
   obs::ModuleScope scope(m.id.empty() ? nullptr : &m.id, &m.name);
@@ -127,7 +127,7 @@ Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Sp
   if (Status st = check_output_path(out_path); !st.ok()) return st;
   std::string error;
   // Device entries are planned here; the object then carries each plan.
-  std::vector<lower::cpu::Specialization> planned = specs;
+  std::vector<artifact::Specialization> planned = specs;
   for (auto& s : planned) {
     const ir::Function* f = m.find(s.entry);
     if (!f || !lower::gpu::is_device_function(*f)) continue;

@@ -43,10 +43,10 @@ runtime::Result<lower::cpu::CpuTarget> parse_target(const std::string& name);
 /// the entry exists (NOT_FOUND), every shape variable is bound once to a
 /// value >= 1 and nothing else is bound, and the `where` constraints hold
 /// (INVALID_ARGUMENT, naming the constraint and the values).
-runtime::Status validate_specialization(const ir::Module& m, const lower::cpu::Specialization& s);
+runtime::Status validate_specialization(const ir::Module& m, const artifact::Specialization& s);
 
 /// lower: the text of one specialization at `stage`.
-runtime::Result<std::string> lower_to_text(const ir::Module& m, const lower::cpu::Specialization& s, LowerStage stage,
+runtime::Result<std::string> lower_to_text(const ir::Module& m, const artifact::Specialization& s, LowerStage stage,
                                            const lower::cpu::CpuTarget& target, const lower::gpu::PlanOptions& gpu = {});
 
 /// artifact (jit): a runtime module over the typed IR; each entry point is
@@ -58,7 +58,7 @@ runtime::Result<std::shared_ptr<runtime::Module>> jit_module(ir::Module m, const
 /// artifact (aot): every specialization lowered and compiled into one shared
 /// object at `out_path`. Specializations are validated first; two that bind
 /// the same entry to the same values are INVALID_ARGUMENT.
-runtime::Status build_shared_object(const ir::Module& m, const std::vector<lower::cpu::Specialization>& specs,
+runtime::Status build_shared_object(const ir::Module& m, const std::vector<artifact::Specialization>& specs,
                                     const lower::cpu::CpuTarget& target, const std::string& out_path, const lower::gpu::PlanOptions& gpu = {});
 
 }  // namespace shapeml::driver

@@ -9,7 +9,7 @@ static std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-bool parse_specialization(const std::string& raw, const std::string& default_entry, lower::cpu::Specialization& out, std::string& error) {
+bool parse_specialization(const std::string& raw, const std::string& default_entry, artifact::Specialization& out, std::string& error) {
   std::string item = trim(raw);
   out = {};
   size_t colon = item.find(':');
@@ -55,7 +55,7 @@ bool parse_specialization(const std::string& raw, const std::string& default_ent
   return true;
 }
 
-bool parse_specializations(const std::string& text, const std::string& default_entry, std::vector<lower::cpu::Specialization>& out,
+bool parse_specializations(const std::string& text, const std::string& default_entry, std::vector<artifact::Specialization>& out,
                            std::string& error) {
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -67,7 +67,7 @@ bool parse_specializations(const std::string& text, const std::string& default_e
       error = "an empty specialization between `;` in `" + text + "`";
       return false;
     }
-    lower::cpu::Specialization s;
+    artifact::Specialization s;
     if (!parse_specialization(item, default_entry, s, error)) return false;
     out.push_back(std::move(s));
   }

@@ -10,10 +10,10 @@ namespace shapeml::jit {
 
 /// Parses one `[ENTRY:]VAR=VALUE,...` item; `default_entry` is used when the
 /// item names none. Returns false with `error` naming the bad part.
-bool parse_specialization(const std::string& item, const std::string& default_entry, lower::cpu::Specialization& out, std::string& error);
+bool parse_specialization(const std::string& item, const std::string& default_entry, artifact::Specialization& out, std::string& error);
 
 /// Parses `;`-separated items.
-bool parse_specializations(const std::string& text, const std::string& default_entry, std::vector<lower::cpu::Specialization>& out,
+bool parse_specializations(const std::string& text, const std::string& default_entry, std::vector<artifact::Specialization>& out,
                            std::string& error);
 
 }  // namespace shapeml::jit

@@ -78,7 +78,7 @@ void JitCodeProvider::release(const std::string& symbol) {
 
 std::string entries_manifest(const ir::Module& module, const std::string& target) {
   // Every function an entry, no specialization listed (they are made on demand).
-  return lower::cpu::manifest_text(module, {}, target, nullptr, /*every_function=*/true);
+  return artifact::manifest_text(module, {}, target, nullptr, /*every_function=*/true);
 }
 
 std::string JitCodeProvider::manifest() const { return entries_manifest(module_, lower::cpu::target_name(target_)); }

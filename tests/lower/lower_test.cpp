@@ -1078,7 +1078,7 @@ TEST(Aot, SharedObjectWithManifest) {
   ASSERT_NE(manifest, nullptr);
   EXPECT_EQ(abi(), shapeml::common::kCompiledEntryAbiVersion);
   std::string mf = manifest();
-  EXPECT_EQ(mf, cpu::manifest_text(*r->module, specs, "x86-64"));
+  EXPECT_EQ(mf, shapeml::artifact::manifest_text(*r->module, specs, "x86-64"));
   EXPECT_NE(mf.find("(shapeml-module (abi 2) (name aot) (target \"x86-64\")"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(entry scale (dims N) (where)"), std::string::npos) << mf;
   EXPECT_NE(mf.find("(params (x (tensor f32 (N) host)) (k (tensor f32 () host)))"), std::string::npos) << mf;

@@ -296,7 +296,7 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
     return 0;
   }
   std::string entry = default_entry(*r->module, a.entry);
-  shapeml::lower::cpu::Specialization s;
+  shapeml::artifact::Specialization s;
   std::string err;
   if (!shapeml::jit::parse_specialization(a.binds.empty() ? "" : a.binds[0], entry, s, err)) {
     std::cerr << "shapemlc: --bind: " << err << "\n";
@@ -321,9 +321,9 @@ int cmd_build(const CodegenArgs& a) {
   shapeml::lower::cpu::CpuTarget target;
   if (int rc = checked_for_codegen(a, r, target)) return rc;
   std::string entry = default_entry(*r->module, a.entry);
-  std::vector<shapeml::lower::cpu::Specialization> specs;
+  std::vector<shapeml::artifact::Specialization> specs;
   for (const auto& b : a.binds) {
-    shapeml::lower::cpu::Specialization s;
+    shapeml::artifact::Specialization s;
     std::string err;
     if (!shapeml::jit::parse_specialization(b, entry, s, err)) {
       std::cerr << "shapemlc: --bind " << b << ": " << err << "\n";
@@ -386,7 +386,7 @@ int cmd_run(const CodegenArgs& a) {
   }
   std::map<std::string, int64_t> bound;
   if (!a.binds.empty()) {
-    shapeml::lower::cpu::Specialization s;
+    shapeml::artifact::Specialization s;
     std::string err;
     if (!shapeml::jit::parse_specialization(a.binds[0], entry, s, err)) {
       std::cerr << "shapemlc: --bind: " << err << "\n";

@@ -2,7 +2,6 @@
 // optimization, the ORC JIT, object emission, the manifest and the link into
 // a shared object. Includes LLVM headers only; MLIR stays in pipeline.cpp.
 #include "lower/cpu/cpu_backend.h"
-#include "lower/gpu/plan_gpu.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -654,71 +653,6 @@ void CpuJit::release(common::CompiledEntryFn fn) {
 
 // ---- AOT -----------------------------------------------------------------------
 
-std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,
-                          std::vector<std::string>* symbols, bool every_function) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<size_t>> by_entry;
-  // A function whose shape variables only a call's `:dims` can give is no
-  // entry point (spec §4.19): the host could not bind them.
-  if (every_function)
-    for (const auto& f : m.functions) {
-      if (!undetermined_dims(f).empty()) continue;
-      order.push_back(f.name);
-      by_entry[f.name];
-    }
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (!by_entry.count(specs[i].entry)) order.push_back(specs[i].entry);
-    by_entry[specs[i].entry].push_back(i);
-  }
-  std::vector<std::string> syms(specs.size());
-  for (size_t i = 0; i < specs.size(); ++i) syms[i] = "shapeml_" + sanitize(specs[i].entry) + "_" + std::to_string(i);
-  std::string s = "(shapeml-module (abi " + std::to_string(common::kCompiledEntryAbiVersion) + ") (name " + m.name + ") (target \"" + target + "\")" +
-                  (m.id.empty() ? std::string() : " (module-id " + m.id + ")");
-  for (const auto& e : order) {
-    const ir::Function* f = m.find(e);
-    if (!f) continue;
-    s += "\n  (entry " + f->name + " (dims";
-    for (const auto& d : f->dims) s += " " + d;
-    s += ") (where";
-    for (const auto& c : f->where) s += " " + c.str();
-    s += ")\n    (params";
-    for (ir::ValueId p : f->params) s += " (" + f->values[p].name + " " + f->values[p].type.str() + ")";
-    s += ")\n    (returns";
-    for (const auto& t : f->result_types) s += " " + t.str();
-    s += ")";
-    if (lower::gpu::is_device_function(*f)) {
-      s += " (kind gpu-plan)";
-    } else if (auto sites = index_sites(m, f->name); !sites.empty()) {
-      // The error record's sites (abi 2; docs/design/index-checks.md).
-      auto quote = [](const std::string& t) {
-        std::string q = "\"";
-        for (char c : t) {
-          if (c == '"' || c == '\\') q += '\\';
-          q += c;
-        }
-        return q + "\"";
-      };
-      s += "\n    (index-checks";
-      for (size_t k = 0; k < sites.size(); ++k)
-        s += " (site " + std::to_string(k + 1) + " " + sites[k].op + " " + quote(sites[k].location) + " " + std::to_string(sites[k].rank) + " " +
-             quote(sites[k].operand) + ")";
-      s += ")";
-    }
-    for (size_t i : by_entry[e]) {
-      s += "\n    (specialization (bind";
-      for (const auto& d : f->dims) {
-        auto it = specs[i].bindings.find(d);
-        s += " (" + d + " " + (it == specs[i].bindings.end() ? std::string("?") : std::to_string(it->second)) + ")";
-      }
-      s += ") (symbol " + syms[i] + ")" + (specs[i].gpu_plan.empty() ? "" : " (kind gpu-plan)") + ")";
-    }
-    s += ")";
-  }
-  s += ")\n";
-  if (symbols) *symbols = syms;
-  return s;
-}
-
 static bool build_object_unguarded(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target,
                                    const std::string& out_o, std::string& error, const CompileOptions& options);
 
@@ -741,7 +675,7 @@ static bool build_object_unguarded(const ir::Module& m, const std::vector<Specia
   llvm::LLVMContext ctx;
   auto merged = std::make_unique<llvm::Module>("shapeml_" + sanitize(m.name), ctx);
   std::vector<std::string> symbols;
-  std::string manifest = manifest_text(m, specs, td.name, &symbols);
+  std::string manifest = artifact::manifest_text(m, specs, td.name, &symbols);
   std::vector<std::string> notes;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (!specs[i].gpu_plan.empty()) {

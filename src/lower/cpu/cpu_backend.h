@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "artifact/module_manifest.h"
 #include "ir/ir.h"
 #include "lower/cpu/emit_mlir.h"
 #include "common/compiled_entry.h"
@@ -54,18 +55,9 @@ struct HookTables {
   void* parallel = nullptr;
 };
 
-/// One entry point at concrete values of its shape variables.
-struct Specialization {
-  std::string entry;
-  std::map<std::string, int64_t> bindings;
-  /// A device entry's dispatch plan (src/plan/plan.h) as text: the
-  /// specialization is then `const char* SYMBOL(void)` returning it, marked
-  /// `(kind gpu-plan)` in the manifest, instead of CPU code.
-  std::string gpu_plan = {};
-  /// A device entry: let calls replay its plan as a CUDA graph by default
-  /// where that is safe (lower::gpu::PlanOptions::graph; shapemlc --gpu-graph).
-  bool gpu_graph = true;
-};
+/// One entry point at one binding, with its plan text for a device entry
+/// (the artifact stage's description: artifact/module_manifest.h).
+using artifact::Specialization;
 
 /// The name the manifest records for a target, e.g. "znver3" (native) or
 /// "x86-64".
@@ -116,14 +108,11 @@ class CpuJit {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The manifest text (src/common/compiled_entry.h) for `specs`; `symbols`
-/// receives the symbol of each specialization, in order
-/// (`shapeml_<entry>_<index>`).
-std::string manifest_text(const ir::Module& m, const std::vector<Specialization>& specs, const std::string& target,
-                          std::vector<std::string>* symbols = nullptr, bool every_function = false);
-
-/// Writes a relocatable PIC object with every specialization plus
-/// `shapeml_module_manifest()` and `shapeml_module_abi_version()`.
+/// Writes a relocatable PIC object with every specialization (CPU code, or
+/// for a device specialization `const char* SYMBOL(void)` returning its
+/// plan text as given) plus `shapeml_module_manifest()`, returning the
+/// manifest the artifact stage writes (artifact/module_manifest.h), and
+/// `shapeml_module_abi_version()`.
 bool build_object(const ir::Module& m, const std::vector<Specialization>& specs, const CpuTarget& target, const std::string& out_o,
                   std::string& error, const CompileOptions& options = {});
 
