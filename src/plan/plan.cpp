@@ -107,6 +107,20 @@ const char* launch_kind_name(LaunchKind k) {
   return "?";
 }
 
+namespace {
+int index_of(const std::string& op, std::initializer_list<const char*> names) {
+  int i = 0;
+  for (const char* n : names) {
+    if (op == n) return i;
+    ++i;
+  }
+  return -1;
+}
+}  // namespace
+
+int reduce_op_number(const std::string& op) { return index_of(op, {"sum", "max", "mean", "min"}); }
+int softmax_op_number(const std::string& op) { return index_of(op, {"softmax", "log_softmax"}); }
+
 std::optional<LaunchKind> parse_launch_kind(const std::string& s) {
   for (LaunchKind k : kAllKinds)
     if (s == launch_kind_name(k)) return k;

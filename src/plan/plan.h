@@ -125,6 +125,13 @@ enum class LaunchKind : int32_t {
 /// The kind's name in the plan text ("take_along", "rmsnorm", ...).
 const char* launch_kind_name(LaunchKind k);
 std::optional<LaunchKind> parse_launch_kind(const std::string& s);
+/// The op of a `reduce` launch numbered as the kernels number it (sum 0,
+/// max 1, mean 2, min 3), and of a `softmax` launch (softmax 0,
+/// log_softmax 1); -1 for any other name. (Unary, binary and compare ops:
+/// plan/fused_program.h's op_number.)
+int reduce_op_number(const std::string& op);
+int softmax_op_number(const std::string& op);
+
 /// Whether a launch of kind k reads indices and checks their bounds (gather,
 /// take_along): it writes a bounds-check record, and the call reads it.
 inline bool checks_indices(LaunchKind k) { return k == LaunchKind::Gather || k == LaunchKind::TakeAlong; }

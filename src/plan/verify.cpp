@@ -17,15 +17,6 @@ bool is_int(GpuDType d) { return d == GpuDType::I32 || d == GpuDType::I64; }
 bool is_numeric(GpuDType d) { return gpu_dtype_is_float(d) || is_int(d); }
 bool is_host(const GpuSlot& s) { return s.kind == GpuSlot::Kind::HostInput || s.kind == GpuSlot::Kind::HostOutput; }
 
-int find_op(const std::string& op, std::initializer_list<const char*> names) {
-  int i = 0;
-  for (const char* n : names) {
-    if (op == n) return i;
-    ++i;
-  }
-  return -1;
-}
-
 // The rules of one launch. Each check returns false after recording the
 // defect; `at` names the launch as every message does.
 class LaunchVerifier {
@@ -299,7 +290,7 @@ class LaunchVerifier {
   bool reduce() {
     const GpuSlot& a = in(0);
     const std::string& op = l_.op;
-    if (find_op(op, {"sum", "max", "mean", "min"}) < 0) return bad("unknown reduce op `" + op + "`");
+    if (reduce_op_number(op) < 0) return bad("unknown reduce op `" + op + "`");
     if (a.dtype != out().dtype || !is_numeric(a.dtype) || (op == "mean" && !gpu_dtype_is_float(a.dtype)))
       return bad("`" + op + "` does not take " + gpu_dtype_name(a.dtype) + " to " + gpu_dtype_name(out().dtype));
     const size_t r = a.shape.size();
@@ -357,7 +348,7 @@ class LaunchVerifier {
 
   bool softmax() {
     const GpuSlot& a = in(0);
-    if (find_op(l_.op, {"softmax", "log_softmax"}) < 0) return bad("unknown softmax op `" + l_.op + "`");
+    if (softmax_op_number(l_.op) < 0) return bad("unknown softmax op `" + l_.op + "`");
     if (a.dtype != out().dtype || a.shape != out().shape || !gpu_dtype_is_float(a.dtype)) return bad("softmax needs one floating dtype and shape");
     if (l_.ints.size() != (l_.flag ? 2u : 1u)) return bad(l_.flag ? "a causal softmax needs ints = {axis, offset}" : "softmax needs ints = {axis}");
     size_t ax;

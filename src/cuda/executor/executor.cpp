@@ -60,6 +60,7 @@ static_assert(kern::U_NEG == 0 && kern::U_ABS == 1 && kern::U_RELU == 8 && kern:
                   kern::B_POW == 6 && kern::kFusedAnd == shapeml::plan::fused::kBinaryAnd && kern::kFusedOr == shapeml::plan::fused::kBinaryOr &&
                   kern::C_GE == 5,
               "plan/fused_program.h numbers ops as kernels.h does");
+static_assert(kern::R_SUM == 0 && kern::R_MAX == 1 && kern::R_MEAN == 2 && kern::R_MIN == 3, "plan::reduce_op_number numbers as kernels.h");
 
 // include/shapeml.h status numbering (plugin_api.h).
 constexpr int32_t kOk = 0, kInvalidArgument = 1, kResourceExhausted = 2, kUnimplemented = 6, kUnavailable = 7, kInternal = 8, kFailedPrecondition = 9,
@@ -293,15 +294,6 @@ uint64_t scalar_bits(double v, GpuDType d) {
   return 0;
 }
 
-int find_op(const std::string& op, std::initializer_list<const char*> names) {
-  int i = 0;
-  for (const char* n : names) {
-    if (op == n) return i;
-    ++i;
-  }
-  return -1;
-}
-
 // The kernels' unary (not `not`) and binary (not `and`, `or`) op numbers, by
 // the one name table of plan/fused_program.h.
 int unary_op_number(const std::string& op) {
@@ -427,14 +419,14 @@ struct Builder {
         const GpuSlot& a = slot(l.inputs[0]);
         const GpuSlot& b = slot(l.inputs[1]);
         const bool cmp = l.kind == K::Compare;
-        const int lop = cmp ? -1 : find_op(l.op, {"and", "or"});
+        const int lop = cmp ? -1 : l.op == "and" ? 0 : l.op == "or" ? 1 : -1;
         Shape sa, sb;
         broadcast_strides(a.shape, out.shape, sa);
         broadcast_strides(b.shape, out.shape, sb);
         if (!geom(w, out.shape, {sa, sb}, st.geom)) return false;
         st.same = st.geom.rank == 1 && st.geom.stride[0][0] == 1 && st.geom.stride[1][0] == 1;
         st.kind = cmp ? Step::Kind::Compare : lop >= 0 ? Step::Kind::Logical : Step::Kind::Binary;
-        st.op = lop >= 0 ? lop : cmp ? find_op(l.op, {"eq", "ne", "lt", "le", "gt", "ge"}) : binary_op_number(l.op);
+        st.op = lop >= 0 ? lop : cmp ? shapeml::plan::fused::op_number(shapeml::plan::fused::kCompare, l.op) : binary_op_number(l.op);
         st.dt = to_dt(a.dtype);
         break;
       }
@@ -626,7 +618,7 @@ struct Builder {
     bool inner_kept = g.keep_stride[g.keep_rank - 1] == 1 && g.keep_shape[g.keep_rank - 1] > 1;
     g.block_per_output = !inner_kept && g.n_red >= 32;
     st.kind = g.n_out == 0 ? Step::Kind::Noop : Step::Kind::Reduce;
-    st.op = find_op(l.op, {"sum", "max", "mean", "min"});
+    st.op = shapeml::plan::reduce_op_number(l.op);  // numbered as kern::ReduceOp (static_assert above)
     st.dt = to_dt(a.dtype);
     return true;
   }
@@ -653,7 +645,7 @@ struct Builder {
       if (st.mask.rows == 0) st.mask.rows = 1;  // no rows at all: nothing runs (st.n == 0)
     }
     st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Softmax;
-    st.op = find_op(l.op, {"softmax", "log_softmax"});
+    st.op = shapeml::plan::softmax_op_number(l.op);  // 1: log_softmax
     st.dt = to_dt(a.dtype);
   }
 
