@@ -1,6 +1,7 @@
 // plan_create's checks, which need no GPU: malformed text and inconsistent
-// launches are INVALID_ARGUMENT naming the line or the launch; a valid plan
-// without a usable GPU is UNAVAILABLE; nothing crashes.
+// launches are INVALID_ARGUMENT naming the line or the launch, a launch over
+// a kernel limit UNIMPLEMENTED; a valid plan without a usable GPU is
+// UNAVAILABLE; nothing crashes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 namespace shapeml::cuda::test {
 namespace {
 
-constexpr int32_t kInvalidArgument = 1, kUnavailable = 7;
+constexpr int32_t kInvalidArgument = 1, kUnimplemented = 6, kUnavailable = 7;
 
 int32_t create(const std::string& text, std::string& msg, shapeml_cuda_plan** plan) {
   char err[512] = "unwritten";
@@ -81,6 +82,24 @@ TEST(PlanCreate, InconsistentLaunchNamesTheLaunch) {
   m.launch("matmul", "", {a, w}, {c});
   EXPECT_EQ(create(m.p.to_text(), msg, &plan), kInvalidArgument);
   EXPECT_NE(msg.find("inner dimensions"), std::string::npos) << msg;
+}
+
+// A plan over a kernel limit is valid but not runnable here: UNIMPLEMENTED,
+// from the same verifier the compiler runs (plan/verify.h), before the
+// device is asked for.
+TEST(PlanCreate, APlanOverAKernelLimitIsUnimplementedNamingTheLaunch) {
+  PlanBuilder b;  // nine dims that cannot merge: every other one broadcast in y
+  Shape full(9, 2), alternate;
+  for (size_t i = 0; i < full.size(); ++i) alternate.push_back(i % 2 ? 2 : 1);
+  int32_t x = b.input(0, GpuDType::F32, full);
+  int32_t y = b.input(1, GpuDType::F32, alternate);
+  int32_t o = b.output(0, GpuDType::F32, full);
+  b.launch("binary", "mul", {x, y}, {o});
+  shapeml_cuda_plan* plan = nullptr;
+  std::string msg;
+  EXPECT_EQ(create(b.p.to_text(), msg, &plan), kUnimplemented) << msg;
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(msg.find("launch 0 (binary mul): more than 8 dimensions after coalescing"), std::string::npos) << msg;
 }
 
 TEST(PlanCreate, ValidPlanWithoutGpuIsUnavailable) {

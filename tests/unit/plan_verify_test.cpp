@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "driver/frontend.h"
+#include "lower/gpu/plan_gpu.h"
 #include "plan/attention_launch.h"
 #include "plan/fused_program.h"
 #include "plan/layout.h"
@@ -317,4 +319,19 @@ TEST(PlanLayout, LiveTempsNeverShareBytesAndDeadOnesDo) {
   int64_t r = g.p.slots[static_cast<size_t>(rec)].offset, l = g.p.slots[static_cast<size_t>(later)].offset;
   EXPECT_TRUE(r + 256 <= l || l + 256 <= r) << "the record at " << r << " and a later temp at " << l;
   EXPECT_EQ(plan::verify_message(g.p), "");
+}
+
+TEST(PlanVerify, TheCompilerReportsAProgramOverAKernelLimitAsUnsupportedNotInternal) {
+  // x [2 2 2 2 2 2 2 2 2] * y [1 2 1 2 1 2 1 2 1]: nine dims that do not merge.
+  std::string dims = "(2 2 2 2 2 2 2 2 2)", alt = "(1 2 1 2 1 2 1 2 1)";
+  auto r = shapeml::driver::check_source(
+      "t.sml", "(module m (func f (params (x (tensor f32 " + dims + " (cuda 0))) (y (tensor f32 " + alt + " (cuda 0))))"
+               " (returns (tensor f32 " + dims + " (cuda 0))) (return (mul x y))))");
+  ASSERT_TRUE(r.ok());
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {}, err);
+  EXPECT_FALSE(p);
+  EXPECT_EQ(err.rfind("internal", 0), std::string::npos) << err;
+  EXPECT_NE(err.find("more than 8 dimensions after coalescing"), std::string::npos) << err;
+  EXPECT_NE(err.find("not supported by the GPU back end"), std::string::npos) << err;  // UNIMPLEMENTED (jit::classify_compile_error)
 }

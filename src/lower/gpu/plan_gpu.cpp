@@ -80,8 +80,13 @@ class Planner {
  private:
   // The plan verifier after a pass (before the workspace layout, temps
   // have no offsets yet): a pass that breaks the plan is a compiler bug.
+  // A plan over a kernel limit (plan/limits.h) is a valid program this back
+  // end cannot run: UNIMPLEMENTED, naming the launch, not a compiler bug.
   void verify(const char* pass, plan::PlanStage stage = plan::PlanStage::BeforeLayout) {
-    if (auto d = plan::verify_plan(plan_, stage)) throw PlanError(std::string("internal: ") + pass + " made a plan the verifier refuses: " + d->message);
+    auto d = plan::verify_plan(plan_, stage);
+    if (!d) return;
+    if (d->over_limit) throw PlanError(d->message + ": over a kernel limit, which is not supported by the GPU back end");
+    throw PlanError(std::string("internal: ") + pass + " made a plan the verifier refuses: " + d->message);
   }
 
   void note_device(const types::TensorType& t) {
