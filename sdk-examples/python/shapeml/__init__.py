@@ -30,15 +30,24 @@ bf16 (NumPy has no bfloat16 dtype; docs/design/python-bf16.md):
   - inputs are passed as shapeml.bf16(a): a float array is rounded to
     nearest even (NaN stays NaN), a uint16 array is taken as raw bits.
 """
+from __future__ import annotations  # annotations stay strings: no import cost, forward references
+
 import ctypes as C
 
 import os
 from collections import namedtuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _table
 from ._errors import Error, LibraryError  # noqa: F401
+
+# Types of the annotations (the package is typed: py.typed, PEP 561).
+PathLike = Union[str, "os.PathLike[str]"]
+ArrayLike = Any  # what numpy.asarray takes
+# set_log_sink's callback: level, component, message, fields, module_id, entry
+LogSink = Callable[[str, str, str, Dict[str, str], str, str], None]
 
 __version__ = "0.5.0"  # this binding's version; Library(...).version is the library's
 
@@ -54,7 +63,7 @@ class bf16:
     patterns (a uint16 array) or floats, rounded to the nearest bf16 (ties
     to even, as PyTorch's .to(torch.bfloat16); NaN stays a quiet NaN)."""
 
-    def __init__(self, a):
+    def __init__(self, a: ArrayLike) -> None:
         a = np.asarray(a)
         if a.dtype == np.uint16:
             self.bits = np.require(a, requirements="C")
@@ -66,11 +75,11 @@ class bf16:
         else:
             raise TypeError(f"cannot make bf16 from {a.dtype}")
 
-    def to_float32(self):
+    def to_float32(self) -> np.ndarray:
         return bf16_bits_to_float32(self.bits)
 
 
-def bf16_bits_to_float32(bits):
+def bf16_bits_to_float32(bits: ArrayLike) -> np.ndarray:
     """Raw bf16 bits (uint16) -> float32, exactly (any rank, rank 0 included)."""
     b = np.asarray(bits, np.uint16)
     return (b.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(b.shape)
@@ -128,7 +137,7 @@ class TraceOptions(C.Structure):
 class Library:
     """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
 
-    def __init__(self, path=None, bf16="float32"):
+    def __init__(self, path: Optional[PathLike] = None, bf16: str = "float32") -> None:
         """`path` (a str or os.PathLike): libshapeml.so.0 or
         libshapeml_runtime.so.0. Default: $SHAPEML_LIBRARY, else
         libshapeml.so.0 from the loader's search path, else (a machine with
@@ -198,7 +207,7 @@ class Library:
             self._obs_ready = True
         return L
 
-    def set_log_sink(self, fn):
+    def set_log_sink(self, fn: Optional[LogSink]) -> None:
         """fn(level, component, message, fields: dict, module_id, entry), or None to remove it.
         Called on the thread that logs; the library prints nothing by itself."""
         L = self._obs()
@@ -216,21 +225,21 @@ class Library:
         self._check(L.shapeml_unstable_log_set_sink(cb, None))
         self._sink = cb  # kept alive while installed
 
-    def set_log_levels(self, spec):
+    def set_log_levels(self, spec: str) -> None:
         """SHAPEML_LOG's syntax, e.g. "info,smt=debug"."""
         self._check(self._obs().shapeml_unstable_log_set_levels(spec.encode()))
 
-    def trace_start(self, gpu_timing=False):
+    def trace_start(self, gpu_timing: bool = False) -> None:
         self._check(self._obs().shapeml_unstable_trace_start(C.byref(TraceOptions(C.sizeof(TraceOptions), 1 | (2 if gpu_timing else 0)))))
 
-    def trace_stop(self):
+    def trace_stop(self) -> None:
         self._check(self._obs().shapeml_unstable_trace_stop())
 
-    def trace_flush_to_file(self, path):
+    def trace_flush_to_file(self, path: PathLike) -> None:
         """Writes the recorded spans as Chrome trace-event JSON (ui.perfetto.dev) and forgets them."""
         self._check(self._obs().shapeml_unstable_trace_flush_to_file(str(path).encode()))
 
-    def trace_json(self):
+    def trace_json(self) -> str:
         """The recorded spans as a Chrome trace-event JSON string (and forgets them)."""
         parts = []
         cb = _TRACE_WRITER(lambda user, data, size: parts.append(C.string_at(data, size)))
@@ -254,7 +263,7 @@ class Library:
             self._ctx = ctx
         return self._ctx
 
-    def context_stream(self, device=0):
+    def context_stream(self, device: int = 0) -> Optional[int]:
         """The stream (an int cudaStream_t) that device calls of the modules
         this Library compiled run on when they pass none: its context's
         stream for CUDA device `device`, distinct from every other context's.
@@ -268,7 +277,7 @@ class Library:
     def _options(self, target):
         return ModuleOptions(C.sizeof(ModuleOptions), None, target)
 
-    def compile(self, source, name="<source>", target=TARGET_NATIVE):
+    def compile(self, source: str, name: str = "<source>", target: int = TARGET_NATIVE) -> Module:
         """JIT: every function becomes an entry, specialized on first call."""
         ctx = self._context()
         src = source.encode()
@@ -277,7 +286,8 @@ class Library:
         self._check(self.lib.shapeml_module_compile(ctx, name.encode(), src, len(src), C.byref(opts), C.byref(out)))
         return Module(self, out)
 
-    def build(self, source, bindings, out_path, name="<source>", target=TARGET_NATIVE):
+    def build(self, source: str, bindings: Union[str, Sequence[str]], out_path: PathLike, name: str = "<source>",
+              target: int = TARGET_NATIVE) -> None:
         """AOT: a shared object at `out_path` (str or os.PathLike) with one
         specialization per binding: `bindings` is one string
         "ENTRY:VAR=VALUE,...;ENTRY:..." or a list of "ENTRY:VAR=VALUE,..."."""
@@ -287,14 +297,14 @@ class Library:
         self._check(self.lib.shapeml_module_build_shared_object(ctx, name.encode(), src, len(src), spec.encode(),
                                                                 target, os.fsencode(out_path)))
 
-    def load(self, path):
+    def load(self, path: PathLike) -> Module:
         """An AOT module (`shapemlc build`); `path` a str or os.PathLike."""
         out = C.c_void_p()
         self._check(self.lib.shapeml_module_load(os.fsencode(path), None, C.byref(out)))
         return Module(self, out)
 
     # ---- checking (0.1) -------------------------------------------------
-    def check(self, source, name="<source>"):
+    def check(self, source: str, name: str = "<source>") -> CheckResult:
         """Parses and checks a program. A program with errors is not an
         exception: the result's `diagnostics` say what is wrong."""
         L = self.lib
@@ -307,7 +317,7 @@ class Library:
         return CheckResult(self, out)
 
     # ---- DLPack ---------------------------------------------------------
-    def from_dlpack(self, obj):
+    def from_dlpack(self, obj: Any) -> Tensor:
         """A shapeml Tensor viewing `obj` (anything with __dlpack__: a torch
         tensor, a NumPy array...) without copying; the producer's memory is
         kept alive until the Tensor (and every shapeml use of it) is gone."""
@@ -343,7 +353,7 @@ class Library:
             return h, True
         return self.tensor(a), True
 
-    def tensor(self, array):
+    def tensor(self, array: Union[ArrayLike, bf16]) -> C.c_void_p:
         if isinstance(array, bf16):
             a, code = array.bits, DTYPE_BF16
         else:
@@ -358,7 +368,7 @@ class Library:
                                                         C.byref(out)))
         return out
 
-    def to_numpy(self, t, bf16=None):
+    def to_numpy(self, t: C.c_void_p, bf16: Optional[str] = None) -> np.ndarray:
         """A copy of tensor `t`; bf16 as float32 (exact) or, with
         bf16="bits", as its raw uint16 bit patterns."""
         mode = bf16 if bf16 is not None else self.bf16_mode
@@ -380,7 +390,7 @@ class Library:
 
 
 class Module:
-    def __init__(self, lib, handle):
+    def __init__(self, lib: Library, handle: C.c_void_p) -> None:
         self.lib, self.handle = lib, handle
 
     def __del__(self):
@@ -388,14 +398,14 @@ class Module:
             self.lib.lib.shapeml_module_release(self.handle)
             self.handle = None
 
-    def entry_names(self):
+    def entry_names(self) -> List[str]:
         """The module's entry points."""
         L = self.lib.lib
         L.shapeml_module_entry_count.restype, L.shapeml_module_entry_count.argtypes = C.c_size_t, [C.c_void_p]
         L.shapeml_module_entry_name.restype, L.shapeml_module_entry_name.argtypes = C.c_char_p, [C.c_void_p, C.c_size_t]
         return [L.shapeml_module_entry_name(self.handle, i).decode() for i in range(L.shapeml_module_entry_count(self.handle))]
 
-    def entry(self, name):
+    def entry(self, name: str) -> Entry:
         """The entry point `name` as an Entry (NotFoundError lists the entries)."""
         L = self.lib.lib
         L.shapeml_module_get_entry.restype = C.c_void_p
@@ -404,7 +414,7 @@ class Module:
         self.lib._check(L.shapeml_module_get_entry(self.handle, name.encode(), C.byref(e)))
         return Entry(self, e)
 
-    def call(self, entry, *arrays, bf16=None):
+    def call(self, entry: str, *arrays: Any, bf16: Optional[str] = None) -> Tuple[np.ndarray, ...]:
         """entry(*arrays) -> tuple of NumPy arrays. bf16 outputs: see the
         module docstring (bf16=None takes the Library's setting)."""
         L = self.lib.lib
@@ -423,7 +433,7 @@ class Module:
                 if out_arr[i]:
                     L.shapeml_tensor_release(out_arr[i])
 
-    def call_tensors(self, entry, *tensors):
+    def call_tensors(self, entry: str, *tensors: C.c_void_p) -> Tuple[C.c_void_p, ...]:
         """entry(*tensor_handles) -> tuple of owned tensor handles (device
         entries: device tensors in and out; nothing is synchronized)."""
         L = self.lib.lib
@@ -434,7 +444,8 @@ class Module:
         self.lib._check(L.shapeml_module_call(self.handle, entry.encode(), in_arr, len(tensors), out_arr, n_out.value))
         return tuple(C.c_void_p(out_arr[i]) for i in range(n_out.value))
 
-    def call_into(self, entry, inputs, outputs, stream=None, graph=0):
+    def call_into(self, entry: str, inputs: Sequence[C.c_void_p], outputs: Sequence[C.c_void_p], stream: Optional[int] = None,
+                  graph: int = 0) -> None:
         """Destination passing through shapeml_entry_call: entry(*inputs)
         written into the caller's `outputs` (tensor handles of the results'
         dtypes, shapes and devices). `stream`: a cudaStream_t for device
@@ -473,7 +484,7 @@ class Device:
     (Library.context_stream); download waits for the work that computes its
     tensor, and sync waits for both streams."""
 
-    def __init__(self, lib, index=0):
+    def __init__(self, lib: Library, index: int = 0) -> None:
         self.lib, self.index = lib, index
         L = lib.lib
         vp, i32 = C.c_void_p, C.c_int32
@@ -499,7 +510,7 @@ class Device:
         lib._check(L.shapeml_device_default_stream(index, C.byref(s)))
         self.stream = s
 
-    def upload(self, array):
+    def upload(self, array: ArrayLike) -> C.c_void_p:
         host = self.lib.tensor(array)
         out = C.c_void_p()
         try:
@@ -508,7 +519,7 @@ class Device:
             self.lib.lib.shapeml_tensor_release(host)
         return out
 
-    def download(self, t, bf16=None):
+    def download(self, t: C.c_void_p, bf16: Optional[str] = None) -> np.ndarray:
         host = C.c_void_p()
         self.lib._check(self.lib.lib.shapeml_tensor_copy_to_host(t, None, self.stream, C.byref(host)))
         try:
@@ -517,13 +528,13 @@ class Device:
         finally:
             self.lib.lib.shapeml_tensor_release(host)
 
-    def sync(self):
+    def sync(self) -> None:
         self.lib._check(self.lib.lib.shapeml_device_synchronize(self.index, self.stream))
         if getattr(self.lib, "_ctx", None) is not None:  # compiled modules run on the context's stream
             ctx_stream = C.c_void_p(self.lib.context_stream(self.index))
             self.lib._check(self.lib.lib.shapeml_device_synchronize(self.index, ctx_stream))
 
-    def free(self, t):
+    def free(self, t: C.c_void_p) -> None:
         self.lib.lib.shapeml_tensor_release(t)
 
 
@@ -566,7 +577,7 @@ class Tensor:
     Speaks DLPack: torch.from_dlpack(t) and np.from_dlpack(t) view it
     without copying (host tensors; device tensors through torch)."""
 
-    def __init__(self, lib, handle):
+    def __init__(self, lib: Library, handle: C.c_void_p) -> None:
         self.lib, self.handle = lib, handle
 
     def __del__(self):
@@ -575,30 +586,31 @@ class Tensor:
             self.handle = None
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         """The shape, a tuple of ints."""
         L = self.lib.lib
         return tuple(L.shapeml_tensor_shape(self.handle)[i] for i in range(L.shapeml_tensor_rank(self.handle)))
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
         """The dtype's name in the language: "f32", "f64", "bf16", "i32", "i64" or "bool"."""
         return DTYPE_NAMES.get(self.lib.lib.shapeml_tensor_dtype(self.handle), "?")
 
     @property
-    def device(self):
+    def device(self) -> str:
         """Where the data lives: "host" or "cuda:N"."""
         kind, index = self.__dlpack_device__()
         return f"cuda:{index}" if kind == KDL_CUDA else "host"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"shapeml.Tensor(dtype={self.dtype}, shape={self.shape}, device={self.device})"
 
-    def numpy(self, bf16=None):
+    def numpy(self, bf16: Optional[str] = None) -> np.ndarray:
         """A NumPy copy (host tensors)."""
         return self.lib.to_numpy(self.handle, bf16)
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, stream: Optional[int] = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> Any:
         """The DLPack capsule (the Array API protocol, DLPack 1.x): a
         versioned capsule ("dltensor_versioned", its read-only flag set for
         a read-only tensor) when the consumer's `max_version` is (1, x) or
@@ -625,7 +637,7 @@ class Tensor:
         self.lib._check(export(self.handle, C.byref(m)))
         return _PyCapsule_New(m.value, b"dltensor_versioned" if versioned else b"dltensor", C.cast(_capsule_destructor, C.c_void_p))
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> Tuple[int, int]:
         L = self.lib.lib
 
         class _Device(C.Structure):
@@ -638,7 +650,7 @@ class Tensor:
 _default_library = None
 
 
-def from_dlpack(x):
+def from_dlpack(x: Any) -> Tensor:
     """A shapeml Tensor viewing `x` (anything with __dlpack__, or a DLPack
     capsule) without copying, through a default Library() opened on first
     use (the Array API's `from_dlpack`)."""
@@ -675,7 +687,7 @@ def _s(b):
 class CheckResult:
     """The outcome of Library.check: `passed`, `diagnostics`, render()."""
 
-    def __init__(self, lib, handle):
+    def __init__(self, lib: Library, handle: C.c_void_p) -> None:
         self.lib, self.handle = lib, handle
         L, vp, sz = lib.lib, C.c_void_p, C.c_size_t
         L.shapeml_check_result_passed.restype, L.shapeml_check_result_passed.argtypes = C.c_int32, [vp]
@@ -708,7 +720,7 @@ class CheckResult:
         return Diagnostic(_s(d.code), d.severity, _s(d.message), _s(d.file), d.line, d.column, d.end_line, d.end_column,
                           _s(d.expected), _s(d.actual), cex, notes)
 
-    def render(self, json=False):
+    def render(self, json: bool = False) -> str:
         """Every diagnostic as text with carets, or (json=True) a JSON array."""
         out = C.c_char_p()
         self.lib._check(self.lib.lib.shapeml_check_result_render(self.handle, 1 if json else 0, C.byref(out)))
@@ -724,7 +736,7 @@ class Entry:
     """An entry point: its signature (params, results, shape_variables,
     constraints, aot_specializations) and a call on arrays. Keeps its module alive."""
 
-    def __init__(self, module, handle):
+    def __init__(self, module: Module, handle: C.c_void_p) -> None:
         self.module, self.handle = module, handle
         L, vp, sz = module.lib.lib, C.c_void_p, C.c_size_t
         for f, r in (("name", C.c_char_p), ("param_count", sz), ("result_count", sz), ("shape_variable_count", sz),
@@ -766,7 +778,7 @@ class Entry:
             dims.append(di.value if di.kind == 0 else _s(di.text))
         return TensorInfo(_s(t.name), _NP.get(t.dtype, t.dtype), t.device_type, t.device_id, t.rank, _s(t.type), tuple(dims))
 
-    def __call__(self, *args, bf16=None, tensors=False):
+    def __call__(self, *args: Any, bf16: Optional[str] = None, tensors: bool = False) -> Tuple[Any, ...]:
         """entry(*args): NumPy arrays (copied in), Tensors, or DLPack objects
         such as torch tensors (zero copy). Returns a tuple of NumPy arrays,
         or of Tensors with tensors=True (e.g. for torch.from_dlpack)."""

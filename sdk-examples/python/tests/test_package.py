@@ -3,7 +3,8 @@
 function table (checked against include/shapeml.h), version, checking and
 diagnostics, compile/build/load, entry introspection, calls on NumPy arrays
 against a float64 reference, errors as exception classes per status code,
-DLPack both ways with NumPy and PyTorch (CPU), and the runtime-only library.
+DLPack both ways with NumPy and PyTorch (CPU), the runtime-only library, and
+the type annotations of the public API.
 
 Usage: /usr/bin/python3 sdk-examples/python/tests/test_package.py BUILD_DIR   (default build/default)
 Last line: `python-package: N passed, M failed`; exit status 1 on any failure.
@@ -256,6 +257,37 @@ def python_conventions():
                 "print(lib.has_compiler, lib.lib.path)") % os.path.join(HERE, "..")
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         assert r.returncode == 0 and r.stdout.split() == ["False", "libshapeml_runtime.so.0"], (r.stdout, r.stderr)
+
+
+@test
+def typed_api():
+    # Every public function and method is annotated (parameters and result),
+    # the annotations resolve, and the package says it is typed (PEP 561).
+    import inspect
+    import typing
+    assert os.path.isfile(os.path.join(os.path.dirname(shapeml.__file__), "py.typed"))
+    dunders = {"__init__", "__call__", "__repr__", "__dlpack__", "__dlpack_device__"}
+    checked = 0
+    for cname in ("Library", "Module", "Entry", "Tensor", "CheckResult", "Device", "bf16"):
+        cls = getattr(shapeml, cname)
+        for name, member in vars(cls).items():
+            fn = member.fget if isinstance(member, property) else member
+            if not inspect.isfunction(fn) or (name.startswith("_") and name not in dunders):
+                continue
+            hints = typing.get_type_hints(fn)  # raises on an annotation that does not resolve
+            sig = inspect.signature(fn)
+            missing = [p for p in list(sig.parameters)[1:] if p not in hints]
+            assert not missing, f"{cname}.{name}: parameters without a type: {missing}"
+            assert "return" in hints, f"{cname}.{name}: no return type"
+            checked += 1
+    for fname in ("from_dlpack", "bf16_bits_to_float32"):
+        fn = getattr(shapeml, fname)
+        hints = typing.get_type_hints(fn)
+        assert "return" in hints and all(p in hints for p in inspect.signature(fn).parameters), fname
+        checked += 1
+    assert checked >= 35, checked
+    assert typing.get_type_hints(shapeml.Library.compile)["return"] is shapeml.Module
+    assert typing.get_type_hints(shapeml.from_dlpack)["return"] is shapeml.Tensor
 
 
 def main():
