@@ -21,6 +21,7 @@ PACKAGES=(
   dpkg-dev lintian file make         # Debian packages (dpkg-shlibdeps), their lint, the package test, the pkg-config example build
   cargo rustc                        # the Rust binding's tests (Debian 12: rustc 1.63, std only, offline)
   golang-go                          # the Go binding's tests (Debian 12: Go 1.19, cgo)
+  python3-pip python3-setuptools python3-wheel python3-venv  # the Python wheel, built offline and installed into a fresh venv
 )
 
 missing=()

@@ -44,6 +44,10 @@ endif()
 # Python: the package over ctypes (NumPy, DLPack with NumPy and PyTorch).
 add_test(NAME bindings_python COMMAND ${SHAPEML_PYTHON} ${PROJECT_SOURCE_DIR}/sdk-examples/python/tests/test_package.py ${CMAKE_BINARY_DIR})
 set_tests_properties(bindings_python PROPERTIES LABELS "bindings" TIMEOUT 300 PASS_REGULAR_EXPRESSION "python-package: [0-9]+ passed, 0 failed")
+# The same package as a wheel (built offline from a copy of the tree),
+# installed with pip into a fresh virtual environment and used outside the tree.
+add_test(NAME bindings_python_wheel COMMAND bash ${PROJECT_SOURCE_DIR}/sdk-examples/python/tests/test_wheel_venv.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(bindings_python_wheel PROPERTIES LABELS "bindings" TIMEOUT 300 PASS_REGULAR_EXPRESSION "python-wheel: ok")
 
 # The library author's guide (docs/guide/README.md): every step is one of
 # these, run as the guide shows it. Label guide.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The Python package as a user installs it: a wheel built offline from a copy
+# of sdk-examples/python (so the source tree gets no build/ or *.egg-info),
+# installed with pip into a fresh virtual environment (NumPy from the
+# system), then used from a directory outside the tree: compile, call on
+# NumPy arrays against NumPy's own result, DLPack both ways with NumPy, the
+# version, and the PEP 561 marker.
+#
+# Usage: test_wheel_venv.sh BUILD_DIR   (the directory with libshapeml.so.0)
+# Last line: `python-wheel: ok` on success; exit status 1 on any failure.
+set -euo pipefail
+build=$(cd "${1:?usage: test_wheel_venv.sh BUILD_DIR}" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INDEX=1 PYTHONDONTWRITEBYTECODE=1
+
+cp -r "$src" "$tmp/src"
+rm -rf "$tmp/src/build" "$tmp/src"/*.egg-info
+/usr/bin/python3 -m pip wheel --quiet --no-build-isolation --no-deps -w "$tmp/dist" "$tmp/src"
+wheel=$(ls "$tmp"/dist/shapeml-*-py3-none-any.whl)
+/usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
+"$tmp/venv/bin/python" -m pip install --quiet --no-deps "$wheel"
+
+cd "$tmp"
+SHAPEML_TEST_LIB="$build/libshapeml.so.0" SHAPEML_TEST_VENV="$tmp/venv" "$tmp/venv/bin/python" - <<'EOF'
+import os
+import numpy as np
+import shapeml
+
+venv = os.environ["SHAPEML_TEST_VENV"]
+assert shapeml.__file__.startswith(venv), shapeml.__file__  # the installed copy, not the tree's
+assert os.path.isfile(os.path.join(os.path.dirname(shapeml.__file__), "py.typed"))
+from importlib.metadata import version
+assert version("shapeml") == shapeml.__version__, (version("shapeml"), shapeml.__version__)
+
+lib = shapeml.Library(os.environ["SHAPEML_TEST_LIB"])
+src = """(module m (func f (dims N K M) (params (a (tensor f32 (N K) host)) (b (tensor f32 (K M) host)))
+  (returns (tensor f32 (N M) host)) (return (tanh (matmul a b)))))"""
+f = lib.compile(src, name="m.sml").entry("f")
+rng = np.random.default_rng(3)
+a = rng.standard_normal((5, 7)).astype(np.float32)
+b = rng.standard_normal((7, 3)).astype(np.float32)
+(y,) = f(a, b)
+want = np.tanh(a.astype(np.float64) @ b.astype(np.float64))
+assert y.shape == (5, 3) and np.max(np.abs(y - want)) < 1e-5, np.max(np.abs(y - want))
+(t,) = f(a, b, tensors=True)  # a shapeml.Tensor
+assert t.dtype == "f32" and t.shape == (5, 3) and t.device == "host", repr(t)
+back = np.from_dlpack(t)       # shapeml -> NumPy, zero copy
+assert np.array_equal(back, y)
+(y2,) = f(lib.from_dlpack(a), b)  # NumPy -> shapeml through DLPack
+assert np.array_equal(y2, y)
+print("python-wheel: ok")
+EOF
