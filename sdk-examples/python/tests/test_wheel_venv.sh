@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Python package as a user installs it: a wheel built offline from a copy
 # of sdk-examples/python (so the source tree gets no build/ or *.egg-info),
-# installed with pip into a fresh virtual environment (NumPy from the
-# system), then used from a directory outside the tree: compile, call on
-# NumPy arrays against NumPy's own result, DLPack both ways with NumPy, the
-# version, and the PEP 561 marker.
+# installed with pip into a fresh virtual environment (NumPy and PyTorch
+# from the system), then used from a directory outside the tree: compile,
+# call on NumPy arrays against NumPy's own result, DLPack both ways with
+# NumPy and PyTorch (CPU), the version, the PEP 561 marker; and with the
+# runtime library alone (no compiler), an AOT module built by shapemlc.
 #
 # Usage: test_wheel_venv.sh BUILD_DIR   (the directory with libshapeml.so.0)
 # Last line: `python-wheel: ok` on success; exit status 1 on any failure.
@@ -22,8 +23,15 @@ wheel=$(ls "$tmp"/dist/shapeml-*-py3-none-any.whl)
 /usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install --quiet --no-deps "$wheel"
 
+cat > "$tmp/matvec.sml" <<'EOF'
+(module mv (func f (dims N K) (params (a (tensor f32 (N K) host)) (x (tensor f32 (K) host)))
+  (returns (tensor f32 (N) host)) (return (reduce_sum (mul a x) :axes (1)))))
+EOF
+"$build/shapemlc" build "$tmp/matvec.sml" -o "$tmp/matvec.so" --bind N=4,K=6 --target x86-64 >/dev/null
+
 cd "$tmp"
-SHAPEML_TEST_LIB="$build/libshapeml.so.0" SHAPEML_TEST_VENV="$tmp/venv" "$tmp/venv/bin/python" - <<'EOF'
+SHAPEML_TEST_LIB="$build/libshapeml.so.0" SHAPEML_TEST_RUNTIME="$build/libshapeml_runtime.so.0" SHAPEML_TEST_AOT="$tmp/matvec.so" \
+  SHAPEML_TEST_VENV="$tmp/venv" "$tmp/venv/bin/python" - <<'EOF'
 import os
 import numpy as np
 import shapeml
@@ -50,5 +58,18 @@ back = np.from_dlpack(t)       # shapeml -> NumPy, zero copy
 assert np.array_equal(back, y)
 (y2,) = f(lib.from_dlpack(a), b)  # NumPy -> shapeml through DLPack
 assert np.array_equal(y2, y)
+
+import torch
+(tt,) = f(torch.from_numpy(a), torch.from_numpy(b), tensors=True)  # torch tensors in, zero copy
+assert torch.equal(torch.from_dlpack(tt), torch.tensor(y))         # shapeml -> torch, zero copy
+
+# The runtime library alone: no compiler, an AOT module.
+rt = shapeml.Library(os.environ["SHAPEML_TEST_RUNTIME"])
+assert not rt.has_compiler
+mv = rt.load(os.environ["SHAPEML_TEST_AOT"]).entry("f")
+m = rng.standard_normal((4, 6)).astype(np.float32)
+v = rng.standard_normal(6).astype(np.float32)
+(r,) = mv(m, v)
+assert np.max(np.abs(r - m.astype(np.float64) @ v.astype(np.float64))) < 1e-5
 print("python-wheel: ok")
 EOF
