@@ -81,6 +81,7 @@ Print Assumptions ShapeML.Broadcast.norm_dim_ok.
 Print Assumptions ShapeML.Broadcast.bshape_runtime.
 
 (* Typing.v *)
+Print Assumptions ShapeML.Typing.bto_minus_one_is_one.
 
 (* Semantics.v *)
 Print Assumptions ShapeML.Semantics.expand_row.

@@ -7,7 +7,7 @@
     rule gives. *)
 
 From Coq Require Import List ZArith Lia Bool Permutation.
-From ShapeML Require Import Syntax Broadcast Typing Semantics Bounds Reshape.
+From ShapeML Require Import Syntax Normalize Broadcast Typing Semantics Bounds Reshape.
 Import ListNotations.
 
 (** ** Checked reads *)
@@ -200,8 +200,8 @@ Proof.
     - destruct sh; [constructor | discriminate].
     - destruct sh as [|x sh]; [discriminate|]. simpl in Hsh. injection Hsh as Hx Hsh.
       constructor; [|apply IH; exact Hsh]. unfold stretches.
-      destruct Hab as [-> | Hab].
-      + left. simpl in Hx. lia.
+      destruct Hab as [Hone | Hab].
+      + left. rewrite <- (norm_sound rho a), Hone in Hx. simpl in Hx. lia.
       + right. specialize (Hab rho HPhi). cbv beta in Hab. lia. }
   destruct (tabulate_opt_some (shape_at rho (pre ++ tl))
               (fun idx => read_at (t_shape t) (t_data t) (map Z.of_nat (bidx (t_shape t) idx))))

@@ -7,7 +7,7 @@
     (over all valuations satisfying Φ). *)
 
 From Coq Require Import List ZArith Permutation.
-From ShapeML Require Import Syntax Broadcast.
+From ShapeML Require Import Syntax Normalize Broadcast.
 Import ListNotations.
 
 (** §4.10: either [b] has rank 2 (shared weight, no batch dims) or the
@@ -18,12 +18,19 @@ Import ListNotations.
 Definition reshape_obl (Phi : constraint) (ds ds' : shape) : Prop :=
   entails Phi (fun rho => prodZ (eval_shape rho ds) = prodZ (eval_shape rho ds')).
 
-(** §4.13: aligned from the right, each source dimension is the literal 1
-    or equal to the target's under Φ; the target may have extra leading
+(** §4.13: aligned from the right, each source dimension is 1 (its normal
+    form is the literal 1, as the checker decides ≡ 1: [(- 2 1)] is 1) or
+    equal to the target's under Φ; the target may have extra leading
     dimensions. *)
 Definition bto_obl (Phi : constraint) (ds ds' : shape) : Prop :=
   exists pre tl, ds' = pre ++ tl /\
-    Forall2 (fun a b => a = DLit 1 \/ dim_eq_obl Phi a b) ds tl.
+    Forall2 (fun a b => norm_dim a = DLit 1 \/ dim_eq_obl Phi a b) ds tl.
+
+(** The divergence found in review (issue 27): [(- 2 1)] broadcasts to any
+    dimension, as [shapemlc check] accepts it; the model used to require the
+    literal [DLit 1]. *)
+Example bto_minus_one_is_one : forall Phi x, bto_obl Phi [DSub (DLit 2) (DLit 1)] [DVar x].
+Proof. intros Phi x. exists [], [DVar x]. split; [reflexivity|]. constructor; [left; reflexivity | constructor]. Qed.
 
 Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
 (* §4.1 T-Var *)
