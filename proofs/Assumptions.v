@@ -82,6 +82,7 @@ Print Assumptions ShapeML.Broadcast.bshape_runtime.
 
 (* Typing.v *)
 Print Assumptions ShapeML.Typing.bto_minus_one_is_one.
+Print Assumptions ShapeML.Typing.call_of_an_undeclared_dimension_is_untyped.
 
 (* Semantics.v *)
 Print Assumptions ShapeML.Semantics.expand_row.

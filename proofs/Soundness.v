@@ -361,7 +361,7 @@ Proof.
       eexists. split; [apply E_BinaryNumL; [exact Ev | rewrite Hdt; exact Hop]|].
       simpl. rewrite map_length. auto.
     - (* T-Call *)
-      intros Delta Phi G f dims wh params rdt rds rdev body sub args _ IHb Hargs Hpos Hwh
+      intros Delta Phi G f dims wh params rdt rds rdev body sub args _ _ _ IHb Hargs Hpos Hwh
              rho HPhi E HE.
       assert (Hp : Forall (fun p => (1 <= eval_dim rho (snd p))%Z) sub).
       { eapply Forall_impl; [|exact Hpos]. intros p Hp'. exact (Hp' rho HPhi). }

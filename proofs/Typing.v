@@ -179,6 +179,9 @@ Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
    callee constraint, instantiated, holds (E0306): obligations in the caller.
    The result type is the callee's, instantiated. *)
 | T_Call : forall Delta Phi G f dims wh params rdt rds rdev body sub args,
+    (* the callee's signature mentions only its own shape variables (E0104) *)
+    Forall (fun p => wf_ty dims (where_constraint wh) (snd p)) params ->
+    wf_ty dims (where_constraint wh) (TTensor rdt rds rdev) ->
     check dims (where_constraint wh) params body (TTensor rdt rds rdev) ->
     Forall2 (fun x p => exists dt ds ds' dev,
                lookup x G = Some (TTensor dt ds dev) /\ snd p = TTensor dt ds' dev /\
@@ -197,3 +200,19 @@ with check : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
 
 Scheme synth_mut := Minimality for synth Sort Prop
 with check_mut := Minimality for check Sort Prop.
+
+(** The second divergence found in review (issue 27): a callee whose
+    signature mentions a shape variable it does not declare ([dims []] and a
+    parameter of shape [(N)]) is E0104 in the checker; the model used to type
+    such a call. T-Call now asks for the callee's signature to be well formed
+    under its own shape variables. *)
+Example call_of_an_undeclared_dimension_is_untyped : forall Delta Phi G f wh x dt n dev rdt rdev body sub args,
+  ~ synth Delta Phi G (ECall f [] wh [(x, TTensor dt [DVar n] dev)] (TTensor rdt [] rdev) body sub args) (TTensor rdt [] rdev).
+Proof.
+  intros. intros H. inversion H; subst.
+  match goal with Hf : Forall (fun p => wf_ty _ _ (snd p)) _ |- _ => inversion Hf; subst end.
+  cbn [snd] in *.
+  match goal with Hw : wf_ty _ _ (TTensor _ [DVar _] _) |- _ => inversion Hw; subst end.
+  match goal with Hd : Forall (wf_dim _ _) [DVar _] |- _ => inversion Hd; subst end.
+  match goal with Hd : wf_dim _ _ (DVar _) |- _ => destruct Hd as [Hin _]; exact (Hin _ (or_introl eq_refl)) end.
+Qed.
