@@ -114,7 +114,31 @@ if ls "$work"/debs/libshapeml-cuda0_*.deb >/dev/null 2>&1; then
     fail "the runtime did not find the unpacked CUDA plugin"
 fi
 
-echo "== 5b. mlpkit with pkg-config (make), installed files only"
+echo "== 5b. find_package(shapeml COMPONENTS ...): a missing component names its package"
+mkdir -p "$work/comp"
+cat > "$work/comp/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(comp C)  # a language: find_package then searches the multiarch lib/<triplet>/cmake
+find_package(shapeml CONFIG REQUIRED COMPONENTS ${WANT})
+message(STATUS "shapeml components found: ${WANT}")
+EOF
+# comp WANTED EXPECTED: configure a consumer asking for WANTED; its output must contain EXPECTED.
+comp() {
+  local out
+  out=$(cmake -S "$work/comp" -B "$work/comp/build-${1//;/-}" -DWANT="$1" -DCMAKE_PREFIX_PATH="$root/usr" \
+        -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF 2>&1 || true)
+  [[ $out == *"$2"* ]] || { echo "$out"; fail "find_package(shapeml COMPONENTS $1): expected \"$2\""; }
+}
+comp "sdk;tools" "shapeml components found"
+comp nosuch "unknown component nosuch"
+if ls "$work"/debs/libshapeml-cuda0_*.deb >/dev/null 2>&1; then
+  comp cuda "shapeml components found"
+else
+  comp cuda "component cuda is not installed: install libshapeml-cuda0"
+fi
+echo "components: found when installed, a missing one named with its package"
+
+echo "== 5c. mlpkit with pkg-config (make), installed files only"
 PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs shapeml-runtime
 PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C "$work/mlpkit-src" O="$work/mlpkit-make" SHAPEMLC="$root/usr/bin/shapemlc" \
   check LD_LIBRARY_PATH="$libdir" | tail -3 | tee "$work/mlpkit-make.log"
