@@ -31,7 +31,13 @@ error against fp64 + 1e-3. The default plans fuse RMSNorm, the causal
 softmax and SwiGLU (fuse_patterns.h); fp32_nopat is the same program with
 --gpu-fuse-patterns off, compared for accuracy and speed; bf16_noattn is
 the bf16 program with --gpu-fuse-attention off (the scores GEMM, the causal
-softmax and the PV GEMM instead of one attention launch), timed beside it.
+softmax and the PV GEMM instead of one attention launch), timed beside it,
+as tf32_noattn is beside the TF32 plan (whose attention runs on the TF32
+tensor cores); *_chain are the plans with --gpu-graph-branches off (the
+graph one chain in plan order), which must give the same bits as the
+default plans (whose graphs run independent launches side by side);
+*_nomerge are built with --gpu-merge-projections off (one GEMM per small
+projection instead of copied weights and one wider GEMM), timed beside them.
 Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
 rounds (a round times each once, a CUDA-synchronized loop); the median of
 the rounds and their spread (max - min) / median are reported, and ratios
@@ -98,8 +104,15 @@ def cmd_build(a):
     bf16_path = os.path.join(a.out, "transformer_gpu_bf16.sml")
     with open(bf16_path, "w") as f:
         f.write(re.sub(r"\bf32\b", "bf16", gpu_source()))
+    # *_chain: graph branches off (one chain in plan order; docs/design/cuda-graphs.md),
+    # tf32_noattn: the TF32 plan without the fused TF32 attention launch.
+    chain = ["--gpu-graph-branches", "off"]
     for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_fused", ["--gpu-fuse", "on"]),
-                        ("fp32_nopat", ["--gpu-fuse-patterns", "off"]), ("bf16", []), ("bf16_noattn", ["--gpu-fuse-attention", "off"])):
+                        ("fp32_nopat", ["--gpu-fuse-patterns", "off"]), ("bf16", []), ("bf16_noattn", ["--gpu-fuse-attention", "off"]),
+                        ("fp32_chain", chain), ("tf32_chain", ["--gpu-tf32"] + chain), ("bf16_chain", chain),
+                        ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
+                        ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
+                        ("bf16_nomerge", ["--gpu-merge-projections", "off"])):
         cmd = [a.shapemlc, "build", bf16_path if mode.startswith("bf16") else src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"),
                "--target", "x86-64"] + extra
         for b in binds:
@@ -112,7 +125,7 @@ def cmd_build(a):
     (y_small,) = mod.call("block", *make_inputs(SIZES["small"]))
     (y_gqa,) = mod.call("block_gqa", *make_inputs(GQA))
     np.savez(os.path.join(a.out, "cpu_small.npz"), block=y_small, block_gqa=y_gqa)
-    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_fused,fp32_nopat,bf16,bf16_noattn}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
+    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_fused,fp32_nopat,bf16,bf16_noattn,*_chain,tf32_noattn,*_nomerge}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
     return 0
 
 
@@ -162,7 +175,8 @@ def cmd_run(a):
     lib = shapeml.Library(a.runtime)
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
-    for m in ("fp32_fused", "fp32_nopat", "bf16", "bf16_noattn"):  # absent when staged by an older build
+    for m in ("fp32_fused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
+              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
             mods[m] = lib.load(so)
@@ -257,7 +271,7 @@ def cmd_run(a):
         with open(a.json, "w") as f:
             json.dump(res, f, indent=2)
     print(f"transformer on GPU: {'PASS' if ok else 'FAIL'} ({sum(c['passed'] for c in res['checks'])}/{len(res['checks'])} checks)")
-    return 0 if ok else 1
+    return 0 if ok and getattr(a, "bits_ok", True) else 1
 
 
 def rounds(cands, iters, nrounds):
@@ -341,8 +355,23 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
             c["shapeml_graph"] = (lambda: run_shapeml(mode, "block", mi, mo, graph=True), dev.sync)
             if mode == "fp32" and "fp32_nopat" in mods:
                 c["shapeml_nopat_graph"] = (lambda: run_shapeml("fp32_nopat", "block", mi, mo, graph=True), dev.sync)
-            if mode == "bf16" and "bf16_noattn" in mods:
-                c["shapeml_noattn_graph"] = (lambda: run_shapeml("bf16_noattn", "block", mi, mo, graph=True), dev.sync)
+            if mode in ("bf16", "tf32") and f"{mode}_noattn" in mods:
+                c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
+            if f"{mode}_nomerge" in mods:
+                c["shapeml_nomerge_graph"] = (lambda: run_shapeml(f"{mode}_nomerge", "block", mi, mo, graph=True), dev.sync)
+            if f"{mode}_chain" in mods:
+                # One chain against branches: the same launches, so the same bits.
+                run_shapeml(mode, "block", mi, mo, graph=True)
+                dev.sync()
+                y_branches = dev.download(mo)
+                run_shapeml(f"{mode}_chain", "block", mi, mo, graph=True)
+                dev.sync()
+                y_chain = dev.download(mo)
+                same = y_branches.tobytes() == y_chain.tobytes()
+                res["checks"].append(dict(name=f"{key} graph branches bit-identical to one chain", passed=same))
+                print(f"  {'PASS' if same else 'FAIL'} {key} graph branches bit-identical to one chain")
+                a.bits_ok = getattr(a, "bits_ok", True) and same
+                c["shapeml_chain_graph"] = (lambda: run_shapeml(f"{mode}_chain", "block", mi, mo, graph=True), dev.sync)
         if mode == "fp32" and a.has_fused:
             c["shapeml_fused_graph" if a.has_graph else "shapeml_fused_direct"] = (
                 lambda: run_shapeml("fp32_fused", "block", mi, mo, graph=True if a.has_graph else False), dev.sync)

@@ -17,6 +17,9 @@
 //         q.offset, q.batch, q.head, q.row,  k..., v..., o...}   (23)
 // flag = causal: key j is masked (-inf before the softmax) for the query at
 // position i when j > i + offset. scalar = scale (the score multiplier).
+// op = "tf32" (f32 only): the two products may run on TF32 tensor cores, as
+// the matmuls it replaced would have (a `--gpu-tf32` plan); "" (`-`): full
+// f32 (bf16: the bf16 tensor cores).
 // A row whose keys are all masked is NaN, as the unfused softmax gives.
 #pragma once
 #include <cmath>
@@ -89,6 +92,8 @@ inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
   const int32_t slot[4] = {l.inputs[0], l.inputs[1], l.inputs[2], l.outputs[0]};
   const GpuDType dt = p.slots[static_cast<size_t>(slot[0])].dtype;
   if (dt != GpuDType::BF16 && dt != GpuDType::F32) return std::string("attention: q is ") + gpu_dtype_name(dt) + "; the kernels take bf16 and f32";
+  if (!l.op.empty() && l.op != "tf32") return "attention: unknown op `" + l.op + "` (\"-\" or tf32)";
+  if (l.op == "tf32" && dt != GpuDType::F32) return "attention: op tf32 needs f32 operands";
   if (dt == GpuDType::F32 && a.dh > kAttentionMaxHeadDimF32)
     return "attention: head dimension " + std::to_string(a.dh) + " is over " + std::to_string(kAttentionMaxHeadDimF32) + " for f32";
   for (int i = 0; i < 4; ++i) {

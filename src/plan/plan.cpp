@@ -206,6 +206,7 @@ std::string GpuPlan::to_text() const {
          shape_text(sl.shape) + " " + std::to_string(sl.bytes()) + " bytes\n";
   }
   s += std::string("graph ") + (graph ? "on" : "off") + " ; " + graph_why + "\n";
+  s += std::string("branches ") + (branches ? "on" : "off") + " ; " + branches_why + "\n";
   for (const GpuLaunch& l : launches) {
     std::string scalar = format_double(l.scalar, 17);  // locale-independent
     s += std::string("launch ") + launch_kind_name(l.kind) + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
@@ -282,6 +283,12 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
       if (v != "on" && v != "off") return fail("graph must be on or off, got `" + v + "`");
       p.graph = v == "on";
       p.graph_why = why;
+    } else if (head == "branches") {
+      std::string v;
+      if (!t.word(v, "on or off")) return fail(t.error);
+      if (v != "on" && v != "off") return fail("branches must be on or off, got `" + v + "`");
+      p.branches = v == "on";
+      p.branches_why = why;
     } else if (head == "launch") {
       GpuLaunch l;
       std::string scalar, flag;

@@ -62,7 +62,8 @@
 //   attention 3 in (q, k, v), 1 out: softmax(q k^T * scale, masked) v per batch
 //             and head in one launch, no scores in memory; strided accesses
 //             (the head split/merge permutes folded in), grouped-query heads,
-//             a causal mask; bf16 (plan/attention_launch.h has the ints)
+//             a causal mask; bf16 or f32, op "tf32": f32 on TF32 tensor
+//             cores (plan/attention_launch.h has the ints)
 //   concat    n in, 1 out; ints = {axis}
 //   fused     0 to 8 in (each broadcast to out), 1 out; ints = an expression
 //             program over the inputs, immediates and iota indices
@@ -80,6 +81,11 @@
 // the plan can be captured (device slots only: a copy from pageable host
 // memory cannot be captured) and the compile option allows it. A plan text
 // without the line (made before graph replay existed) reads as `off`.
+//
+// Plan-level `branches on|off ; why`: whether the graph gives each launch
+// only the edges its bytes need (plan/launch_dependencies.h), so that
+// independent launches run side by side, or keeps them one chain in plan
+// order. Decided with `graph`; a plan text without the line reads as `off`.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -158,6 +164,10 @@ struct GpuPlan {
   /// Whether calls replay the plan as a CUDA graph by default, and why.
   bool graph = false;
   std::string graph_why = "not recorded (a plan made before graph replay)";
+  /// Whether the graph runs launches that share no bytes side by side
+  /// (plan/launch_dependencies.h), and why; off: one chain, in plan order.
+  bool branches = false;
+  std::string branches_why = "not recorded (a plan made before graph branches)";
 
   /// The slot whose bytes slot `s` is (a view's alias, transitively), and
   /// where in it `s` starts, in bytes (views may sit at an offset).

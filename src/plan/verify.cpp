@@ -469,4 +469,11 @@ void decide_graph_replay(GpuPlan& p, bool allowed) {
   else p.graph_why = "device slots only: the first call captures the launches in a CUDA graph, later calls replay it";
 }
 
+void decide_graph_branches(GpuPlan& p, bool allowed) {
+  p.branches = p.graph && allowed;
+  if (!p.graph) p.branches_why = "no graph replay";
+  else if (!allowed) p.branches_why = "turned off by the compile option: the graph is one chain in plan order";
+  else p.branches_why = "launches that share no bytes run side by side in the graph";
+}
+
 }  // namespace shapeml::plan

@@ -53,4 +53,9 @@ std::string graph_blocker(const GpuPlan& p);
 /// p.graph_why (docs/design/cuda-graphs.md).
 void decide_graph_replay(GpuPlan& p, bool allowed);
 
+/// Whether a replayed graph runs independent launches side by side: on when
+/// the plan replays as a graph and the compile option allows it; sets
+/// p.branches and p.branches_why. After decide_graph_replay.
+void decide_graph_branches(GpuPlan& p, bool allowed);
+
 }  // namespace shapeml::plan

@@ -75,9 +75,11 @@ AttentionAccess dense_access(int64_t heads, int64_t rows, int64_t dh) { return {
 // before the second product, as every flash kernel does): a few 2^-9
 // relative, against values of order 0.1 to 1. f32: fp32 arithmetic
 // throughout, a few 2^-24 per accumulated term.
-void expect_close(const Tensor& got, const std::vector<double>& want, const std::string& what) {
+// TF32 (op "tf32"): q, k, v and the probabilities rounded to 10-bit
+// mantissas (2^-11 relative each) before the products.
+void expect_close(const Tensor& got, const std::vector<double>& want, const std::string& what, bool tf32 = false) {
   ASSERT_EQ(got.v.size(), want.size()) << what;
-  const double tol = got.dt == GpuDType::F32 ? 1e-5 : 8e-3;
+  const double tol = tf32 ? 3e-3 : got.dt == GpuDType::F32 ? 1e-5 : 8e-3;
   int bad = 0;
   for (size_t i = 0; i < want.size() && bad < 8; ++i) {
     const double g = got.v[i], w = want[i];
@@ -98,7 +100,7 @@ std::string name(const Case& c) {
 }
 
 // q, k, v and o dense [B, H(kv), S, Dh], one plan, one launch.
-void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16) {
+void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16, const std::string& op = "") {
   AttentionLayout L;
   L.batch = c.batch, L.heads = c.heads, L.group = c.group, L.sq = c.sq, L.sk = c.sk, L.dh = c.dh, L.offset = c.offset;
   const int64_t hkv = c.heads / c.group;
@@ -110,14 +112,15 @@ void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16
   int32_t k = b.input(1, dt, {c.batch, hkv, c.sk, c.dh});
   int32_t v = b.input(2, dt, {c.batch, hkv, c.sk, c.dh});
   int32_t o = b.output(0, dt, {c.batch, c.heads, c.sq, c.dh});
-  b.launch("attention", "", {q, k, v}, {o}, L.to_ints(), scale, c.causal);
+  b.launch("attention", op, {q, k, v}, {o}, L.to_ints(), scale, c.causal);
   ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   Tensor tq = uniform({c.batch, c.heads, c.sq, c.dh}, dt), tk = uniform({c.batch, hkv, c.sk, c.dh}, dt), tv = uniform({c.batch, hkv, c.sk, c.dh}, dt);
   RunOptions opt;
   opt.misalign = misalign;
   auto out = run(b.p, {tq, tk, tv}, {{dt, {c.batch, c.heads, c.sq, c.dh}}}, opt);
   ASSERT_EQ(out.size(), 1u);
-  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : "") + " " + gpu_dtype_name(dt));
+  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : "") + " " + gpu_dtype_name(dt) + " " + op,
+               op == "tf32");
 }
 
 TEST(Attention, OddLengthsAndEveryHeadDimensionAgainstFloat64) {
@@ -176,7 +179,7 @@ TEST(Attention, UnalignedPointersTakeTheElementWisePath) {
 
 // The layouts the planner gives the launch: q, k and v read in place from
 // one merged projection [B, S, 3, H, Dh], o written as [B, S, H, Dh].
-void run_merged_projection(GpuDType dt) {
+void run_merged_projection(GpuDType dt, const std::string& op = "") {
   const int64_t B = 2, S = 67, H = 3, Dh = 64;
   AttentionLayout L;
   L.batch = B, L.heads = H, L.sq = L.sk = S, L.dh = Dh;
@@ -188,7 +191,7 @@ void run_merged_projection(GpuDType dt) {
   PlanBuilder b;
   int32_t qkv = b.input(0, dt, {B * S, row});
   int32_t o = b.output(0, dt, {B, S, H, Dh});
-  b.launch("attention", "", {qkv, qkv, qkv}, {o}, L.to_ints(), 0.125, true);
+  b.launch("attention", op, {qkv, qkv, qkv}, {o}, L.to_ints(), 0.125, true);
   ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   Tensor t = uniform({B * S, row}, dt);
   auto out = run(b.p, {t}, {{dt, {B, S, H, Dh}}});
@@ -200,7 +203,7 @@ void run_merged_projection(GpuDType dt) {
       for (int64_t s = 0; s < S; ++s)
         for (int64_t d = 0; d < Dh; ++d)
           got_bhsd[static_cast<size_t>(((bb * H + h) * S + s) * Dh + d)] = out[0].v[static_cast<size_t>(((bb * S + s) * H + h) * Dh + d)];
-  expect_close(Tensor{dt, {B, H, S, Dh}, got_bhsd}, want, std::string("merged projection ") + gpu_dtype_name(dt));
+  expect_close(Tensor{dt, {B, H, S, Dh}, got_bhsd}, want, std::string("merged projection ") + gpu_dtype_name(dt) + " " + op, op == "tf32");
 }
 
 TEST(Attention, StridedOperandsOfTheMergedProjectionAndTheHeadMerge) {
@@ -229,6 +232,32 @@ TEST(AttentionF32, OddLengthsHeadDimensionsMasksAndGroupsAgainstFloat64) {
     run_dense(c, 0, GpuDType::F32);
   run_dense({1, 2, 1, 70, 70, 64, true, 0}, /*misalign=*/4, GpuDType::F32);  // 4-byte aligned pointers
   run_merged_projection(GpuDType::F32);
+}
+
+// The TF32 kernel (attention_tf32.cu, op "tf32"): the same cases at TF32
+// accuracy, plus the lengths of the large block (several 32- and 64-key
+// tiles, causal row tiles in reverse order).
+TEST(AttentionTf32, OddLengthsHeadDimensionsMasksAndGroupsAgainstFloat64) {
+  REQUIRE_GPU();
+  for (const Case& c : std::vector<Case>{
+           {2, 3, 1, 77, 77, 64, true, 0},      // not a multiple of the 64-row and 64-key tiles
+           {1, 2, 1, 1, 1, 64, true, 0},        // S = 1
+           {2, 2, 1, 65, 65, 40, true, 0},      // head dimension 40 (padded to 64)
+           {1, 2, 1, 130, 130, 128, true, 0},   // the largest f32 head dimension, 32-key tiles
+           {2, 2, 1, 33, 129, 32, false, 0},    // no mask, Sq != Sk
+           {1, 2, 1, 19, 19, 20, true, 0},      // dh % 4 == 0 but not 8: padded to 32
+           {1, 2, 1, 19, 19, 18, true, 0},      // dh % 4 != 0: the element-wise loads
+           {4, 4, 1, 128, 128, 64, true, 0},    // the small block's attention
+           {1, 4, 1, 512, 512, 128, true, 0},   // the large block's lengths and head dimension
+           {2, 2, 1, 1, 37, 64, true, 36},      // a decode step against 37 cached keys
+           {1, 1, 1, 70, 70, 64, true, -1},     // row 0 sees nothing: NaN
+           {1, 1, 1, 9, 9, 64, true, -100},     // every row masked: all NaN
+           {2, 8, 4, 50, 50, 64, true, 0},      // grouped-query heads
+           {1, 6, 3, 66, 300, 128, false, 0},
+       })
+    run_dense(c, 0, GpuDType::F32, "tf32");
+  run_dense({1, 2, 1, 70, 70, 64, true, 0}, /*misalign=*/4, GpuDType::F32, "tf32");  // 4-byte aligned pointers
+  run_merged_projection(GpuDType::F32, "tf32");
 }
 
 }  // namespace

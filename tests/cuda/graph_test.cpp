@@ -54,6 +54,7 @@ GpuPlan mlp_plan(int64_t B, int64_t S, int64_t D, int64_t F) {
   b.launch("matmul", "", {g, w2, b2}, {y});
   b.p.graph = true;
   b.p.graph_why = "test";
+  b.p.branches = true;  // as the planner writes it
   return b.p;
 }
 
@@ -75,6 +76,7 @@ GpuPlan chain_plan(int n_launches, int64_t elems) {
   }
   b.p.graph = true;
   b.p.graph_why = "test";
+  b.p.branches = true;  // as the planner writes it
   return b.p;
 }
 
@@ -279,6 +281,83 @@ TEST_P(GraphReplay, TwoStreamsWithTheirOwnGraphsRunConcurrently) {
 
 INSTANTIATE_TEST_SUITE_P(Rebind, GraphReplay, ::testing::Values(kGraphRebindRecapture, kGraphRebindCopyIn),
                          [](const ::testing::TestParamInfo<int32_t>& i) { return i.param == kGraphRebindCopyIn ? "CopyIn" : "Recapture"; });
+
+// Branches (plan/launch_dependencies.h): two launches that read x and write
+// their own temps, and the add of both. Returns the plan; `war`: a fourth
+// launch first reuses the first temp's bytes after its reader, so it must
+// wait for that reader (write after read) though it reads nothing of it.
+GpuPlan branch_plan(bool war) {
+  PlanBuilder b;
+  const int64_t n = 1 << 16, bytes = n * 4;
+  int32_t x = b.input(0, GpuDType::F32, {n});
+  int32_t out = b.output(0, GpuDType::F32, {n});
+  int32_t t0 = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::F32, {n}, 0);
+  int32_t t1 = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::F32, {n}, bytes);
+  if (!war) {
+    b.launch("unary", "neg", {x}, {t0});
+    b.launch("unary", "exp", {x}, {t1});
+    b.launch("binary", "add", {t0, t1}, {out});
+  } else {
+    int32_t reuse = b.slot(GpuSlot::Kind::Temp, 0, GpuDType::F32, {n}, 0);  // t0's bytes, after its last reader
+    b.launch("unary", "neg", {x}, {t0});
+    b.launch("unary", "exp", {t0}, {t1});
+    b.launch("unary", "tanh", {x}, {reuse});
+    b.launch("binary", "add", {t1, reuse}, {out});
+  }
+  b.p.workspace_bytes = 2 * bytes;
+  b.p.graph = true;
+  b.p.graph_why = "test";
+  b.p.branches = true;
+  return b.p;
+}
+
+// Captures plan_execute_branched (or, `serial`, plan_execute) into a graph
+// of our own and counts its nodes and roots.
+void captured_shape(shapeml_cuda_plan* plan, const Buffers& bufs, bool serial, size_t& nodes, size_t& roots) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  DevBuf ws(static_cast<size_t>(plan_workspace_bytes(plan)));
+  std::vector<void*> ptrs = bufs.ptrs();
+  char err[1024] = {0};
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  int32_t rc = serial ? plan_execute(plan, ptrs.data(), ws.p, s, err, sizeof err) : plan_execute_branched(plan, ptrs.data(), ws.p, s, err, sizeof err);
+  cudaGraph_t g = nullptr;
+  CUDA_OK(cudaStreamEndCapture(s, &g));
+  EXPECT_EQ(rc, 0) << err;
+  nodes = roots = 0;
+  CUDA_OK(cudaGraphGetNodes(g, nullptr, &nodes));
+  CUDA_OK(cudaGraphGetRootNodes(g, nullptr, &roots));
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+TEST(GraphBranches, LaunchesThatShareNoBytesBecomeParallelBranches) {
+  REQUIRE_GPU();
+  GpuPlan gp = branch_plan(false);
+  Prepared p(gp);
+  ASSERT_EQ(p.error, "");
+  Buffers bufs(gp, 11);
+  size_t nodes = 0, roots = 0;
+  captured_shape(p.plan, bufs, false, nodes, roots);
+  EXPECT_EQ(nodes, 3u);
+  EXPECT_EQ(roots, 2u) << "neg and exp both read only x: two roots";
+  captured_shape(p.plan, bufs, true, nodes, roots);
+  EXPECT_EQ(roots, 1u) << "plan_execute under capture: one chain";
+  for (int32_t rebind : {kGraphRebindRecapture, kGraphRebindCopyIn}) expect_replay_matches_direct(gp, rebind);
+}
+
+TEST(GraphBranches, ReusedWorkspaceBytesWaitForTheirLastReader) {
+  REQUIRE_GPU();
+  GpuPlan gp = branch_plan(true);
+  Prepared p(gp);
+  ASSERT_EQ(p.error, "");
+  Buffers bufs(gp, 12);
+  size_t nodes = 0, roots = 0;
+  captured_shape(p.plan, bufs, false, nodes, roots);
+  EXPECT_EQ(nodes, 4u);
+  EXPECT_EQ(roots, 1u) << "tanh writes the bytes exp reads: it waits for exp, so only neg is a root";
+  for (int32_t rebind : {kGraphRebindRecapture, kGraphRebindCopyIn}) expect_replay_matches_direct(gp, rebind);
+}
 
 TEST(GraphReplay, AStreamCapturedByTheCallerIsLeftToTheCaller) {
   REQUIRE_GPU();

@@ -36,9 +36,9 @@ TEST(PlanCreate, MalformedTextIsInvalidArgumentWithTheLine) {
   std::string text = add_plan().to_text();
   size_t at = text.find("launch binary");
   text.replace(at, 13, "launch binary oops");  // an extra word where `in` belongs
-  // The launch's line: 1 + the newlines before it (header, bind, 3 slots, graph).
+  // The launch's line: 1 + the newlines before it (header, bind, 3 slots, graph, branches).
   std::string line = "line " + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
-  EXPECT_EQ(line, "line 7");
+  EXPECT_EQ(line, "line 8");
   shapeml_cuda_plan* plan = nullptr;
   std::string msg;
   EXPECT_EQ(create(text, msg, &plan), kInvalidArgument);

@@ -620,6 +620,40 @@ TEST(GpuPatterns, TheF32BlockFusesShortAttentionAndKeepsTheGemmsForLongOnes) {
   }
 }
 
+TEST(GpuPatterns, TheTf32BlockFusesAttentionAtEveryLengthOnTensorCores) {
+  // With --gpu-tf32 both products of the chain are TF32 matmuls: the launch
+  // says op tf32 (attention_tf32.cu) and fuses at 512 keys too.
+  auto r = checked(block_in("f32"));
+  std::string err;
+  shapeml::lower::gpu::PlanOptions tf32;
+  tf32.allow_tf32 = true;
+  for (int64_t S : {128, 512}) {
+    auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 2}, {"S", S}, {"D", 64}, {"H", 4}, {"Dh", 16}, {"F", 96}}, err, tf32);
+    ASSERT_TRUE(p) << err;
+    auto n = kernel_counts(*p);
+    EXPECT_EQ(n["attention tf32"], 1) << S << "\n" << p->to_text();
+    EXPECT_EQ(n["softmax softmax"], 0) << S;
+    EXPECT_EQ(p->launches.size(), 10u) << p->to_text();
+    for (const auto& l : p->launches)
+      if (l.kind == plan::LaunchKind::Attention) {
+        EXPECT_NE(l.why.find("TF32 tensor cores"), std::string::npos) << l.why;
+      }
+    EXPECT_EQ(shapeml::plan::verify_message(*p), "");
+  }
+  // The verifier: op tf32 only on f32 operands, and no other op.
+  const std::string head =
+      "gpu-plan f device 0 inputs 3 outputs 1 workspace 0\nslot 0 input 0 bf16 4 1 2 5 8 offset 0\nslot 1 input 1 bf16 4 1 2 5 8 offset 0\n"
+      "slot 2 input 2 bf16 4 1 2 5 8 offset 0\nslot 3 output 0 bf16 4 1 2 5 8 offset 0\n";
+  const std::string dense = "1 2 1 5 5 8 0 0 80 40 8 0 80 40 8 0 80 40 8 0 80 40 8";
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention tf32 shapeml in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar 0.35 flag 1\n", err));
+  EXPECT_NE(err.find("op tf32 needs f32 operands"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention fast shapeml in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar 0.35 flag 1\n", err));
+  EXPECT_NE(err.find("unknown op `fast`"), std::string::npos) << err;
+  std::string f32 = head;
+  for (size_t at; (at = f32.find("bf16")) != std::string::npos;) f32.replace(at, 4, "f32");
+  EXPECT_TRUE(GpuPlan::parse(f32 + "launch attention tf32 shapeml in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar 0.35 flag 1\n", err)) << err;
+}
+
 TEST(GpuPatterns, GroupsWhoseIntermediatesAreReadElsewhereOrWhoseShapeDiffersStayUnfused) {
   // An RMSNorm whose statistics are also a result; a mask keeping the upper
   // triangle (j >= i: not causal); a softmax over the first axis; a silu

@@ -64,6 +64,12 @@ Options:
   --gpu-tf32             build, --emit=gpu-plan: device f32 matmuls may use TF32
                          tensor cores (~1e-3 relative error; default full fp32)
   --gpu-graph on|off     device entries: replay plans as CUDA graphs (default on)
+  --gpu-graph-branches on|off
+                         device entries: in a replayed graph, run launches that
+                         share no bytes side by side (default on)
+  --gpu-merge-projections on|off
+                         device entries: projections of one activation with
+                         small weights as one wider GEMM (default on)
   --gpu-fuse on|off      device entries: fuse elementwise launches (default off)
   --gpu-fuse-patterns on|off
                          device entries: one fused kernel each for RMSNorm,
@@ -169,7 +175,8 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on", gpu_fuse_attention = "on";
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
+              gpu_graph_branches = "on", gpu_merge_projections = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -179,6 +186,8 @@ struct CodegenArgs {
     o.fuse = gpu_fuse == "on";
     o.fuse_patterns = gpu_fuse_patterns == "on";
     o.fuse_attention = gpu_fuse_attention == "on";
+    o.graph_branches = gpu_graph_branches == "on";
+    o.merge_projections = gpu_merge_projections == "on";
     return o;
   }
 };
@@ -516,10 +525,16 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   app->add_flag("--gpu-tf32", a.gpu_tf32, "device f32 matmuls may use TF32 tensor cores (~1e-3 relative error)");
   app->add_option("--gpu-graph", a.gpu_graph, "device entries: replay plans as CUDA graphs by default where safe (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-graph-branches", a.gpu_graph_branches,
+                  "device entries: in a replayed graph, run launches that share no bytes side by side (on, the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, or off: the default)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-patterns", a.gpu_fuse_patterns,
                   "device entries: one fused kernel each for RMSNorm, a causal-masked softmax and act(a)*b (on: the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-merge-projections", a.gpu_merge_projections,
+                  "device entries: projections of one activation with small weights as one wider GEMM (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-attention", a.gpu_fuse_attention,
                   "device entries: attention in one launch, no scores in memory (bf16; f32 up to 256 keys; on: the default, or off)")

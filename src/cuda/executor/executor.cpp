@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "plan/attention_launch.h"
+#include "plan/launch_dependencies.h"
 #include "plan/fused_program.h"
 #include "plan/geometry.h"
 #include "plan/plan.h"
@@ -106,6 +107,7 @@ struct SlotRef {
   bool host = false;   // host_input / host_output
   int32_t buffer = 0;  // index into buffers[] (inputs first, then outputs)
   int64_t offset = 0;  // bytes
+  int64_t bytes = 0;   // the slot's size
 };
 
 struct Operand {
@@ -176,6 +178,7 @@ struct Prepared {
   std::string name;  // "launch 3 (binary add)"
   std::string kernel, library;  // the plan's, for trace spans
   std::vector<Step> steps;
+  std::vector<int32_t> reads, writes;  // the launch's slots (graph branches: plan/launch_dependencies.h)
 };
 
 // A cuBLASLt matmul, prepared: descriptors and two algorithms (one for
@@ -185,6 +188,7 @@ struct LtMatmul {
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;  // column-major views (see prepare_lt)
   cublasLtMatmulAlgo_t algo_aligned{}, algo_any{};
   size_t ws_aligned = 0, ws_any = 0;
+  int64_t ws_offset = 0;  // its own part of the cuBLASLt region (bytes from lt_offset); see create()
   bool has_aligned = false, has_any = false;
   bool f64 = false;
   bool bias = false;
@@ -664,6 +668,7 @@ struct Builder {
       k.stride[i][0] = acc[i]->batch, k.stride[i][1] = acc[i]->head, k.stride[i][2] = acc[i]->row;
       (i < 3 ? st.in[i] : st.out).extra = acc[i]->offset * st.esize;
     }
+    st.tf32 = l.op == "tf32";
     st.kind = Step::Kind::Attention;
   }
 
@@ -916,6 +921,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
         r.offset += s.offset;
         break;
     }
+    r.bytes = s.bytes();
     plan->slots.push_back(r);
   }
   plan->graph.device = device;
@@ -923,6 +929,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
   plan->graph.on = gp.graph;
   plan->graph.why = gp.graph_why;
   plan->graph.blocker = shapeml::plan::graph_blocker(gp);
+  plan->graph.branches = gp.branches;
   plan->graph.buffer_bytes.assign(static_cast<size_t>(gp.num_inputs + gp.num_outputs), 0);
   for (const GpuSlot& s : gp.slots) {
     size_t at = s.kind == GpuSlot::Kind::Input ? static_cast<size_t>(s.index)
@@ -936,6 +943,8 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     p.name = "launch " + std::to_string(i) + " (" + plan::launch_kind_name(l.kind) + (l.op.empty() ? "" : " " + l.op) + ")";
     p.kernel = plan::launch_kind_name(l.kind);
     p.library = l.library;
+    p.reads = l.inputs;
+    p.writes = l.outputs;
     if (!b.prepare(l, p)) return write_err(err, err_size, b.fail.code, "plan_create: " + b.fail.msg);
     plan->launches.push_back(std::move(p));
   }
@@ -974,7 +983,11 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
       plan->lt_handle = nullptr;
       return write_err(err, err_size, cublas_code(s), "plan_create: cublasLtCreate failed: " + cublas_text(s));
     }
-    size_t need = 0;
+    // Each matmul gets its own part of the region when all of them fit in
+    // one cuBLAS-recommended workspace, so that matmuls on parallel graph
+    // branches do not share scratch bytes; otherwise they share one part
+    // (and the branches analysis orders them).
+    size_t need = 0, sum = 0;
     for (Prepared& p : plan->launches)
       for (Step& st : p.steps) {
         if (st.kind != Step::Kind::MatmulLt) continue;
@@ -986,12 +999,19 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
         st.lt = static_cast<int32_t>(plan->lt.size() - 1);
         Failure f = prepare_lt(plan->lt_handle, st, plan->lt.back(), p.name, device);
         if (f.code != kOk) return write_err(err, err_size, f.code, "plan_create: " + f.msg);
-        const LtMatmul& m = plan->lt.back();
-        need = std::max({need, m.ws_any, m.ws_aligned});
+        LtMatmul& m = plan->lt.back();
+        const size_t mine = std::max(m.ws_any, m.ws_aligned);
+        m.ws_offset = static_cast<int64_t>(sum);
+        need = std::max(need, mine);
+        sum += static_cast<size_t>(align_up(static_cast<int64_t>(mine), 256));
       }
-    if (need > 0) {
+    if (sum > kLtMaxWorkspace || !gp.branches) {
+      for (LtMatmul& m : plan->lt) m.ws_offset = 0;
+      sum = need;
+    }
+    if (sum > 0) {
       plan->lt_offset = align_up(plan->plan_workspace, 256);
-      plan->lt_bytes = static_cast<int64_t>(need);
+      plan->lt_bytes = static_cast<int64_t>(sum);
     }
   }
   *out = plan.release();
@@ -1209,7 +1229,7 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           kern::Attention a = st.attention;
           a.q = ptr(st.in[0]), a.k = ptr(st.in[1]), a.v = ptr(st.in[2]), a.o = ptr(st.out);
           a.sms = mb / 32;  // max_blocks is 32 per SM
-          e = st.dt == kern::DT::F32 ? kern::attention_f32(a, stream) : kern::attention(a, stream);
+          e = st.dt != kern::DT::F32 ? kern::attention(a, stream) : st.tf32 ? kern::attention_tf32(a, stream) : kern::attention_f32(a, stream);
           break;
         }
         case Step::Kind::Gather:
@@ -1291,7 +1311,7 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
               return write_err(err, err_size, cublas_code(bs), "plan_execute: " + p.name + ": setting the bias pointer failed: " + cublas_text(bs));
           }
           cublasStatus_t s = cublasLtMatmul(plan->lt_handle, m.desc, alpha, b, m.la, a, m.lb, beta, c_in, m.lc, c, m.lc,
-                                            al ? &m.algo_aligned : &m.algo_any, wsz ? ws + plan->lt_offset : nullptr, wsz, stream);
+                                            al ? &m.algo_aligned : &m.algo_any, wsz ? ws + plan->lt_offset + m.ws_offset : nullptr, wsz, stream);
           if (s != CUBLAS_STATUS_SUCCESS)
             return write_err(err, err_size, cublas_code(s), "plan_execute: " + p.name + ": cublasLtMatmul failed: " + cublas_text(s));
           e = cudaGetLastError();
@@ -1302,6 +1322,94 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
     }
   }
   return plan->checks.empty() ? kOk : read_checks(plan, ptr, stream, err, err_size);
+}
+
+// The capture's dependencies around each launch of execute_branched:
+// before launch i, the last nodes of the launches it waits for; after it,
+// its own last nodes (tails[i]; for a launch that enqueued nothing, those it
+// waited for). The first CUDA error is kept and reported after the plan.
+struct CaptureBranches {
+  cudaStream_t stream;
+  const std::vector<std::vector<size_t>>& deps;
+  std::vector<std::vector<cudaGraphNode_t>> tails;
+  std::vector<char> waited_for;
+  cudaError_t error = cudaSuccess;
+  const char* call = "";
+
+  CaptureBranches(cudaStream_t s, const std::vector<std::vector<size_t>>& d) : stream(s), deps(d), tails(d.size()), waited_for(d.size(), 0) {}
+
+  void set(std::vector<cudaGraphNode_t>& nodes) {
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    cudaError_t e = cudaStreamUpdateCaptureDependencies(stream, nodes.data(), nullptr, nodes.size(), cudaStreamSetCaptureDependencies);
+    if (e != cudaSuccess && error == cudaSuccess) error = e, call = "cudaStreamUpdateCaptureDependencies";
+  }
+  void on_launch(size_t i, bool after) {
+    if (error != cudaSuccess) return;
+    if (!after) {
+      std::vector<cudaGraphNode_t> nodes;
+      for (size_t d : deps[i]) {
+        nodes.insert(nodes.end(), tails[d].begin(), tails[d].end());
+        waited_for[d] = 1;
+      }
+      set(nodes);
+      return;
+    }
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    const cudaGraphNode_t* last = nullptr;
+    size_t count = 0;
+    cudaError_t e = cudaStreamGetCaptureInfo(stream, &cs, nullptr, nullptr, &last, nullptr, &count);
+    if (e != cudaSuccess) {
+      error = e, call = "cudaStreamGetCaptureInfo";
+      return;
+    }
+    tails[i].assign(last, last + count);
+  }
+  // The end of the plan waits for every branch: the launches nothing waited for.
+  void join() {
+    if (error != cudaSuccess) return;
+    std::vector<cudaGraphNode_t> sinks;
+    for (size_t i = 0; i < tails.size(); ++i)
+      if (!waited_for[i]) sinks.insert(sinks.end(), tails[i].begin(), tails[i].end());
+    set(sinks);
+  }
+};
+
+// Under a capture of our own (graph.cpp): each launch's nodes depend only on
+// the nodes of the launches whose bytes it must wait for.
+int32_t execute_branched(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream_ptr, char* err, size_t err_size) {
+  if (!plan) return write_err(err, err_size, kInvalidArgument, "plan_execute: plan is NULL");
+  if (!buffers && plan->num_inputs + plan->num_outputs > 0) return write_err(err, err_size, kInvalidArgument, "plan_execute: buffers is NULL");
+  const size_t n = plan->launches.size();
+  char* ws = static_cast<char*>(workspace);
+  auto range = [&](int32_t slot) {
+    const SlotRef& r = plan->slots[static_cast<size_t>(slot)];
+    const char* base = r.in_workspace ? ws : static_cast<const char*>(buffers[r.buffer]);
+    const uintptr_t b = reinterpret_cast<uintptr_t>(base) + static_cast<uintptr_t>(r.offset);
+    return shapeml::plan::ByteRange{b, b + static_cast<uintptr_t>(r.bytes)};
+  };
+  std::vector<shapeml::plan::LaunchAccess> access(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Prepared& p = plan->launches[i];
+    for (int32_t s : p.reads) access[i].reads.push_back(range(s));
+    for (int32_t s : p.writes) access[i].writes.push_back(range(s));
+    for (const Step& st : p.steps)  // cuBLASLt's scratch bytes are written too
+      if (st.kind == Step::Kind::MatmulLt && st.lt >= 0) {
+        const LtMatmul& m = plan->lt[static_cast<size_t>(st.lt)];
+        const uintptr_t b = reinterpret_cast<uintptr_t>(ws) + static_cast<uintptr_t>(plan->lt_offset + m.ws_offset);
+        access[i].writes.push_back({b, b + std::max(m.ws_aligned, m.ws_any)});
+      }
+  }
+  const std::vector<std::vector<size_t>> deps = shapeml::plan::launch_dependencies(access);
+
+  CaptureBranches br(static_cast<cudaStream_t>(stream_ptr), deps);
+  int32_t rc = execute_hooked(plan, buffers, workspace, stream_ptr, err, err_size, &br,
+                              [](void* h, size_t i, bool after) { static_cast<CaptureBranches*>(h)->on_launch(i, after); });
+  if (rc != 0) return rc;
+  br.join();
+  if (br.error != cudaSuccess)
+    return write_err(err, err_size, cuda_code(br.error), std::string("plan_execute: ") + br.call + " failed while capturing the graph's branches: " + cuda_text(br.error));
+  return kOk;
 }
 
 }  // namespace
@@ -1326,6 +1434,16 @@ int64_t plan_workspace_bytes(const shapeml_cuda_plan* plan) {
 int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size) {
   try {
     return execute_observed(plan, buffers, workspace, stream, err, err_size);
+  } catch (...) {
+    return write_err(err, err_size, kInternal, "plan_execute: unexpected C++ exception");
+  }
+}
+
+int32_t plan_execute_branched(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size) {
+  try {
+    return execute_branched(plan, buffers, workspace, stream, err, err_size);
+  } catch (const std::bad_alloc&) {
+    return write_err(err, err_size, kResourceExhausted, "plan_execute: out of host memory");
   } catch (...) {
     return write_err(err, err_size, kInternal, "plan_execute: unexpected C++ exception");
   }

@@ -22,6 +22,7 @@ struct PlanGraphFacts {
   bool on = false;      ///< the plan's `graph` line
   std::string why;      ///< its reason
   std::string blocker;  ///< GpuPlan::graph_blocker(): "" when the plan can be captured
+  bool branches = false;  ///< the plan's `branches` line: capture with plan_execute_branched
   std::vector<int64_t> buffer_bytes;  ///< bytes per buffer (inputs, then outputs), as plan_execute's `buffers`
 };
 
@@ -31,6 +32,12 @@ int32_t plan_execute(shapeml_cuda_plan* plan, void* const* buffers, void* worksp
 void plan_destroy(shapeml_cuda_plan* plan);
 /// The observer of plan_execute (plugin_api.h: set_observer); NULL: none.
 void set_observer(const shapeml_cuda_observer* observer);
+/// plan_execute for a stream that is being captured into a graph (graph.h):
+/// before each launch the capture's dependencies are set to the nodes of
+/// the launches it must wait for (plan/launch_dependencies.h, from the bytes
+/// each launch touches at these addresses), so launches that share no bytes
+/// become parallel branches; at the end the capture depends on every branch.
+int32_t plan_execute_branched(shapeml_cuda_plan* plan, void* const* buffers, void* workspace, void* stream, char* err, size_t err_size);
 /// The plan's graph facts (plan not NULL; valid as long as the plan).
 const PlanGraphFacts& plan_graph_facts(const shapeml_cuda_plan* plan);
 

@@ -68,7 +68,11 @@ int32_t capture(shapeml_cuda_graph& g, void* const* buffers, cudaStream_t stream
   *out = nullptr;
   cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) return fail(e, "cudaStreamBeginCapture", err, n, "%s: capturing on stream %p", kAt, static_cast<void*>(stream));
-  int32_t rc = shapeml::cuda::plan_execute(g.plan, buffers, g.workspace, stream, err, n);
+  // With the plan's `branches` on, launches that share no bytes become
+  // parallel branches of the graph; otherwise one chain in plan order.
+  int32_t rc = shapeml::cuda::plan_graph_facts(g.plan).branches
+                   ? shapeml::cuda::plan_execute_branched(g.plan, buffers, g.workspace, stream, err, n)
+                   : shapeml::cuda::plan_execute(g.plan, buffers, g.workspace, stream, err, n);
   cudaError_t rec = cudaSuccess;
   if (rc == 0 && record_done) rec = cudaEventRecordWithFlags(g.done, stream, cudaEventRecordExternal);
   cudaGraph_t graph = nullptr;

@@ -144,6 +144,10 @@ struct Attention {
 cudaError_t attention(const Attention& a, cudaStream_t s);
 // f32 (attention_f32.cu): dh <= 128, fp32 arithmetic throughout.
 cudaError_t attention_f32(const Attention& a, cudaStream_t s);
+// f32 operands on TF32 tensor cores (attention_tf32.cu; the launch's op
+// "tf32"): dh <= 128, TF32 products, f32 softmax and accumulation.
+cudaError_t attention_tf32(const Attention& a, cudaStream_t s);
+cudaError_t attention_tf32_setup();  // attention_setup calls it
 // Once before the first attention launch (plan creation; not inside a
 // stream capture): lets the kernels use over 48 KiB of shared memory.
 cudaError_t attention_setup();

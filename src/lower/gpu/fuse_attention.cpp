@@ -95,10 +95,12 @@ bool fuse_at(GpuPlan& p, size_t i) {
     if (ks[d] != qs[d] || vs[d] != qs[d]) return false;
   const int64_t sq = qs[r - 2], dh = qs[r - 1], sk = ks[r - 2];
   if (ks[r - 1] != dh || vs[r - 2] != sk || vs[r - 1] != dh || dh > plan::kAttentionMaxHeadDim) return false;
-  // The f32 kernel runs on the FP32 cores: it wins where the unfused chain
-  // is bound by its five launches (short sequences), and loses to the
-  // cuBLAS GEMMs where the work is large (docs/design/gpu-attention.md).
-  if (dt == GpuDType::F32 && sk > kF32FusedMaxKeys) return false;
+  // f32 in a TF32 plan (both products allowed TF32) runs on the TF32 tensor
+  // cores at any length. Full f32 runs on the FP32 cores: it wins where the
+  // unfused chain is bound by its five launches (short sequences), and loses
+  // to the cuBLAS GEMMs where the work is large (docs/design/gpu-attention.md).
+  const bool tf32 = dt == GpuDType::F32 && qk->op == "tf32" && pv.op == "tf32";
+  if (dt == GpuDType::F32 && !tf32 && sk > kF32FusedMaxKeys) return false;
 
   AttentionLayout a;
   a.batch = qs[0];
@@ -135,12 +137,13 @@ bool fuse_at(GpuPlan& p, size_t i) {
   a.q = oq.at, a.k = ok.at, a.v = ov.at, a.o = oo.at;
   GpuLaunch at;
   at.kind = plan::LaunchKind::Attention;
+  if (tf32) at.op = "tf32";
   at.inputs = {oq.slot, ok.slot, ov.slot};
   at.outputs = {oo.slot};
   at.ints = a.to_ints();
   at.scalar = qk->scalar == 0 ? 1.0 : qk->scalar;
   at.flag = sm->flag;
-  at.why = std::string("softmax(q k^T * ") + common::format_double(at.scalar, 9) + (sm->flag ? ", causal" : "") +
+  at.why = std::string(tf32 ? "TF32 tensor cores, as the matmuls it replaces: " : "") + "softmax(q k^T * " + common::format_double(at.scalar, 9) + (sm->flag ? ", causal" : "") +
            ") v in one launch: no [" + std::to_string(sq) + " x " + std::to_string(sk) + "] scores in memory" +
            (a.group > 1 ? "; " + std::to_string(a.group) + " query heads per key/value head, no repeat" : "") +
            (oq.slot != q || ok.slot != ksrc || ov.slot != vsrc ? "; head split read in place" : "") + (merge >= 0 ? "; head merge written in place" : "");

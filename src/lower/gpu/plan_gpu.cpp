@@ -66,8 +66,7 @@ class Planner {
     if (opts_.fuse_patterns) {
       int grouped = group_permutes(plan_);
       if (grouped > 0) verify("permute grouping");
-      int merged = merge_projections(plan_);
-      if (merged > 0) verify("projection merging");
+      if (opts_.merge_projections && merge_projections(plan_) > 0) verify("projection merging");
     }
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
@@ -634,6 +633,7 @@ std::optional<plan::GpuPlan> plan_function(const ir::Module& m, const std::strin
       if (auto d = plan::verify_plan(p)) throw PlanError("internal: elementwise fusion made a plan the verifier refuses: " + d->message);
     }
     plan::decide_graph_replay(p, options.graph);
+    plan::decide_graph_branches(p, options.graph_branches);
     return p;
   } catch (const PlanError& e) {
     error = e.what();

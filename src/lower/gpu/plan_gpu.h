@@ -33,6 +33,10 @@ struct PlanOptions {
   /// Let calls replay the plan as a CUDA graph by default where that is safe
   /// (the plan's `graph` line; docs/design/cuda-graphs.md).
   bool graph = true;
+  /// In a replayed graph, let launches that share no bytes run side by
+  /// side (the plan's `branches` line; docs/design/cuda-graphs.md). On by
+  /// default; `shapemlc --gpu-graph-branches off` keeps one chain (to compare).
+  bool graph_branches = true;
   /// f32 matmuls may use TF32 tensor cores (10-bit mantissa inputs, fp32
   /// accumulation: ~1e-3 relative error instead of ~1e-6; PyTorch's
   /// `allow_tf32`). Off by default: results then match fp32 references.
@@ -54,6 +58,11 @@ struct PlanOptions {
   /// (the causal mask is folded into the softmax first). On by default;
   /// `shapemlc --gpu-fuse-attention off` keeps the GEMM/softmax/GEMM chain.
   bool fuse_attention = true;
+  /// Compute 2-4 projections of one activation with small weights as one
+  /// wider GEMM over the weights copied side by side
+  /// (lower/gpu/merge_projections.h); needs fuse_patterns. On by default;
+  /// `shapemlc --gpu-merge-projections off` keeps one GEMM per projection.
+  bool merge_projections = true;
 };
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
