@@ -96,10 +96,13 @@ bool fuse_at(GpuPlan& p, size_t i) {
   const int64_t sq = qs[r - 2], dh = qs[r - 1], sk = ks[r - 2];
   if (ks[r - 1] != dh || vs[r - 2] != sk || vs[r - 1] != dh || dh > plan::kAttentionMaxHeadDim) return false;
   // f32 in a TF32 plan (both products allowed TF32) runs on the TF32 tensor
-  // cores at any length. Full f32 runs on the FP32 cores: it wins where the
+  // cores beyond kF32FusedMaxKeys keys. Full f32 runs on the FP32 cores: it wins where the
   // unfused chain is bound by its five launches (short sequences), and loses
   // to the cuBLAS GEMMs where the work is large (docs/design/gpu-attention.md).
-  const bool tf32 = dt == GpuDType::F32 && qk->op == "tf32" && pv.op == "tf32";
+  // Up to kF32FusedMaxKeys the FP32-core kernel serves TF32 plans too: its
+  // 16-row blocks fill the GPU where the tensor-core kernel's 64-row blocks
+  // do not, it measured faster there, and it is more precise.
+  const bool tf32 = dt == GpuDType::F32 && qk->op == "tf32" && pv.op == "tf32" && sk > kF32FusedMaxKeys;
   if (dt == GpuDType::F32 && !tf32 && sk > kF32FusedMaxKeys) return false;
 
   AttentionLayout a;

@@ -14,6 +14,12 @@ using plan::GpuSlot;
 
 namespace {
 
+// TF32 GEMMs of small weights are short enough on the tensor cores that the
+// weight copy costs more than the launches it saves: apart, they run side
+// by side as graph branches (measured: docs/design/gpu-fused-kernels.md).
+bool worth_merging(const GpuLaunch& gemm) { return gemm.op != "tf32"; }
+
+
 int64_t product(const std::vector<int64_t>& v, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= v[i];
@@ -53,7 +59,7 @@ bool merge_at(GpuPlan& p, size_t pi) {
       return false;
     if (i > 0 && gemms[i] <= gemms[i - 1]) return false;  // in order, each once
   }
-  if (static_cast<int64_t>(k) * w0.bytes() > kMergeWeightBytes) return false;
+  if (static_cast<int64_t>(k) * w0.bytes() > kMergeWeightBytes || !worth_merging(m0)) return false;
   // The weights and the activation exist where the first GEMM runs (the
   // concatenation and the merged GEMM run there).
   for (int32_t s : weights)
@@ -197,7 +203,7 @@ bool merge_for_attention(GpuPlan& p, size_t ai) {
     if (pw == -2 || (pw >= 0 && static_cast<size_t>(pw) >= gemms[0])) return false;
     weights.push_back(mm.inputs[1]);
   }
-  if (3 * w0.bytes() > kMergeWeightBytes) return false;
+  if (3 * w0.bytes() > kMergeWeightBytes || !worth_merging(m0)) return false;
   // Every access stays inside one row of its result.
   const int64_t heads[3] = {a.heads, a.heads / a.group, a.heads / a.group}, rows[3] = {a.sq, a.sk, a.sk};
   for (int i = 0; i < 3; ++i) {

@@ -19,6 +19,9 @@
 // reads the three at their column offsets of the merged result (3 GEMMs ->
 // 1 concat + 1 GEMM).
 //
+// Not for TF32 GEMMs (op "tf32"): there the separate GEMMs, parallel graph
+// branches, measured faster than the copy and one wider GEMM.
+//
 // Plain data, never fails: a plan that does not match is left as it is.
 #pragma once
 #include <cstdint>
