@@ -38,6 +38,10 @@ graph one chain in plan order), which must give the same bits as the
 default plans (whose graphs run independent launches side by side);
 *_nomerge are built with --gpu-merge-projections off (one GEMM per small
 projection instead of copied weights and one wider GEMM), timed beside them.
+fp32_nopat_fused and fp32_nopat_interp fuse fp32_nopat's elementwise
+launches (--gpu-fuse on), with kernels generated into the module (the
+default) or interpreted (--gpu-fuse-codegen off): both must give fp32_nopat's
+bits, and are timed beside it, as fp32_fused_interp is beside fp32_fused.
 Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
 rounds (a round times each once, a CUDA-synchronized loop); the median of
 the rounds and their spread (max - min) / median are reported, and ratios
@@ -112,7 +116,12 @@ def cmd_build(a):
                         ("fp32_chain", chain), ("tf32_chain", ["--gpu-tf32"] + chain), ("bf16_chain", chain),
                         ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
                         ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
-                        ("bf16_nomerge", ["--gpu-merge-projections", "off"])):
+                        ("bf16_nomerge", ["--gpu-merge-projections", "off"]),
+                        # Elementwise fusion over the planner's own launches (patterns off), its kernels
+                        # generated (the default) or interpreted; fp32_fused_interp: fp32_fused interpreted.
+                        ("fp32_nopat_fused", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on"]),
+                        ("fp32_nopat_interp", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on", "--gpu-fuse-codegen", "off"]),
+                        ("fp32_fused_interp", ["--gpu-fuse", "on", "--gpu-fuse-codegen", "off"])):
         cmd = [a.shapemlc, "build", bf16_path if mode.startswith("bf16") else src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"),
                "--target", "x86-64"] + extra
         for b in binds:
@@ -176,7 +185,7 @@ def cmd_run(a):
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
     for m in ("fp32_fused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
-              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge"):  # absent when staged by an older build
+              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
             mods[m] = lib.load(so)
@@ -238,8 +247,14 @@ def cmd_run(a):
             # The unfused launches of RMSNorm, the causal softmax and SwiGLU: the same accuracy.
             run_shapeml("fp32_nopat", entry, ins, out, graph=False)
             dev.sync()
-            e, et = rel_fro(dev.download(out), ref64), rel_fro(torch_block(t32, H, Hkv).cpu().numpy(), ref64)
+            y_nopat = dev.download(out)
+            e, et = rel_fro(y_nopat, ref64), rel_fro(torch_block(t32, H, Hkv).cpu().numpy(), ref64)
             check(f"{entry} {size} fp32, patterns unfused, vs PyTorch fp64", e <= 2 * et + 1e-6, rel_err=e, torch_rel_err=et)
+            for m in ("fp32_nopat_fused", "fp32_nopat_interp"):
+                if m in mods:  # elementwise fusion, generated or interpreted: the same bits as unfused
+                    run_shapeml(m, entry, ins, out, graph=False)
+                    dev.sync()
+                    check(f"{entry} {size} {m} == fp32_nopat (bit for bit)", np.array_equal(dev.download(out).view(np.uint32), y_nopat.view(np.uint32)))
         ins_bf = out_bf = None
         if "bf16" in mods:
             import shapeml as sm
@@ -353,8 +368,10 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
         c = {"shapeml_direct": (lambda: run_shapeml(mode, "block", mi, mo, graph=False), dev.sync)}
         if a.has_graph:
             c["shapeml_graph"] = (lambda: run_shapeml(mode, "block", mi, mo, graph=True), dev.sync)
-            if mode == "fp32" and "fp32_nopat" in mods:
-                c["shapeml_nopat_graph"] = (lambda: run_shapeml("fp32_nopat", "block", mi, mo, graph=True), dev.sync)
+            if mode == "fp32":
+                for m in ("fp32_nopat", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp"):
+                    if m in mods:
+                        c[f"shapeml_{m[5:]}_graph"] = (lambda m=m: run_shapeml(m, "block", mi, mo, graph=True), dev.sync)
             if mode in ("bf16", "tf32") and f"{mode}_noattn" in mods:
                 c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_nomerge" in mods:

@@ -56,6 +56,13 @@ step() {  # name, timeout seconds, command...
   date; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.total --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'
 } >>"$log" 2>&1
+# The kernel tests generate fused kernels with NVRTC where they run (tests/cuda/fusion_test.cpp): the
+# toolkit's, else the copy PyTorch ships.
+if [[ -z "${SHAPEML_NVRTC:-}" && ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ]]; then
+  SHAPEML_NVRTC=$(python3 -c 'import glob, os, torch; d = os.path.dirname(os.path.dirname(torch.__file__)); print((sorted(glob.glob(d + "/nvidia/**/libnvrtc.so.1[23]", recursive=True)) or [""])[-1])' 2>/dev/null)
+  export SHAPEML_NVRTC
+fi
+echo "NVRTC: ${SHAPEML_NVRTC:-/usr/local/cuda/lib64 or the search path of the loader}" >>"$log"
 step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
 export SHAPEML_TEST_FUSION_PLANS="$carry/modules"  # fused vs unfused transformer block (fusion_test.cpp)
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1

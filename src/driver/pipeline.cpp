@@ -9,6 +9,7 @@
 
 #include "jit/jit_code_provider.h"
 #include "lower/cpu/emit_mlir.h"
+#include "lower/gpu/generate_kernels.h"
 #include "lower/gpu/plan_gpu.h"
 #include "obs/log.h"
 #include "obs/trace.h"
@@ -60,8 +61,9 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const artifact::
   obs::Span span("compiler", "lower to text");
   std::string error, text;
   const ir::Function* f = m.find(s.entry);
-  if (stage == LowerStage::GpuPlan || (f && lower::gpu::is_device_function(*f))) {
-    if (stage != LowerStage::GpuPlan)
+  const bool gpu_stage = stage == LowerStage::GpuPlan || stage == LowerStage::GpuKernels;
+  if (gpu_stage || (f && lower::gpu::is_device_function(*f))) {
+    if (!gpu_stage)
       return runtime::invalid_argument("`" + s.entry + "` is a device function: it lowers to a dispatch plan (--emit=gpu-plan), not to CPU code");
     if (!f || !lower::gpu::is_device_function(*f))
       return runtime::invalid_argument("`" + s.entry + "` touches no CUDA device: it is a host function (--emit=mlir or llvm show its code)");
@@ -69,10 +71,15 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const artifact::
     options.graph = s.gpu_graph;
     auto plan = lower::gpu::plan_function(m, s.entry, s.bindings, error, options);
     if (!plan) return runtime::Status(jit::classify_compile_error(error).code(), "planning `" + s.entry + "` for the GPU: " + error);
-    return plan->to_text();
+    if (stage == LowerStage::GpuPlan) return plan->to_text();
+    std::string source = lower::gpu::generated_source(*plan);
+    if (source.empty())
+      return runtime::invalid_argument("the plan of `" + s.entry + "` has no fused launch, so no generated kernel" +
+                                       (options.fuse ? "" : " (elementwise fusion is off: --gpu-fuse on)"));
+    return source;
   }
   switch (stage) {
-    case LowerStage::GpuPlan: break;
+    case LowerStage::GpuPlan: case LowerStage::GpuKernels: break;
     case LowerStage::Mlir: text = lower::cpu::emit_mlir(m, s.entry, s.bindings, lower::cpu::emit_options_for(target), &error); break;
     case LowerStage::LoweredMlir: text = lower::cpu::emit_lowered_mlir(m, s.entry, s.bindings, target, error); break;
     case LowerStage::Llvm: text = lower::cpu::emit_llvm(m, s.entry, s.bindings, target, error); break;

@@ -33,6 +33,7 @@ enum class LowerStage {
   LoweredMlir,  // after the MLIR pass pipeline (LLVM dialect)
   Llvm,         // optimized LLVM IR
   GpuPlan,      // a device entry's dispatch plan (src/plan/plan.h), with each choice and why
+  GpuKernels,   // the CUDA C of the kernels generated for that plan's fused launches (lower/gpu/generate_kernels.h)
 };
 
 /// The target named by `name`: "native" or "x86-64"; INVALID_ARGUMENT

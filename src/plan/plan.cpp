@@ -1,5 +1,6 @@
 #include "plan/plan.h"
 #include "plan/verify.h"
+#include "common/base64.h"
 #include "common/numbers.h"
 
 #include <charconv>
@@ -26,6 +27,45 @@ double gpu_stored_value(double v, GpuDType d) {
     std::memcpy(&f, &u, 4);
   }
   return f;
+}
+
+namespace {
+uint16_t f32_to_bf16_bits(float f) {  // round to nearest even; NaN stays a quiet NaN
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+int64_t sat_to_int(double x, int bits) {  // the language's float -> int cast
+  double lim = std::ldexp(1.0, bits - 1);
+  if (std::isnan(x)) return 0;
+  if (x >= lim) return bits == 32 ? INT32_MAX : INT64_MAX;
+  if (x < -lim) return bits == 32 ? INT32_MIN : INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+}  // namespace
+
+uint64_t gpu_scalar_bits(double v, GpuDType d) {
+  switch (d) {
+    case GpuDType::F32: {
+      float f = static_cast<float>(v);
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      return u;
+    }
+    case GpuDType::F64: {
+      uint64_t u;
+      std::memcpy(&u, &v, 8);
+      return u;
+    }
+    case GpuDType::BF16: return f32_to_bf16_bits(static_cast<float>(v));
+    case GpuDType::I32: return static_cast<uint32_t>(static_cast<int32_t>(sat_to_int(v, 32)));
+    case GpuDType::I64: return static_cast<uint64_t>(sat_to_int(v, 64));
+    case GpuDType::Bool: return v != 0 ? 1 : 0;
+  }
+  return 0;
 }
 
 int64_t gpu_dtype_size(GpuDType d) {
@@ -207,6 +247,9 @@ std::string GpuPlan::to_text() const {
   }
   s += std::string("graph ") + (graph ? "on" : "off") + " ; " + graph_why + "\n";
   s += std::string("branches ") + (branches ? "on" : "off") + " ; " + branches_why + "\n";
+  if (!code_arch.empty())
+    s += "code " + code_arch + " cubin " + common::base64_encode(code_cubin) + " ptx " + common::base64_encode(code_ptx) + " ; " +
+         std::to_string(code_cubin.size()) + "-byte cubin, " + std::to_string(code_ptx.size()) + "-byte PTX\n";
   for (const GpuLaunch& l : launches) {
     std::string scalar = format_double(l.scalar, 17);  // locale-independent
     s += std::string("launch ") + launch_kind_name(l.kind) + " " + (l.op.empty() ? "-" : l.op) + " " + l.library + " in " + list_text(l.inputs) + " out " +
@@ -289,6 +332,13 @@ std::optional<GpuPlan> GpuPlan::parse(const std::string& text, std::string& erro
       if (v != "on" && v != "off") return fail("branches must be on or off, got `" + v + "`");
       p.branches = v == "on";
       p.branches_why = why;
+    } else if (head == "code") {
+      std::string cubin, ptx;
+      if (!t.word(p.code_arch, "an architecture") || !t.expect("cubin") || !t.word(cubin, "the cubin (base64)") || !t.expect("ptx") ||
+          !t.word(ptx, "the PTX (base64)"))
+        return fail(t.error);
+      if (!common::base64_decode(cubin, p.code_cubin)) return fail("the code's cubin is not base64");
+      if (!common::base64_decode(ptx, p.code_ptx)) return fail("the code's PTX is not base64");
     } else if (head == "launch") {
       GpuLaunch l;
       std::string scalar, flag;

@@ -68,7 +68,10 @@
 //   fused     0 to 8 in (each broadcast to out), 1 out; ints = an expression
 //             program over the inputs, immediates and iota indices
 //             (plan/fused_program.h): a group of elementwise launches merged by
-//             the compiler (docs/design/gpu-fusion.md)
+//             the compiler (docs/design/gpu-fusion.md); op "-": the plugin's
+//             interpreter runs the program, op NAME: the kernel NAME of the
+//             plan's code object (below), which the compiler generated for
+//             this launch from the same program (docs/design/gpu-generated-kernels.md)
 //   slice     1 in, 1 out; ints = {axis, start} (size from out's shape)
 //   broadcast 1 in, 1 out (broadcast_to)
 //   copy      1 in, 1 out of the same bytes (device to device, host to
@@ -86,6 +89,12 @@
 // only the edges its bytes need (plan/launch_dependencies.h), so that
 // independent launches run side by side, or keeps them one chain in plan
 // order. Decided with `graph`; a plan text without the line reads as `off`.
+//
+// Plan-level `code ARCH cubin BASE64 ptx BASE64`: the code object of the
+// kernels the compiler generated for this plan (machine code for ARCH, e.g.
+// sm_90, and its PTX, which newer GPUs compile when they load it), shipped in
+// the plan so that the machine running the module compiles nothing. Absent
+// when no launch names a generated kernel.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -108,6 +117,11 @@ inline bool gpu_dtype_is_float(GpuDType d) { return d == GpuDType::F32 || d == G
 /// rounds to nearest, bf16 to f32 and then to nearest even; NaN stays NaN).
 /// What the planner folds constants to, and what fused kernels are given.
 double gpu_stored_value(double v, GpuDType d);
+/// The bits of `v` stored in one element of dtype d, low bits first: what a
+/// `fill` writes and a fused launch's immediate is (floats round to nearest,
+/// bf16 via f32 to nearest even; to an integer, the language's saturating
+/// cast, NaN -> 0; to bool, v != 0).
+uint64_t gpu_scalar_bits(double v, GpuDType d);
 
 struct GpuSlot {
   enum class Kind { Input, Output, Temp, View, HostInput, HostOutput } kind = Kind::Temp;
@@ -168,6 +182,10 @@ struct GpuPlan {
   /// (plan/launch_dependencies.h), and why; off: one chain, in plan order.
   bool branches = false;
   std::string branches_why = "not recorded (a plan made before graph branches)";
+  /// The generated kernels' code object (the `code` line): "" when none.
+  std::string code_arch;   // "sm_90"
+  std::string code_cubin;  // machine code for code_arch (bytes)
+  std::string code_ptx;    // the same kernels as PTX (text)
 
   /// The slot whose bytes slot `s` is (a view's alias, transitively), and
   /// where in it `s` starts, in bytes (views may sit at an offset).

@@ -211,6 +211,7 @@ class LaunchVerifier {
   }
 
   bool fused_program() {
+    if (!l_.op.empty() && !generated_kernel()) return false;
     std::vector<fused::Node> nodes;
     std::string e = fused::decode(l_.ints, nodes);
     std::vector<GpuDType> in_dt;
@@ -233,6 +234,23 @@ class LaunchVerifier {
       }
     if (strides.size() > static_cast<size_t>(kFusedMaxOperands)) return over("more than " + std::to_string(kFusedMaxOperands) + " operands");
     return fits(out().shape, strides);
+  }
+
+  // A fused launch that names a generated kernel: the plan carries a code
+  // object and its PTX defines an entry of that name (the cubin is the same
+  // compilation's machine code).
+  bool generated_kernel() {
+    bool ident = !l_.op.empty() && !(l_.op[0] >= '0' && l_.op[0] <= '9');
+    for (char c : l_.op) ident = ident && (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
+    if (!ident) return bad("op `" + l_.op + "` is not a kernel name");
+    if (p_.code_arch.empty() || p_.code_cubin.empty() || p_.code_ptx.empty())
+      return bad("names the generated kernel `" + l_.op + "`, but the plan has no code object");
+    const std::string entry = ".entry " + l_.op;
+    for (size_t at = p_.code_ptx.find(entry); at != std::string::npos; at = p_.code_ptx.find(entry, at + 1)) {
+      char next = at + entry.size() < p_.code_ptx.size() ? p_.code_ptx[at + entry.size()] : ' ';
+      if (next == '(' || next == ' ' || next == '\n' || next == '\t') return true;
+    }
+    return bad("names the generated kernel `" + l_.op + "`, which the plan's code object does not define");
   }
 
   bool transpose() {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lower/gpu/fuse_elementwise.h"
+#include "lower/gpu/generate_kernels.h"
 #include "test_util.h"
 #include "plan/verify.h"
 
@@ -98,16 +99,21 @@ Tensor values(GpuDType dt, Shape s, double lo = -3, double hi = 3, bool specials
   return t;
 }
 
-// Fuses `p`, checks the pass did fuse (at least `min_saved` launches fewer),
-// runs both plans on `inputs` and requires byte-identical outputs.
-void expect_identical(const GpuPlan& p, const std::vector<Tensor>& inputs, size_t min_saved, const std::string& what) {
-  ASSERT_EQ(shapeml::plan::verify_message(p), "") << what;
-  GpuPlan f = lower::gpu::fuse_elementwise(p);
-  ASSERT_EQ(shapeml::plan::verify_message(f), "") << what;
-  ASSERT_GE(p.launches.size(), f.launches.size() + min_saved) << what << ": not fused\n" << f.to_text();
-  std::vector<Bytes> in;
-  for (const Tensor& t : inputs) in.push_back(encode(t));
-  std::vector<Bytes> a = run_bytes(p, in), b = run_bytes(f, in);
+// `f` with its fused launches' programs compiled into generated kernels
+// (lower/gpu/generate_kernels.h, NVRTC where the tests run); a failure when
+// nothing was generated, with the reason the pass wrote.
+GpuPlan generated(const GpuPlan& f, const std::string& what) {
+  GpuPlan g = f;
+  int n = lower::gpu::generate_fused_kernels(g);
+  std::string why;
+  for (const auto& l : g.launches)
+    if (l.kind == plan::LaunchKind::Fused) why = l.why;
+  EXPECT_GT(n, 0) << what << ": no kernel generated: " << why;
+  EXPECT_EQ(shapeml::plan::verify_message(g), "") << what;
+  return g;
+}
+
+void expect_same_bytes(const std::vector<Bytes>& a, const std::vector<Bytes>& b, const GpuPlan& f, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].size(), b[i].size());
@@ -116,6 +122,22 @@ void expect_identical(const GpuPlan& p, const std::vector<Tensor>& inputs, size_
       if (a[i][k] != b[i][k]) first = k;
     EXPECT_EQ(first, a[i].size()) << what << ": output " << i << " differs first at byte " << first << "\nfused plan:\n" << f.to_text();
   }
+}
+
+// Fuses `p`, checks the pass did fuse (at least `min_saved` launches fewer),
+// runs the unfused plan, the fused one (interpreted) and the fused one with
+// generated kernels on `inputs` and requires byte-identical outputs.
+void expect_identical(const GpuPlan& p, const std::vector<Tensor>& inputs, size_t min_saved, const std::string& what) {
+  ASSERT_EQ(shapeml::plan::verify_message(p), "") << what;
+  GpuPlan f = lower::gpu::fuse_elementwise(p);
+  ASSERT_EQ(shapeml::plan::verify_message(f), "") << what;
+  ASSERT_GE(p.launches.size(), f.launches.size() + min_saved) << what << ": not fused\n" << f.to_text();
+  std::vector<Bytes> in;
+  for (const Tensor& t : inputs) in.push_back(encode(t));
+  std::vector<Bytes> a = run_bytes(p, in);
+  expect_same_bytes(a, run_bytes(f, in), f, what + " (interpreted)");
+  GpuPlan g = generated(f, what);
+  expect_same_bytes(a, run_bytes(g, in), g, what + " (generated)");
 }
 
 const GpuDType kFloats[] = {GpuDType::F32, GpuDType::F64};
@@ -257,19 +279,21 @@ TEST(Fusion, SixtyFourBitIndexPath) {
   GpuPlan f = lower::gpu::fuse_elementwise(b.p);
   ASSERT_EQ(f.launches.size(), 1u) << f.to_text();
   Tensor tx = values(GpuDType::Bool, sx);
-  std::vector<Bytes> r = run_bytes(f, {encode(tx)});
-  ASSERT_EQ(r.size(), 1u);
-  const Bytes& out = r[0];
-  ASSERT_EQ(static_cast<int64_t>(out.size()), numel(so));
-  int bad = 0;
-  auto check_row = [&](int64_t row) {
-    for (int64_t j = 0; j < 1000 && bad < 5; ++j)
-      if (out[static_cast<size_t>(row * 1000 + j)] != (tx.v[static_cast<size_t>(j)] != 0 ? 0 : 1)) {
-        ++bad;
-        ADD_FAILURE() << "row " << row << " col " << j;
-      }
-  };
-  for (int64_t row : {int64_t{0}, int64_t{1}, int64_t{2147482}, int64_t{2147483}, int64_t{1073741}}) check_row(row);
+  for (const GpuPlan& run : {f, generated(f, "64-bit")}) {  // interpreted, then generated (its 64-bit index math)
+    std::vector<Bytes> r = run_bytes(run, {encode(tx)});
+    ASSERT_EQ(r.size(), 1u);
+    const Bytes& out = r[0];
+    ASSERT_EQ(static_cast<int64_t>(out.size()), numel(so));
+    int bad = 0;
+    auto check_row = [&](int64_t row) {
+      for (int64_t j = 0; j < 1000 && bad < 5; ++j)
+        if (out[static_cast<size_t>(row * 1000 + j)] != (tx.v[static_cast<size_t>(j)] != 0 ? 0 : 1)) {
+          ++bad;
+          ADD_FAILURE() << (run.code_arch.empty() ? "interpreted" : "generated") << ": row " << row << " col " << j;
+        }
+    };
+    for (int64_t row : {int64_t{0}, int64_t{1}, int64_t{2147482}, int64_t{2147483}, int64_t{1073741}}) check_row(row);
+  }
 }
 
 // The transformer block as planned by shapemlc, fused and unfused (the plan
@@ -291,17 +315,30 @@ TEST(Fusion, TransformerBlockPlanBitIdentical) {
   auto fused = GpuPlan::parse(read("block.fused.plan.txt"), err);
   ASSERT_TRUE(fused) << err;
   ASSERT_LT(fused->launches.size(), unfused->launches.size());
-  EXPECT_EQ(lower::gpu::fuse_elementwise(*unfused).to_text(), fused->to_text());  // the pass here is the compiler's
+  // shapemlc generated the fused launches' kernels where it ran: without
+  // them (the interpreter's plan) the plan is the pass's here, the compiler's.
+  ASSERT_FALSE(fused->code_arch.empty()) << "shapemlc generated no kernels for the fused block:\n" << fused->to_text();
+  GpuPlan interpreted = *fused;
+  interpreted.code_arch.clear(), interpreted.code_cubin.clear(), interpreted.code_ptx.clear();
+  for (GpuLaunch& l : interpreted.launches)
+    if (l.kind == plan::LaunchKind::Fused) {
+      EXPECT_FALSE(l.op.empty()) << l.why;
+      l.op.clear();
+      if (size_t at = l.why.rfind("; generated kernel"); at != std::string::npos) l.why.resize(at);
+    }
+  EXPECT_EQ(lower::gpu::fuse_elementwise(*unfused).to_text(), interpreted.to_text());
   std::vector<Bytes> in;
   for (const GpuSlot& s : unfused->slots)
     if (s.kind == GpuSlot::Kind::Input) {
       if (in.size() <= static_cast<size_t>(s.index)) in.resize(static_cast<size_t>(s.index) + 1);
       in[static_cast<size_t>(s.index)] = encode(values(s.dtype, s.shape, -0.5, 0.5, false));
     }
-  std::vector<Bytes> a = run_bytes(*unfused, in), b = run_bytes(*fused, in);
+  std::vector<Bytes> a = run_bytes(*unfused, in), b = run_bytes(*fused, in), c = run_bytes(interpreted, in);
   ASSERT_EQ(a.size(), 1u);
   ASSERT_EQ(b.size(), 1u);
-  EXPECT_TRUE(a[0] == b[0]) << "the fused block's output differs from the unfused one";
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_TRUE(a[0] == b[0]) << "the fused block's output (generated kernels) differs from the unfused one";
+  EXPECT_TRUE(a[0] == c[0]) << "the fused block's output (interpreted) differs from the unfused one";
 }
 
 }  // namespace

@@ -53,6 +53,8 @@ Commands (each takes only its own options; `shapemlc COMMAND --help`):
                            lowered-mlir  after the MLIR pass pipeline (LLVM dialect)
                            llvm          optimized LLVM IR of --entry at --bind
                            gpu-plan      a device function's dispatch plan at --bind
+                           gpu-kernels   the CUDA C generated for that plan's fused
+                                         launches (with --gpu-fuse on)
 
 Options:
   --entry NAME           the function (default: the last one in the file)
@@ -71,6 +73,10 @@ Options:
                          device entries: projections of one activation with
                          small weights as one wider GEMM (default on)
   --gpu-fuse on|off      device entries: fuse elementwise launches (default off)
+  --gpu-fuse-codegen on|off
+                         device entries: a fused launch runs a kernel generated
+                         for it and compiled (NVRTC) into the module; off: the
+                         plugin's interpreter (default on)
   --gpu-fuse-patterns on|off
                          device entries: one fused kernel each for RMSNorm,
                          a causal-masked softmax and act(a)*b (default on)
@@ -176,7 +182,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 // What the code-generating commands share.
 struct CodegenArgs {
   std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
-              gpu_graph_branches = "on", gpu_merge_projections = "on";
+              gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_fuse_codegen = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -184,6 +190,7 @@ struct CodegenArgs {
     shapeml::lower::gpu::PlanOptions o;
     o.allow_tf32 = gpu_tf32;
     o.fuse = gpu_fuse == "on";
+    o.generate_kernels = gpu_fuse_codegen == "on";
     o.fuse_patterns = gpu_fuse_patterns == "on";
     o.fuse_attention = gpu_fuse_attention == "on";
     o.graph_branches = gpu_graph_branches == "on";
@@ -315,6 +322,7 @@ int cmd_emit(const std::string& stage, const CodegenArgs& a) {
   auto lowered = shapeml::driver::lower_to_text(*r->module, s, stage == "mlir"           ? shapeml::driver::LowerStage::Mlir
                                                                : stage == "lowered-mlir" ? shapeml::driver::LowerStage::LoweredMlir
                                                                : stage == "gpu-plan"     ? shapeml::driver::LowerStage::GpuPlan
+                                                               : stage == "gpu-kernels"  ? shapeml::driver::LowerStage::GpuKernels
                                                                                          : shapeml::driver::LowerStage::Llvm,
                                                 target, a.gpu());
   if (!lowered.ok()) {
@@ -530,6 +538,10 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, or off: the default)")
       ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-fuse-codegen", a.gpu_fuse_codegen,
+                  "device entries: fused launches run kernels generated and compiled (NVRTC) into the module (on: the default, or off: "
+                  "the plugin's interpreter)")
+      ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-patterns", a.gpu_fuse_patterns,
                   "device entries: one fused kernel each for RMSNorm, a causal-masked softmax and act(a)*b (on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
@@ -557,7 +569,7 @@ int run_main(int argc, char** argv) {
   app.add_flag("--version", version);
   std::string emit;
   CodegenArgs emit_args;
-  app.add_option("--emit", emit, "stop after STAGE")->check(CLI::IsMember({"ast", "typed", "mlir", "lowered-mlir", "llvm", "gpu-plan"}));
+  app.add_option("--emit", emit, "stop after STAGE")->check(CLI::IsMember({"ast", "typed", "mlir", "lowered-mlir", "llvm", "gpu-plan", "gpu-kernels"}));
   add_codegen_options(&app, emit_args, false);
   std::vector<std::string> emit_files;
   app.add_option("emit-file", emit_files);

@@ -7,6 +7,7 @@
 // All loops are grid-stride with 64-bit indices. No __restrict__: plans may
 // run these in place (out is one of the inputs, element for element).
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"

@@ -36,6 +36,7 @@
 #include "plan/verify.h"
 #include "cuda/cuda_error.h"
 #include "cuda/executor/device_guard.h"
+#include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/lt_tuning.h"
 
@@ -160,6 +161,8 @@ struct FusedPrep {
   kern::FusedProgram prog;
   kern::FusedGeom geom;
   std::vector<int32_t> inputs;
+  std::string generated;           // the launch's op: its kernel in the plan's code object ("" = interpret)
+  cudaKernel_t kernel = nullptr;   // that kernel, loaded; null: the interpreter runs the program
 };
 
 // A bounds check to read back after the plan: where the record is, and what
@@ -212,6 +215,7 @@ struct shapeml_cuda_plan {
   std::vector<LtMatmul> lt;
   std::vector<IndexCheck> checks;
   std::vector<FusedPrep> fused;
+  cudaLibrary_t code = nullptr;  // the plan's generated kernels (its `code` line), loaded
   cublasLtHandle_t lt_handle = nullptr;
   shapeml::cuda::PlanGraphFacts graph;  // for graph replay (graph.h)
   // GPU timing (observer flag 2): a begin and an end event per launch, made
@@ -228,6 +232,7 @@ struct shapeml_cuda_plan {
       if (m.desc) cublasLtMatmulDescDestroy(m.desc);
     }
     if (lt_handle) cublasLtDestroy(lt_handle);
+    if (code) cudaLibraryUnload(code);
   }
 };
 
@@ -257,46 +262,10 @@ bool coalesce(const Shape& shape, const std::vector<Shape>& strides, kern::Geom&
   return true;
 }
 
-bool is_float(GpuDType d) { return d == GpuDType::F32 || d == GpuDType::F64 || d == GpuDType::BF16; }
 bool is_int(GpuDType d) { return d == GpuDType::I32 || d == GpuDType::I64; }
 kern::DT to_dt(GpuDType d) { return static_cast<kern::DT>(static_cast<int32_t>(d)); }
-
-uint16_t f32_to_bf16_bits(float f) {  // round to nearest even; NaN stays a quiet NaN
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-int64_t sat_to_int(double x, int bits) {  // the language's float -> int cast
-  double lim = std::ldexp(1.0, bits - 1);
-  if (std::isnan(x)) return 0;
-  if (x >= lim) return bits == 32 ? INT32_MAX : INT64_MAX;
-  if (x < -lim) return bits == 32 ? INT32_MIN : INT64_MIN;
-  return static_cast<int64_t>(x);
-}
-
-uint64_t scalar_bits(double v, GpuDType d) {
-  switch (d) {
-    case GpuDType::F32: {
-      float f = static_cast<float>(v);
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      return u;
-    }
-    case GpuDType::F64: {
-      uint64_t u;
-      std::memcpy(&u, &v, 8);
-      return u;
-    }
-    case GpuDType::BF16: return f32_to_bf16_bits(static_cast<float>(v));
-    case GpuDType::I32: return static_cast<uint32_t>(static_cast<int32_t>(sat_to_int(v, 32)));
-    case GpuDType::I64: return static_cast<uint64_t>(sat_to_int(v, 64));
-    case GpuDType::Bool: return v != 0 ? 1 : 0;
-  }
-  return 0;
-}
+using plan::gpu_dtype_is_float;
+using plan::gpu_scalar_bits;
 
 // The kernels' unary (not `not`) and binary (not `and`, `or`) op numbers, by
 // the one name table of plan/fused_program.h.
@@ -349,6 +318,7 @@ struct Builder {
     std::vector<int64_t> axes;  // iota axes, in order of first use
     FusedPrep f;
     f.inputs = l.inputs;
+    f.generated = l.op;
     f.prog.n = static_cast<int32_t>(nodes.size());
     for (size_t k = 0; k < nodes.size(); ++k) {
       const F::Node& n = nodes[k];
@@ -360,7 +330,7 @@ struct Builder {
       auto node_ref = [](int64_t i) { return static_cast<int16_t>(i < 0 ? 0 : i); };
       switch (n.kind) {
         case F::kLoad: d.a = static_cast<int16_t>(n.a); break;
-        case F::kConst: f.prog.imm[k] = scalar_bits(F::bits_double(n.a), n.dtype); break;
+        case F::kConst: f.prog.imm[k] = gpu_scalar_bits(F::bits_double(n.a), n.dtype); break;
         case F::kIota: {
           size_t at = static_cast<size_t>(std::find(axes.begin(), axes.end(), n.a) - axes.begin());
           if (at == axes.size()) {
@@ -457,7 +427,7 @@ struct Builder {
       }
       case K::Fill:
         st.kind = Step::Kind::Fill;
-        st.bits = scalar_bits(l.scalar, out.dtype);
+        st.bits = gpu_scalar_bits(l.scalar, out.dtype);
         break;
       case K::Iota: {
         int64_t axis = l.ints[0] < 0 ? l.ints[0] + static_cast<int64_t>(out.shape.size()) : l.ints[0];
@@ -738,7 +708,7 @@ struct Builder {
       p.steps.push_back(st);
       return true;
     }
-    st.kind = is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
+    st.kind = gpu_dtype_is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
     if (mg.folded) {  // shared weight: A is one [batch*M, K] matrix
       st.batch = 1, st.rows = M * batch, st.stride_a = 0, st.stride_b = 0;
       p.steps.push_back(st);
@@ -788,6 +758,42 @@ int64_t pow2_align(std::initializer_list<int64_t> byte_counts) {
 // "A" is our B viewed as column-major [N, K] (ld N), its "B" our A as
 // column-major [K, M] (ld K), its C our C as column-major [N, M] (ld N). No
 // transposes, no copies; batches are strided.
+// The plan's generated kernels: its code object loaded once per plan (the
+// machine code when the device runs it, else the PTX, which the driver
+// compiles), each fused launch's kernel looked up by name. Code that does
+// not load leaves the launches to the interpreter, which runs the same
+// program: slower, never wrong; trace spans say which ran ("fused
+// (generated)" or "fused (interpreted)"). Only a failing device is an error.
+Failure load_generated_code(shapeml_cuda_plan& plan, const GpuPlan& gp) {
+  bool wanted = false;
+  for (const FusedPrep& f : plan.fused) wanted |= !f.generated.empty();
+  if (!wanted || gp.code_arch.empty()) return {};
+  DeviceGuard guard(plan.device);
+  if (guard.status != cudaSuccess) return {cuda_code(guard.status), "cudaSetDevice failed: " + cuda_text(guard.status)};
+  cudaError_t e = cudaLibraryLoadData(&plan.code, gp.code_cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // not sticky: the PTX may still load
+    plan.code = nullptr;
+    e = cudaLibraryLoadData(&plan.code, gp.code_ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      plan.code = nullptr;
+    }
+  }
+  for (FusedPrep& f : plan.fused) {
+    if (f.generated.empty() || !plan.code) continue;
+    if (cudaLibraryGetKernel(&f.kernel, plan.code, f.generated.c_str()) != cudaSuccess) {
+      cudaGetLastError();
+      f.kernel = nullptr;
+    }
+  }
+  for (Prepared& p : plan.launches)
+    for (const Step& st : p.steps)
+      if (st.kind == Step::Kind::Fused && !plan.fused[static_cast<size_t>(st.fused)].generated.empty())
+        p.kernel = plan.fused[static_cast<size_t>(st.fused)].kernel ? "fused (generated)" : "fused (interpreted)";
+  return {};
+}
+
 Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::string& w, int32_t device) {
   auto fail = [&](const char* call, cublasStatus_t s) { return Failure{cublas_code(s), w + ": " + call + " failed: " + cublas_text(s)}; };
   cudaDataType_t t = st.dt == kern::DT::F64 ? CUDA_R_64F : st.dt == kern::DT::BF16 ? CUDA_R_16BF : CUDA_R_32F;
@@ -975,6 +981,7 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     if ((e = kern::attention_setup()) != cudaSuccess)
       return write_err(err, err_size, cuda_code(e), "plan_create: setting the attention kernels' shared memory failed: " + cuda_text(e));
   }
+  if (Failure f = load_generated_code(*plan, gp); f.code != kOk) return write_err(err, err_size, f.code, "plan_create: " + f.msg);
   if (any_lt) {
     DeviceGuard guard(device);
     if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_create: cudaSetDevice failed: " + cuda_text(guard.status));
@@ -1257,7 +1264,16 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           const FusedPrep& f = plan->fused[static_cast<size_t>(st.fused)];
           const void* ins[kern::kFusedMaxInputs] = {};
           for (size_t k = 0; k < f.inputs.size(); ++k) ins[k] = ptr(Operand{f.inputs[k], 0});
-          e = kern::fused(f.prog, f.geom, ins, ptr(st.out), st.n, mb, stream);
+          if (f.kernel) {  // generated for this launch: (const void* in0, ..., void* out), n built in
+            void* outp = ptr(st.out);
+            void* args[kern::kFusedMaxInputs + 1];
+            for (size_t k = 0; k < f.inputs.size(); ++k) args[k] = &ins[k];
+            args[f.inputs.size()] = &outp;
+            e = cudaLaunchKernel(reinterpret_cast<const void*>(f.kernel), dim3(static_cast<unsigned>(kern::blocks_for(st.n, mb))),
+                                 dim3(kern::kThreads), args, 0, stream);
+          } else {
+            e = kern::fused(f.prog, f.geom, ins, ptr(st.out), st.n, mb, stream);
+          }
           break;
         }
         case Step::Kind::Strided: e = kern::strided_copy(st.esize, ptr(st.in[0]), ptr(st.out), st.geom, st.n, mb, stream); break;

@@ -8,22 +8,13 @@
 
 #include <cstdint>
 
+#include "cuda/executor/ops.h"
 #include "plan/limits.h"
 
 namespace shapeml::cuda::kern {
 
 constexpr int kMaxRank = shapeml::plan::kMaxRank;  // plan/limits.h: the verifier checks it
 
-/// Element types, numbered as plan::GpuDType.
-enum class DT : int32_t { F32 = 0, F64 = 1, BF16 = 2, I32 = 3, I64 = 4, Bool = 5 };
-
-enum UnaryOp : int32_t { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_SIN, U_COS, U_ERF };
-enum LogicalOp : int32_t { L_AND, L_OR };
-enum BinaryOp : int32_t { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_FLOORDIV, B_MOD };
-// The fused interpreter's `and` and `or` (plan/fused_program.h): after the binary ops.
-constexpr int32_t kFusedAnd = B_MOD + 1, kFusedOr = B_MOD + 2;
-enum CompareOp : int32_t { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
-enum ReduceOp : int32_t { R_SUM, R_MAX, R_MEAN, R_MIN };
 
 /// An iteration space (row-major over `shape`) and, per operand, the element
 /// stride of each dimension. Which operand is which depends on the kernel.

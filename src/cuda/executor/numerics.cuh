@@ -3,27 +3,32 @@
 // even once per operation), and every unary/binary/compare op and cast.
 // No fast-math: subnormals are kept, sqrt/div are correctly rounded.
 #pragma once
+#ifndef __CUDACC_RTC__  // NVRTC (generated kernels, which never touch bf16): ops.h has the integer types
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
+#endif
 
-#include "cuda/executor/kernels.h"
+#include "cuda/executor/ops.h"
 
 namespace shapeml::cuda::kern {
 
-using bf16 = __nv_bfloat16;
+// std::is_same_v, which NVRTC has only through a header that takes most of a
+// second to compile.
+template <class A, class B> constexpr bool same_v = false;
+template <class A> constexpr bool same_v<A, A> = true;
 
 // Compute type of a storage type: bf16 -> float, bool (uint8_t) -> uint8_t.
 template <class T> struct Compute { using type = T; };
-template <> struct Compute<bf16> { using type = float; };
-
 template <class T> __device__ __forceinline__ typename Compute<T>::type to_compute(T x) { return x; }
-template <> __device__ __forceinline__ float to_compute<bf16>(bf16 x) { return __bfloat162float(x); }
-
 template <class T> __device__ __forceinline__ T from_compute(typename Compute<T>::type x) { return x; }
+#ifndef __CUDACC_RTC__
+using bf16 = __nv_bfloat16;
+template <> struct Compute<bf16> { using type = float; };
+template <> __device__ __forceinline__ float to_compute<bf16>(bf16 x) { return __bfloat162float(x); }
 template <> __device__ __forceinline__ bf16 from_compute<bf16>(float x) { return __float2bfloat16_rn(x); }
+#endif
 
 template <class T> constexpr bool is_floating_v = false;
 template <> constexpr bool is_floating_v<float> = true;
@@ -186,12 +191,12 @@ template <class I, class F> __device__ __forceinline__ I sat_int(F x) {
 template <class From, class To> __device__ __forceinline__ To cast_value(From v) {
   using CF = typename Compute<From>::type;
   CF x = to_compute(v);
-  if constexpr (std::is_same_v<To, uint8_t>) {  // to bool: x != 0 (NaN -> true)
+  if constexpr (same_v<To, uint8_t>) {  // to bool: x != 0 (NaN -> true)
     return x != CF(0) ? 1 : 0;
   } else {
     using CT = typename Compute<To>::type;
     CT r;
-    if constexpr (std::is_same_v<CF, uint8_t>) r = x ? CT(1) : CT(0);  // bool -> 0/1
+    if constexpr (same_v<CF, uint8_t>) r = x ? CT(1) : CT(0);  // bool -> 0/1
     else if constexpr (is_floating_v<CF> && is_floating_v<CT>) r = static_cast<CT>(x);  // f64 -> f32 rounds to nearest even
     else if constexpr (is_floating_v<CF>) r = sat_int<CT>(x);
     else if constexpr (is_floating_v<CT>) r = static_cast<CT>(x);  // int -> float, nearest even

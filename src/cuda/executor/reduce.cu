@@ -9,6 +9,7 @@
 // minimum/maximum;
 // mean divides the sum by the count (0/0 = NaN for an empty reduction).
 #include <climits>
+#include <type_traits>
 
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"

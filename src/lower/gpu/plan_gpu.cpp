@@ -1,5 +1,6 @@
 #include "lower/gpu/plan_gpu.h"
 #include "lower/gpu/fuse_elementwise.h"
+#include "lower/gpu/generate_kernels.h"
 #include "lower/gpu/fuse_attention.h"
 #include "lower/gpu/fuse_patterns.h"
 #include "lower/gpu/merge_projections.h"
@@ -631,6 +632,8 @@ std::optional<plan::GpuPlan> plan_function(const ir::Module& m, const std::strin
       // Every plan pass ends with the plan verifier (as check/verify.cpp
       // does for the IR): a pass that breaks the plan is a compiler bug.
       if (auto d = plan::verify_plan(p)) throw PlanError("internal: elementwise fusion made a plan the verifier refuses: " + d->message);
+      if (options.generate_kernels && generate_fused_kernels(p) > 0)
+        if (auto d = plan::verify_plan(p)) throw PlanError("internal: kernel generation made a plan the verifier refuses: " + d->message);
     }
     plan::decide_graph_replay(p, options.graph);
     plan::decide_graph_branches(p, options.graph_branches);

@@ -48,6 +48,11 @@ struct PlanOptions {
   /// transformer block 5.85 vs 5.12 ms, the small one no faster under graph
   /// replay; docs/design/gpu-fusion.md). `shapemlc --gpu-fuse on` opts in.
   bool fuse = false;
+  /// With `fuse`: compile each fused launch's program into a kernel of its
+  /// own, shipped in the plan (lower/gpu/generate_kernels.h; NVRTC where the
+  /// module is built). Off, or without NVRTC: the plugin interprets the
+  /// program. `shapemlc --gpu-fuse-codegen off` interprets (to compare).
+  bool generate_kernels = true;
   /// Replace the launch groups of RMSNorm, a causal-masked softmax and a
   /// gated activation (SwiGLU) with one fused kernel each
   /// (lower/gpu/fuse_patterns.h). On by default; `shapemlc
