@@ -41,7 +41,9 @@ projection instead of copied weights and one wider GEMM), timed beside them.
 fp32_nopat_fused and fp32_nopat_interp fuse fp32_nopat's elementwise
 launches (--gpu-fuse on), with kernels generated into the module (the
 default) or interpreted (--gpu-fuse-codegen off): both must give fp32_nopat's
-bits, and are timed beside it, as fp32_fused_interp is beside fp32_fused.
+bits, and are timed beside it; fp32_unfused is the default plan with
+--gpu-fuse off (which the default plan's bits must equal), and
+fp32_fused_interp the default plan interpreted.
 Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
 rounds (a round times each once, a CUDA-synchronized loop); the median of
 the rounds and their spread (max - min) / median are reported, and ratios
@@ -103,7 +105,7 @@ def cmd_build(a):
     with open(src_path, "w") as f:
         f.write(gpu_source())
     binds = [binding("block", SIZES["small"]), binding("block", SIZES["large"]), binding("block_gqa", GQA)]
-    # fp32_fused: elementwise fusion on (docs/design/gpu-fusion.md; off by
+    # fp32_unfused: elementwise fusion off (docs/design/gpu-generated-kernels.md; on by
     # default), to compare its bits and its speed with the default plans.
     bf16_path = os.path.join(a.out, "transformer_gpu_bf16.sml")
     with open(bf16_path, "w") as f:
@@ -111,14 +113,14 @@ def cmd_build(a):
     # *_chain: graph branches off (one chain in plan order; docs/design/cuda-graphs.md),
     # tf32_noattn: the TF32 plan without the fused TF32 attention launch.
     chain = ["--gpu-graph-branches", "off"]
-    for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_fused", ["--gpu-fuse", "on"]),
-                        ("fp32_nopat", ["--gpu-fuse-patterns", "off"]), ("bf16", []), ("bf16_noattn", ["--gpu-fuse-attention", "off"]),
+    for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_unfused", ["--gpu-fuse", "off"]),
+                        ("fp32_nopat", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "off"]), ("bf16", []), ("bf16_noattn", ["--gpu-fuse-attention", "off"]),
                         ("fp32_chain", chain), ("tf32_chain", ["--gpu-tf32"] + chain), ("bf16_chain", chain),
                         ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
                         ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
                         ("bf16_nomerge", ["--gpu-merge-projections", "off"]),
                         # Elementwise fusion over the planner's own launches (patterns off), its kernels
-                        # generated (the default) or interpreted; fp32_fused_interp: fp32_fused interpreted.
+                        # generated (the default) or interpreted; fp32_fused_interp: the default plan interpreted.
                         ("fp32_nopat_fused", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on"]),
                         ("fp32_nopat_interp", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on", "--gpu-fuse-codegen", "off"]),
                         ("fp32_fused_interp", ["--gpu-fuse", "on", "--gpu-fuse-codegen", "off"])):
@@ -134,7 +136,7 @@ def cmd_build(a):
     (y_small,) = mod.call("block", *make_inputs(SIZES["small"]))
     (y_gqa,) = mod.call("block_gqa", *make_inputs(GQA))
     np.savez(os.path.join(a.out, "cpu_small.npz"), block=y_small, block_gqa=y_gqa)
-    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_fused,fp32_nopat,bf16,bf16_noattn,*_chain,tf32_noattn,*_nomerge}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
+    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_unfused,fp32_nopat,bf16,bf16_noattn,*_chain,tf32_noattn,*_nomerge}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
     return 0
 
 
@@ -184,7 +186,7 @@ def cmd_run(a):
     lib = shapeml.Library(a.runtime)
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
-    for m in ("fp32_fused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
+    for m in ("fp32_unfused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
               "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
@@ -204,7 +206,7 @@ def cmd_run(a):
         kw = {} if graph is None or not a.has_graph else {"graph": 1 if graph else 2}
         mods[mode].call_into(entry, ins, [out], **kw)
 
-    a.has_fused = "fp32_fused" in mods
+    a.has_unfused = "fp32_unfused" in mods
     cases = [("block", "small", SIZES["small"]), ("block", "large", SIZES["large"]), ("block_gqa", "small", GQA)]
     for entry, size, s in cases:
         H, Hkv = s["H"], s.get("Hkv", s["H"])
@@ -223,10 +225,10 @@ def cmd_run(a):
             gate, bar = (2 * et + 1e-6, 1e-3) if mode == "fp32" else (2 * et + 1e-4, 1e-2)
             check(f"{entry} {size} {mode} vs PyTorch fp64", e <= gate and mr <= bar and np.isfinite(y).all(),
                   rel_err=e, torch_rel_err=et, gate=gate, max_rel=mr, max_rel_bar=bar)
-            if mode == "fp32" and "fp32_fused" in mods:
-                # Elementwise fusion is bit-identical: the fused plan's output equals the default (unfused) one's.
+            if mode == "fp32" and "fp32_unfused" in mods:
+                # Elementwise fusion is bit-identical: the default (fused) plan's output equals the unfused one's.
                 out_u = dev.upload(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32))
-                run_shapeml("fp32_fused", entry, ins, out_u, graph=False)
+                run_shapeml("fp32_unfused", entry, ins, out_u, graph=False)
                 dev.sync()
                 yu = dev.download(out_u)
                 dev.free(out_u)
@@ -389,9 +391,9 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
                 print(f"  {'PASS' if same else 'FAIL'} {key} graph branches bit-identical to one chain")
                 a.bits_ok = getattr(a, "bits_ok", True) and same
                 c["shapeml_chain_graph"] = (lambda: run_shapeml(f"{mode}_chain", "block", mi, mo, graph=True), dev.sync)
-        if mode == "fp32" and a.has_fused:
-            c["shapeml_fused_graph" if a.has_graph else "shapeml_fused_direct"] = (
-                lambda: run_shapeml("fp32_fused", "block", mi, mo, graph=True if a.has_graph else False), dev.sync)
+        if mode == "fp32" and a.has_unfused:
+            c["shapeml_unfused_graph" if a.has_graph else "shapeml_unfused_direct"] = (
+                lambda: run_shapeml("fp32_unfused", "block", mi, mo, graph=True if a.has_graph else False), dev.sync)
         tt = [t.to(torch.bfloat16) for t in t32] if mode == "bf16" else t32
         with torch.no_grad():
             c.update(torch_candidates(a, s, tt, key))

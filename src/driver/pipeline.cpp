@@ -10,6 +10,7 @@
 #include "jit/jit_code_provider.h"
 #include "lower/cpu/emit_mlir.h"
 #include "lower/gpu/generate_kernels.h"
+#include "lower/gpu/nvrtc_compiler.h"
 #include "lower/gpu/plan_gpu.h"
 #include "obs/log.h"
 #include "obs/trace.h"
@@ -75,7 +76,8 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const artifact::
     std::string source = lower::gpu::generated_source(*plan);
     if (source.empty())
       return runtime::invalid_argument("the plan of `" + s.entry + "` has no fused launch, so no generated kernel" +
-                                       (options.fuse ? "" : " (elementwise fusion is off: --gpu-fuse on)"));
+                                       (!options.fuse ? std::string(" (elementwise fusion is off: --gpu-fuse on)")
+                                                      : " (" + lower::gpu::nvrtc_describe() + ")"));
     return source;
   }
   switch (stage) {

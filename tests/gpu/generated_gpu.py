@@ -22,9 +22,10 @@ program's results cannot be compared; it says nothing about either. Agreement: i
 exactly; floats with the same NaN and infinity positions and
 |gpu - cpu| <= tol * max(1, max |cpu|) with tol 1e-3 (f32: transcendental
 functions and summation orders differ by design, docs/design/gpu-kernels.md)
-or 1e-9 (f64). Each program is also built with elementwise fusion on
-(`NAME.fused.so`: kernels generated into the module, lower/gpu/generate_kernels.h),
-whose outputs must be the default plan's bit for bit. The last line is `generated-gpu: N agree, M disagree, K skipped`;
+or 1e-9 (f64). Each program is also built with elementwise fusion off
+(`NAME.unfused.so`; the default fuses, with kernels generated into the module:
+lower/gpu/generate_kernels.h), whose outputs must be the default plan's bit
+for bit. The last line is `generated-gpu: N agree, M disagree, K skipped`;
 the exit status is 1 when any disagree.
 """
 import argparse
@@ -113,12 +114,12 @@ def cmd_build(a):
                       else "GPU planner: " + (r.stderr.strip().splitlines()[-1][:80] if r.stderr.strip() else "rc %d" % r.returncode))
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
-        # The same program with elementwise fusion on (its kernels generated into the module where
-        # NVRTC is installed): the GPU run requires the default plan's bits from it.
-        rf = subprocess.run([a.shapemlc, "build", sml, "-o", os.path.join(a.out, name + ".fused.so"), "--target", "x86-64", "--entry",
-                             main.name, "--bind", bind, "--gpu-fuse", "on"], capture_output=True, text=True)
+        # The same program with elementwise fusion off (the default fuses, with kernels generated
+        # into the module where NVRTC is installed): the GPU run requires the same bits from both.
+        rf = subprocess.run([a.shapemlc, "build", sml, "-o", os.path.join(a.out, name + ".unfused.so"), "--target", "x86-64", "--entry",
+                             main.name, "--bind", bind, "--gpu-fuse", "off"], capture_output=True, text=True)
         if rf.returncode != 0:
-            print("FAIL %s: the fused build failed where the default one did not: %s" % (name, rf.stderr.strip()[-300:]))
+            print("FAIL %s: the unfused build failed where the default one did not: %s" % (name, rf.stderr.strip()[-300:]))
             return 1
         np.savez(os.path.join(a.out, name + ".npz"), *ins, *[np.asarray(c) for c in cpu])
         cases.append({"name": name, "entry": main.name, "inputs": len(ins), "outputs": len(cpu), "binding": bind})
@@ -162,9 +163,9 @@ def cmd_run(a):
             outs = mod.call_tensors(c["entry"], *dins)
             got = [np.asarray(dev.download(t)) for t in outs]
             fused_same = True
-            fused_so = os.path.join(a.dir, c["name"] + ".fused.so")
-            if os.path.exists(fused_so):  # elementwise fusion: the default plan's bits exactly
-                fouts = lib.load(fused_so).call_tensors(c["entry"], *dins)
+            unfused_so = os.path.join(a.dir, c["name"] + ".unfused.so")
+            if os.path.exists(unfused_so):  # elementwise fusion: the unfused plan's bits exactly
+                fouts = lib.load(unfused_so).call_tensors(c["entry"], *dins)
                 fgot = [np.asarray(dev.download(t)) for t in fouts]
                 fused_same = len(fgot) == len(got) and all(f.tobytes() == g.tobytes() for f, g in zip(fgot, got))
                 for t in fouts:
@@ -173,7 +174,7 @@ def cmd_run(a):
                 dev.free(t)
             checks = [agree(g, x) for g, x in zip(got, cpu)]
             ok = len(got) == len(cpu) and all(k for k, _ in checks) and fused_same
-            detail = "; ".join(d for _, d in checks) + ("" if fused_same else "; the fused plan's bits differ")
+            detail = "; ".join(d for _, d in checks) + ("" if fused_same else "; the unfused plan's bits differ")
         except Exception as e:  # one program's failure is reported, the rest still run
             ok, detail = False, "error: %s" % e
         bad += 0 if ok else 1

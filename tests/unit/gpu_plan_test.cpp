@@ -438,6 +438,7 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
 
     shapeml::lower::gpu::PlanOptions off;
     off.fuse_patterns = false;
+    off.fuse = false;  // the planner's own launches (elementwise fusion would take the chains)
     auto u = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}}, err, off);
     ASSERT_TRUE(u) << err;
     auto m = kernel_counts(*u);
@@ -675,7 +676,9 @@ TEST(GpuPatterns, GroupsWhoseIntermediatesAreReadElsewhereOrWhoseShapeDiffersSta
       " (let strict (softmax (select (gt i j) s -inf) :axis -1))"
       " (return y ms upper first (add (mul a x) a) strict)))"));
   std::string err;
-  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 8}, {"D", 16}}, err);
+  shapeml::lower::gpu::PlanOptions no_elementwise;
+  no_elementwise.fuse = false;  // what the patterns leave, as the planner's own launches
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 8}, {"D", 16}}, err, no_elementwise);
   ASSERT_TRUE(p) << err;
   auto n = kernel_counts(*p);
   EXPECT_EQ(n["rmsnorm"], 0) << p->to_text();

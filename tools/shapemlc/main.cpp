@@ -72,7 +72,9 @@ Options:
   --gpu-merge-projections on|off
                          device entries: projections of one activation with
                          small weights as one wider GEMM (default on)
-  --gpu-fuse on|off      device entries: fuse elementwise launches (default off)
+  --gpu-fuse on|off      device entries: fuse elementwise launches into
+                         generated kernels (default on; without NVRTC where
+                         the module is built, the launches stay unfused)
   --gpu-fuse-codegen on|off
                          device entries: a fused launch runs a kernel generated
                          for it and compiled (NVRTC) into the module; off: the
@@ -181,7 +183,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "off", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
               gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_fuse_codegen = "on";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
@@ -536,7 +538,7 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   app->add_option("--gpu-graph-branches", a.gpu_graph_branches,
                   "device entries: in a replayed graph, run launches that share no bytes side by side (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
-  app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into fused kernels (on, or off: the default)")
+  app->add_option("--gpu-fuse", a.gpu_fuse, "device entries: merge elementwise launches into kernels generated for them (on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-codegen", a.gpu_fuse_codegen,
                   "device entries: fused launches run kernels generated and compiled (NVRTC) into the module (on: the default, or off: "

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "cuda/executor/attention_common.cuh"
 #include "cuda/executor/kernels.h"
 
 namespace shapeml::cuda::kern {
@@ -44,13 +45,8 @@ template <int kDH, int kMT> struct Tiles {
   static constexpr size_t kSmem = static_cast<size_t>(kBM + 4 * kBN) * kLD * sizeof(bf16);
 };
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+using namespace attention_detail;
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int kN> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(kN) : "memory"); }
 
 // d += a b: a 16x16 (row-major fragment), b 16x8 (column-major fragment).
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -336,7 +332,6 @@ template <int kDH, int kMT> cudaError_t launch_aligned(bool aligned, bool paired
   return aligned ? launch<kDH, kMT, true>(a, paired, s) : launch<kDH, kMT, false>(a, paired, s);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/executor/attention_common.cuh"
 #include "cuda/executor/kernels.h"
 
 namespace shapeml::cuda::kern {
@@ -203,7 +204,7 @@ template <int kDH> cudaError_t launch_f32(const Attention& a, cudaStream_t s) {
   static_assert(F32Tiles<kDH>::kSmem <= 48 * 1024, "the default shared-memory limit: no opt-in attribute needed");
   // 16-byte loads need every row start 16-byte aligned: pointers, strides in
   // multiples of 4 floats, and whole 4-float groups of the head.
-  auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  using attention_detail::aligned16;
   bool vec = a.dh % 4 == 0 && aligned16(a.q) && aligned16(a.k) && aligned16(a.v);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) vec = vec && a.stride[i][j] % 4 == 0;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "cuda/executor/attention_common.cuh"
 #include "cuda/executor/kernels.h"
 
 namespace shapeml::cuda::kern {
@@ -43,13 +44,8 @@ template <int kDH> struct Tf32Tiles {
   static constexpr size_t kSmem = static_cast<size_t>(kBM + 4 * kBN) * kLD * sizeof(float);
 };
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+using namespace attention_detail;
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 __device__ __forceinline__ uint32_t tf32(float x) {
   uint32_t r;
@@ -129,7 +125,7 @@ template <int kDH, bool kAligned> __global__ void __launch_bounds__(kWarps * 32)
   uint32_t qf[kKC][4];
 
   for (int k0 = 0, stage = 0; k0 < kend; k0 += kBN, stage ^= 1) {
-    cp_async_wait_all();  // this tile (and q)
+    cp_async_wait<0>();  // this tile (and q)
     __syncthreads();      // visible to every warp; every warp is done with the other stage
     if (k0 + kBN < kend) {
       load_tile<kDH, kBN, kAligned>(stage_k(stage ^ 1), k, a.stride[1][2], k0 + kBN, sk_n, dh);
@@ -205,7 +201,7 @@ template <int kDH, bool kAligned> __global__ void __launch_bounds__(kWarps * 32)
       for (int n = 0; n < kON; ++n) mma(acc[n], pa, tf32(vp[n * 8]), tf32(vp[kLD + n * 8]));
     }
   }
-  cp_async_wait_all();  // q, when no key was visible
+  cp_async_wait<0>();  // q, when no key was visible
 
   float inv[2];
 #pragma unroll
@@ -248,7 +244,6 @@ template <int kDH> cudaError_t allow_smem_tf32() {
   return cudaSuccess;
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 

@@ -687,7 +687,6 @@ struct Builder {
   //   innermost coalesced batch dim is the GEMM's batch (stride 0 where an
   //   operand is broadcast), one GEMM per index of the outer ones.
   bool prepare_matmul(const GpuLaunch& l, Step& st, Prepared& p) {
-    const std::string& w = p.name;
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& b = slot(l.inputs[1]);
     const GpuSlot& out = slot(l.outputs[0]);
@@ -714,22 +713,20 @@ struct Builder {
       p.steps.push_back(st);
       return true;
     }
-    Shape sa, sb;  // strides in matrices over the batch space
-    broadcast_strides(mg.batch_a, mg.batch, sa);
-    broadcast_strides(mg.batch_b, mg.batch, sb);
-    kern::Geom g;
-    if (!geom(w, mg.batch, {sa, sb}, g)) return false;
-    const int inner = g.rank - 1;
-    st.batch = g.shape[inner], st.rows = M;
-    st.stride_a = g.stride[0][inner] * M * K, st.stride_b = g.stride[1][inner] * K * N;
-    const int64_t pieces = batch / st.batch;
-    for (int64_t piece = 0; piece < pieces; ++piece) {
+    // The coalesced batch space and A's and B's strides over it, in
+    // matrices (plan::matmul_geometry, which the verifier bounded).
+    const Shape& space = mg.coalesced_batch;
+    const Shape &sa = mg.coalesced_strides[0], &sb = mg.coalesced_strides[1];
+    const size_t inner = space.size() - 1;
+    st.batch = space[inner], st.rows = M;
+    st.stride_a = sa[inner] * M * K, st.stride_b = sb[inner] * K * N;
+    for (int64_t piece = 0; piece < mg.pieces; ++piece) {
       Step s2 = st;
       int64_t q = piece, oa = 0, ob = 0;
-      for (int d = inner - 1; d >= 0; --d) {
-        int64_t r = q % g.shape[d];
-        q /= g.shape[d];
-        oa += r * g.stride[0][d], ob += r * g.stride[1][d];
+      for (size_t d = inner; d-- > 0;) {
+        int64_t r = q % space[d];
+        q /= space[d];
+        oa += r * sa[d], ob += r * sb[d];
       }
       int64_t es = st.esize;
       s2.in[0].extra = oa * M * K * es;

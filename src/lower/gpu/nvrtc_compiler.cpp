@@ -39,7 +39,12 @@ const Nvrtc& nvrtc() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::vector<std::string> tried;
-    if (const char* env = std::getenv("SHAPEML_NVRTC"); env && *env) tried.push_back(env);
+    const char* env = std::getenv("SHAPEML_NVRTC");
+    if (env && std::string(env) == "none") {
+      n.error = "NVRTC turned off (SHAPEML_NVRTC=none)";
+      return;
+    }
+    if (env && *env) tried.push_back(env);
 #ifdef SHAPEML_NVRTC_LIBRARY
     tried.push_back(SHAPEML_NVRTC_LIBRARY);  // the toolkit this compiler was built against
 #endif
@@ -71,6 +76,8 @@ const Nvrtc& nvrtc() {
 }
 
 }  // namespace
+
+bool nvrtc_available() { return nvrtc().error.empty(); }
 
 std::string nvrtc_describe() {
   const Nvrtc& n = nvrtc();

@@ -19,11 +19,14 @@ struct CompiledCode {
 /// Compiles `source` (with `headers`: include name -> text, the only headers
 /// it may include) for `arch` ("sm_90"). "" on success; else why not: NVRTC
 /// is not found (naming where it looked), or the compile log.
-/// Thread-safe. SHAPEML_NVRTC, when set, is the library's path.
+/// Thread-safe. SHAPEML_NVRTC, when set, is the library's path, or `none`:
+/// no NVRTC (modules are then built as where the toolkit is missing).
 std::string nvrtc_compile(const std::string& source, const std::vector<std::pair<std::string, std::string>>& headers, const std::string& arch,
                           CompiledCode& out);
 
 /// "NVRTC 13.0" when the library loads, else why it does not.
 std::string nvrtc_describe();
+/// Whether the library loads (nvrtc_compile can run).
+bool nvrtc_available();
 
 }  // namespace shapeml::lower::gpu

@@ -628,12 +628,21 @@ std::optional<plan::GpuPlan> plan_function(const ir::Module& m, const std::strin
   try {
     plan::GpuPlan p = Planner(m, options).run(*f, bindings);
     if (options.fuse) {
-      p = fuse_elementwise(p);
+      plan::GpuPlan fused = fuse_elementwise(p);
       // Every plan pass ends with the plan verifier (as check/verify.cpp
       // does for the IR): a pass that breaks the plan is a compiler bug.
-      if (auto d = plan::verify_plan(p)) throw PlanError("internal: elementwise fusion made a plan the verifier refuses: " + d->message);
-      if (options.generate_kernels && generate_fused_kernels(p) > 0)
-        if (auto d = plan::verify_plan(p)) throw PlanError("internal: kernel generation made a plan the verifier refuses: " + d->message);
+      if (auto d = plan::verify_plan(fused)) throw PlanError("internal: elementwise fusion made a plan the verifier refuses: " + d->message);
+      bool any = false;
+      for (const auto& l : fused.launches) any |= l.kind == plan::LaunchKind::Fused;
+      if (!options.generate_kernels) {
+        p = std::move(fused);  // the interpreter, asked for
+      } else if (any && generate_fused_kernels(fused) > 0) {
+        if (auto d = plan::verify_plan(fused)) throw PlanError("internal: kernel generation made a plan the verifier refuses: " + d->message);
+        p = std::move(fused);
+      }
+      // else: no kernel could be generated (no NVRTC where the module is
+      // built): the unfused launches, which measured faster than the
+      // interpreter (docs/design/gpu-generated-kernels.md).
     }
     plan::decide_graph_replay(p, options.graph);
     plan::decide_graph_branches(p, options.graph_branches);

@@ -42,16 +42,18 @@ struct PlanOptions {
   /// `allow_tf32`). Off by default: results then match fp32 references.
   bool allow_tf32 = false;
   /// Merge groups of elementwise launches into single `fused` launches
-  /// (lower/gpu/fuse_elementwise.h; bit-identical results, fewer launches).
-  /// Off by default: the fused kernel interprets its program per element and
-  /// measured slower than the unfused launches on the H200 (the large
-  /// transformer block 5.85 vs 5.12 ms, the small one no faster under graph
-  /// replay; docs/design/gpu-fusion.md). `shapemlc --gpu-fuse on` opts in.
-  bool fuse = false;
+  /// (lower/gpu/fuse_elementwise.h; bit-identical results, fewer launches),
+  /// each running a kernel generated for it (`generate_kernels`). On by
+  /// default: generated kernels measured faster than the unfused launches
+  /// (docs/design/gpu-generated-kernels.md). Where no kernel can be
+  /// generated (no NVRTC where the module is built) the plan keeps the
+  /// unfused launches. `shapemlc --gpu-fuse off` turns it off.
+  bool fuse = true;
   /// With `fuse`: compile each fused launch's program into a kernel of its
   /// own, shipped in the plan (lower/gpu/generate_kernels.h; NVRTC where the
-  /// module is built). Off, or without NVRTC: the plugin interprets the
-  /// program. `shapemlc --gpu-fuse-codegen off` interprets (to compare).
+  /// module is built). Off: the plugin interprets the programs (measured
+  /// slower than unfused launches; `shapemlc --gpu-fuse-codegen off`, to
+  /// compare).
   bool generate_kernels = true;
   /// Replace the launch groups of RMSNorm, a causal-masked softmax and a
   /// gated activation (SwiGLU) with one fused kernel each
