@@ -15,7 +15,8 @@ module Shapeml
 
 using Libdl
 
-export Library, ShapemlError, check, compile, build, load, entry, call, params, results, shape_variables
+export Library, ShapemlError, check, compile, build, load, entry, call, params, results, shape_variables,
+       TARGET_NATIVE, TARGET_X86_64, TARGET_X86_64_V3, TARGET_X86_64_V4
 
 const ABI_MAJOR = 0
 const ABI_MINOR_MIN = 3
@@ -259,11 +260,15 @@ function compile(lib::Library, source::AbstractString, name::AbstractString="<so
     wrap_module(lib, out[])
 end
 
-"Builds ahead of time; `bindings` as shapemlc build --bind, e.g. \"mlp:B=2,S=8,D=16,F=32\"."
-function build(lib::Library, source::AbstractString, bindings::AbstractString, out::AbstractString, name::AbstractString="<source>")
+"The CPU a module's code is generated for (`shapeml_target`); the default, as in shapemlc and every binding, is `TARGET_NATIVE`."
+const TARGET_NATIVE, TARGET_X86_64, TARGET_X86_64_V3, TARGET_X86_64_V4 = Int32(0), Int32(1), Int32(2), Int32(3)
+
+"Builds ahead of time; `bindings` as shapemlc build --bind, e.g. \"mlp:B=2,S=8,D=16,F=32\"; `target` one of the `TARGET_*`."
+function build(lib::Library, source::AbstractString, bindings::AbstractString, out::AbstractString, name::AbstractString="<source>";
+               target::Int32=TARGET_NATIVE)
     check_status(lib, ccall(fn(lib, :module_build_shared_object), Ptr{Cvoid},
                             (Ptr{Cvoid}, Cstring, Ptr{UInt8}, Csize_t, Cstring, Int32, Cstring),
-                            lib.context, name, source, sizeof(source), bindings, 1, out))
+                            lib.context, name, source, sizeof(source), bindings, target, out))
 end
 
 "Loads an AOT-compiled module (runs its code: trusted paths only)."

@@ -61,8 +61,8 @@ static shapeml_status* s_module_compile(const shapeml_api* a, shapeml_context* c
   return a->module_compile(c, name, src, n, NULL, out);
 }
 static shapeml_status* s_module_build(const shapeml_api* a, shapeml_context* c, const char* name, const char* src, size_t n,
-                                      const char* bindings, const char* out) {
-  return a->module_build_shared_object(c, name, src, n, bindings, SHAPEML_TARGET_X86_64, out);
+                                      const char* bindings, int32_t target, const char* out) {
+  return a->module_build_shared_object(c, name, src, n, bindings, target, out);
 }
 static shapeml_status* s_module_load(const shapeml_api* a, const char* path, shapeml_module** out) {
   return a->module_load(path, NULL, out);
@@ -109,6 +109,20 @@ import (
 const (
 	ABIMajor    = 0
 	ABIMinorMin = 3
+)
+
+// Target is the CPU a module's code is generated for (shapeml_target). The
+// default, as in shapemlc and every binding, is TargetNative: the build
+// machine's full instruction set. Artifacts that travel take TargetX86_64
+// (any x86-64) or TargetX86_64V3 (AVX2 and FMA) / TargetX86_64V4 (AVX-512); a
+// module whose level the CPU lacks is refused when it loads.
+type Target int32
+
+const (
+	TargetNative   Target = 0
+	TargetX86_64   Target = 1
+	TargetX86_64V3 Target = 2
+	TargetX86_64V4 Target = 3
 )
 
 // Code is a stable status code (docs/design/status-codes.md).
@@ -338,9 +352,15 @@ func (l *Library) Compile(name, source string) (*Module, error) {
 	return l.module(raw), nil
 }
 
-// Build compiles ahead of time into a shared object; bindings as
-// `shapemlc build --bind`, e.g. "mlp:B=2,S=8,D=16,F=32".
+// Build compiles ahead of time into a shared object for the default target
+// (TargetNative); bindings as `shapemlc build --bind`, e.g.
+// "mlp:B=2,S=8,D=16,F=32".
 func (l *Library) Build(name, source, bindings, out string) error {
+	return l.BuildFor(name, source, bindings, out, TargetNative)
+}
+
+// BuildFor is Build for target.
+func (l *Library) BuildFor(name, source, bindings, out string, target Target) error {
 	if err := l.needCompiler("Build"); err != nil {
 		return err
 	}
@@ -349,7 +369,7 @@ func (l *Library) Build(name, source, bindings, out string) error {
 	defer C.free(unsafe.Pointer(csrc))
 	defer C.free(unsafe.Pointer(cb))
 	defer C.free(unsafe.Pointer(cout))
-	return l.status(C.s_module_build(l.api, l.context, cname, csrc, C.size_t(len(source)), cb, cout))
+	return l.status(C.s_module_build(l.api, l.context, cname, csrc, C.size_t(len(source)), cb, C.int32_t(target), cout))
 }
 
 // Load loads an ahead-of-time compiled module. Loading runs its code: load

@@ -1,6 +1,7 @@
 package shapeml
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -204,6 +205,40 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := l.Load("/nonexistent/model.so"); code(err) != NotFound {
+		t.Fatal(err)
+	}
+}
+
+// The default target is the build machine's (as shapemlc's and every
+// binding's); BuildFor takes another, which the module's manifest records.
+func TestBuildTargetsNativeByDefaultAndOthersWhenAsked(t *testing.T) {
+	l := openSDK(t)
+	native, portable := filepath.Join(t.TempDir(), "native.so"), filepath.Join(t.TempDir(), "x86-64.so")
+	if err := l.Build("mlp.sml", mlpSource(t), "mlp:B=1,S=2,D=4,F=8", native); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.BuildFor("mlp.sml", mlpSource(t), "mlp:B=1,S=2,D=4,F=8", portable, TargetX86_64); err != nil {
+		t.Fatal(err)
+	}
+	has := func(path, s string) bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Contains(b, []byte(s))
+	}
+	if !has(portable, `(target "x86-64")`) || has(native, `(target "x86-64")`) {
+		t.Fatal("the manifests do not record the targets asked for")
+	}
+	m, err := l.Load(portable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, _ := m.Entry("mlp")
+	in := mlpInputs(1, 2, 4, 8)
+	res, err := e.Call(in...)
+	if err != nil || maxErr(res[0].Data.([]float32), reference(in, 2, 4, 8)) > 1e-5 {
 		t.Fatal(err)
 	}
 }

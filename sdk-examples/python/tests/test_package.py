@@ -156,6 +156,24 @@ def context_stream():
 
 
 @test
+def build_targets_native_by_default_and_others_when_asked():
+    # The default is the build machine's, as shapemlc's and every binding's.
+    import inspect
+    assert inspect.signature(shapeml.Library.build).parameters["target"].default == shapeml.TARGET_NATIVE
+    assert inspect.signature(shapeml.Library.compile).parameters["target"].default == shapeml.TARGET_NATIVE
+    lib = shapeml.Library(SDK)
+    with tempfile.TemporaryDirectory() as d:
+        native, portable = os.path.join(d, "native.so"), os.path.join(d, "x86-64.so")
+        lib.build(MLP, ["mlp:B=1,S=2,D=4,F=8"], native, name="mlp.sml")
+        lib.build(MLP, ["mlp:B=1,S=2,D=4,F=8"], portable, name="mlp.sml", target=shapeml.TARGET_X86_64)
+        assert b'(target "x86-64")' in open(portable, "rb").read()
+        assert b'(target "x86-64")' not in open(native, "rb").read()
+        args = mlp_inputs(1, 2, 4, 8)
+        (y,) = lib.load(portable).entry("mlp")(*args)
+        assert np.abs(y - mlp_reference(*args)).max() < 1e-5
+
+
+@test
 def aot_then_runtime_library():
     lib = shapeml.Library(SDK)
     with tempfile.TemporaryDirectory() as d:

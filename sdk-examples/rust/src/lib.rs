@@ -327,6 +327,20 @@ pub struct Library {
     inner: Arc<Inner>,
 }
 
+/// The CPU a module's code is generated for (`shapeml_target`). The default,
+/// as in `shapemlc` and every binding, is `Native`: the build machine's full
+/// instruction set. Artifacts that travel take `X86_64` (any x86-64) or
+/// `X86_64V3` (AVX2 and FMA) / `X86_64V4` (AVX-512); a module whose level
+/// the CPU lacks is refused when it loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    #[default]
+    Native = 0,
+    X86_64 = 1,
+    X86_64V3 = 2,
+    X86_64V4 = 3,
+}
+
 /// What a library can do (`shapeml_get_capabilities`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
@@ -424,13 +438,19 @@ impl Library {
         Ok(Module { lib: self.inner.clone(), raw })
     }
 
-    /// Compiles ahead of time into a shared object; `bindings` as
-    /// `shapemlc build --bind`, e.g. "mlp:B=2,S=8,D=16,F=32" (`;` between several).
+    /// Compiles ahead of time into a shared object for the default target
+    /// (`Target::Native`); `bindings` as `shapemlc build --bind`, e.g.
+    /// "mlp:B=2,S=8,D=16,F=32" (`;` between several).
     pub fn build<P: AsRef<Path>>(&self, name: &str, source: &str, bindings: &str, out: P) -> Result<()> {
+        self.build_for(name, source, bindings, out, Target::default())
+    }
+
+    /// `build` for `target`.
+    pub fn build_for<P: AsRef<Path>>(&self, name: &str, source: &str, bindings: &str, out: P, target: Target) -> Result<()> {
         let f = func!(self.inner, module_build_shared_object);
         let (n, b, o) = (cstring(name)?, cstring(bindings)?, cstring(&out.as_ref().to_string_lossy())?);
         self.inner.check(unsafe {
-            f(self.inner.context, n.as_ptr(), source.as_ptr() as *const c_char, source.len(), b.as_ptr(), 1, o.as_ptr())
+            f(self.inner.context, n.as_ptr(), source.as_ptr() as *const c_char, source.len(), b.as_ptr(), target as i32, o.as_ptr())
         })
     }
 

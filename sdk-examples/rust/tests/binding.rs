@@ -1,7 +1,7 @@
 //! Tests of the Rust bindings against a built or installed shapeml.
 //! SHAPEML_LIB_DIR names the directory holding libshapeml.so.0 and
 //! libshapeml_runtime.so.0 (default: the repository's build/default).
-use shapeml::{Code, Library, Tensor};
+use shapeml::{Code, Library, Target, Tensor};
 use std::path::PathBuf;
 
 fn lib_dir() -> PathBuf {
@@ -170,6 +170,30 @@ fn aot_build_then_runtime_library() {
     let refs: Vec<&Tensor> = t.iter().collect();
     assert_eq!(mlp.call(&refs).err().unwrap().code, Code::NotFound);
     std::fs::remove_file(&out).ok();
+}
+
+// The default target is the build machine's (as shapemlc's and every
+// binding's); build_for takes another, which the module's manifest records.
+#[test]
+fn build_targets_native_by_default_and_others_when_asked() {
+    let lib = sdk();
+    assert_eq!(Target::default(), Target::Native);
+    let dir = std::env::temp_dir();
+    let (native, portable) = (dir.join(format!("shapeml-rust-native-{}.so", std::process::id())),
+                              dir.join(format!("shapeml-rust-x86-64-{}.so", std::process::id())));
+    lib.build("mlp.sml", MLP, "mlp:B=1,S=2,D=4,F=8", &native).unwrap();
+    lib.build_for("mlp.sml", MLP, "mlp:B=1,S=2,D=4,F=8", &portable, Target::X86_64).unwrap();
+    let has = |p: &PathBuf, s: &str| std::fs::read(p).unwrap().windows(s.len()).any(|w| w == s.as_bytes());
+    assert!(has(&portable, "(target \"x86-64\")"));
+    assert!(!has(&native, "(target \"x86-64\")"));
+    let m = lib.load(&portable).unwrap();
+    let (a, t) = mlp_inputs(&lib, 1, 2, 4, 8);
+    let refs: Vec<&Tensor> = t.iter().collect();
+    let got = m.entry("mlp").unwrap().call(&refs).unwrap()[0].to_vec::<f32>().unwrap();
+    let want = reference(&a[0], &a[1], &a[2], &a[3], &a[4], 2, 4, 8);
+    assert!(got.iter().zip(&want).all(|(g, w)| (*g as f64 - w).abs() < 1e-5));
+    std::fs::remove_file(&native).ok();
+    std::fs::remove_file(&portable).ok();
 }
 
 #[test]
