@@ -2,7 +2,9 @@
 # (docs/design/packaging.md). Components, one per package:
 #   runtime  libshapeml_runtime.so.0 (no LLVM/MLIR/Z3)   -> libshapeml-runtime0
 #   sdk      libshapeml.so.0 (compiler + runtime + C ABI) -> libshapeml0
-#   dev      headers, .so links, CMake package, .pc files -> libshapeml-dev
+#   runtime_dev  headers, the runtime's .so link, the CMake package, shapeml-runtime.pc
+#                                                        -> libshapeml-runtime-dev (no LLVM/MLIR/Z3)
+#   dev      the compiler library's .so link and CMake targets, shapeml.pc -> libshapeml-dev
 #   tools    shapemlc                                     -> shapeml-tools
 #   cuda     <libdir>/shapeml/libshapeml_cuda.so          -> libshapeml-cuda0
 # Debian's multiarch library directory (lib/x86_64-linux-gnu) whatever the
@@ -23,9 +25,9 @@ if(NOT SHAPEML_RUNTIME_ONLY)
 endif()
 
 install(TARGETS shapeml_runtime EXPORT shapemlRuntimeTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT runtime_dev)
 set_target_properties(shapeml_runtime PROPERTIES EXPORT_NAME runtime)
-install(EXPORT shapemlRuntimeTargets NAMESPACE shapeml:: DESTINATION ${SHAPEML_CMAKE_DIR} COMPONENT dev)
+install(EXPORT shapemlRuntimeTargets NAMESPACE shapeml:: DESTINATION ${SHAPEML_CMAKE_DIR} COMPONENT runtime_dev)
 
 if(NOT SHAPEML_RUNTIME_ONLY)
   install(TARGETS shapeml EXPORT shapemlTargets
@@ -45,7 +47,7 @@ endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/include/shapeml.h ${PROJECT_SOURCE_DIR}/include/shapeml_dlpack.h
               ${PROJECT_SOURCE_DIR}/include/shapeml_memory.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT runtime_dev)
 
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/cmake/shapemlConfig.cmake.in
   ${PROJECT_BINARY_DIR}/packaging/shapemlConfig.cmake INSTALL_DESTINATION ${SHAPEML_CMAKE_DIR}
@@ -55,7 +57,7 @@ configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/cmake/shapemlConfig.cmak
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/packaging/shapemlConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/packaging/shapemlConfig.cmake ${PROJECT_BINARY_DIR}/packaging/shapemlConfigVersion.cmake
-        DESTINATION ${SHAPEML_CMAKE_DIR} COMPONENT dev)
+        DESTINATION ${SHAPEML_CMAKE_DIR} COMPONENT runtime_dev)
 
 # pkg-config: relocatable (prefix from the .pc file's own place), so a tree
 # unpacked anywhere (dpkg -x, a conda prefix) works.
@@ -66,7 +68,11 @@ foreach(pc shapeml shapeml-runtime)
     continue()
   endif()
   configure_file(${CMAKE_CURRENT_LIST_DIR}/pkgconfig/${pc}.pc.in ${PROJECT_BINARY_DIR}/packaging/${pc}.pc @ONLY)
-  install(FILES ${PROJECT_BINARY_DIR}/packaging/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+  set(_pc_component runtime_dev)  # shapeml-runtime.pc; shapeml.pc goes with the compiler library
+  if(pc STREQUAL "shapeml")
+    set(_pc_component dev)
+  endif()
+  install(FILES ${PROJECT_BINARY_DIR}/packaging/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT ${_pc_component})
 endforeach()
 
 include(${CMAKE_CURRENT_LIST_DIR}/deb/cpack.cmake)

@@ -9,7 +9,8 @@
 #      root needed) and check the files the packages promise;
 #   5. build the worked example (sdk-examples/mlpkit) against the unpacked
 #      files ONLY -- with CMake find_package(shapeml) and with pkg-config --
-#      and run its tests.
+#      and run its tests; then a runtime-only consumer (the guide's call.c)
+#      from libshapeml-runtime0 and libshapeml-runtime-dev alone.
 # Usage: scripts/package-test.sh BUILD_DIR [WORK_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,7 +70,9 @@ for lib in "$work"/x/libshapeml-runtime0/usr/lib/*/libshapeml_runtime.so.0; do
   if ldd "$lib" | grep -Ei "llvm|mlir|z3"; then fail "libshapeml_runtime.so.0 loads LLVM, MLIR or Z3"; fi
 done
 dpkg-deb -f "$work"/debs/libshapeml-runtime0_*.deb Depends | grep -Eiq "llvm|mlir|z3" && fail "libshapeml-runtime0 depends on LLVM, MLIR or Z3"
-echo "Depends: complete; libshapeml-runtime0 needs no LLVM, MLIR or Z3"
+dpkg-deb -f "$work"/debs/libshapeml-runtime-dev_*.deb Depends | grep -Eiq "llvm|mlir|z3|libshapeml0" &&
+  fail "libshapeml-runtime-dev depends on the compiler library, LLVM, MLIR or Z3"
+echo "Depends: complete; libshapeml-runtime0 and libshapeml-runtime-dev need no LLVM, MLIR or Z3"
 
 echo "== 4. dpkg -x into a fresh root"
 root="$work/root"
@@ -143,4 +146,30 @@ PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs shapeml-runtime
 PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C "$work/mlpkit-src" O="$work/mlpkit-make" SHAPEMLC="$root/usr/bin/shapemlc" \
   check LD_LIBRARY_PATH="$libdir" | tail -3 | tee "$work/mlpkit-make.log"
 grep -q "mlpkit: PASS" "$work/mlpkit-make.log" || fail "mlpkit tests (pkg-config)"
+echo "== 5d. a runtime-only consumer: libshapeml-runtime0 and libshapeml-runtime-dev alone"
+rtroot="$work/root-runtime"
+mkdir -p "$rtroot"
+for d in "$work"/debs/libshapeml-runtime0_*.deb "$work"/debs/libshapeml-runtime-dev_*.deb; do dpkg -x "$d" "$rtroot"; done
+rtlib=$(cd "$rtroot/usr/lib" && ls -d */ | grep -- '-linux-gnu/$' | head -1)
+rtlib="$rtroot/usr/lib/${rtlib%/}"
+[[ ! -e $rtlib/libshapeml.so.0 && ! -e $rtroot/usr/bin/shapemlc ]] || fail "the runtime-only root holds the compiler"
+mkdir -p "$work/rt-consumer"
+cp "$here/docs/guide/examples/call.c" "$work/rt-consumer/"
+printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(rt_consumer C)' 'find_package(shapeml 0.3 CONFIG REQUIRED)' \
+  'add_executable(call call.c)' 'target_link_libraries(call PRIVATE shapeml::runtime)' > "$work/rt-consumer/CMakeLists.txt"
+cmake -S "$work/rt-consumer" -B "$work/rt-consumer/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$rtroot/usr" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/rt-consumer.log" 2>&1 || { cat "$work/rt-consumer.log"; fail "configure the runtime-only consumer"; }
+cmake --build "$work/rt-consumer/build" >>"$work/rt-consumer.log" 2>&1 || { cat "$work/rt-consumer.log"; fail "build the runtime-only consumer"; }
+# The module comes from the full root's shapemlc (a build machine); the
+# consumer runs with the runtime-only root.
+"$root/usr/bin/shapemlc" build "$here/docs/guide/examples/affine.sml" -o "$work/rt-consumer/libaffine.so" --bind affine:B=2,D=3,F=4 \
+  --target x86-64 >/dev/null
+LD_LIBRARY_PATH="$rtlib" "$work/rt-consumer/build/call" "$work/rt-consumer/libaffine.so" | tee "$work/rt-consumer-run.log"
+grep -q "^y = \[" "$work/rt-consumer-run.log" || fail "the runtime-only consumer did not call the module"
+# shellcheck disable=SC2046
+cc "$work/rt-consumer/call.c" $(PKG_CONFIG_PATH="$rtlib/pkgconfig" pkg-config --cflags --libs shapeml-runtime) -o "$work/rt-consumer/call-pc" ||
+  fail "pkg-config shapeml-runtime from the runtime-only root"
+out=$(cmake -S "$work/comp" -B "$work/comp/build-rt" -DWANT=sdk -DCMAKE_PREFIX_PATH="$rtroot/usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF 2>&1 || true)
+[[ $out == *"component sdk is not installed: install libshapeml0"* ]] || { echo "$out"; fail "runtime-only root: COMPONENTS sdk"; }
+echo "runtime-only consumer: built with CMake and with pkg-config, called the module; COMPONENTS sdk names libshapeml0"
 echo "package-test: PASS"

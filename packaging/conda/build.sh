@@ -21,7 +21,7 @@ cmake --build "$build" --target "${targets[@]}"
 # Without conda-build's per-output scripts (by hand, or the test), install
 # every component now.
 if [[ -z ${PKG_NAME:-} || $PKG_NAME == shapeml-split ]]; then
-  for c in runtime sdk dev tools cuda; do
+  for c in runtime runtime_dev sdk dev tools cuda; do
     SHAPEML_BUILD_DIR=$build bash "$(dirname "$0")/install-component.sh" "$c"
   done
 fi

@@ -9,6 +9,7 @@ if [[ -z $component ]]; then
   case ${PKG_NAME:?} in
     libshapeml-runtime) component=runtime ;;
     libshapeml) component=sdk ;;
+    libshapeml-runtime-dev) component=runtime_dev ;;
     libshapeml-dev) component=dev ;;
     shapeml-tools) component=tools ;;
     libshapeml-cuda) component=cuda ;;

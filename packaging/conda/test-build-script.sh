@@ -42,6 +42,13 @@ grep -q "probe: runtime at $prefix" "$work/probe.log" || fail "find_package foun
 SRC_DIR=$here PREFIX=$work/runtime-only SHAPEML_BUILD_DIR=$build bash "$here/packaging/conda/install-component.sh" runtime >/dev/null
 only=$(cd "$work/runtime-only" && find . -type f -o -type l | grep -v '^./share/' | sed 's|.*/||' | sort | tr '\n' ' ')
 [[ $only =~ ^libshapeml_runtime\.so\.0\ libshapeml_runtime\.so\.0\.[0-9]+\.[0-9]+\ $ ]] || fail "the runtime output holds: $only"
+# ... and with libshapeml-runtime-dev, what building against it takes, without the compiler library.
+SRC_DIR=$here PREFIX=$work/runtime-only SHAPEML_BUILD_DIR=$build bash "$here/packaging/conda/install-component.sh" runtime_dev >/dev/null
+for f in shapeml.h shapemlConfig.cmake shapemlRuntimeTargets.cmake shapeml-runtime.pc libshapeml_runtime.so; do
+  [[ -n $(find "$work/runtime-only" -name "$f") ]] || fail "libshapeml-runtime-dev lacks $f"
+done
+[[ -z $(cd "$work/runtime-only" && find . -name 'libshapeml.so*' -o -name shapeml.pc -o -name shapemlTargets.cmake) ]] ||
+  fail "libshapeml-runtime-dev holds the compiler library's files"
 echo "files in the prefix:"
 (cd "$prefix" && find . -type f -o -type l | sort | grep -v '^./share/\(doc\|lintian\)' | sed 's/^/  /')
 echo "conda test: PASS (build.sh and the output split; conda-build itself not run)"

@@ -16,9 +16,9 @@ set(CPACK_PACKAGE_CONTACT "${SHAPEML_DEB_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)  # the build is -g (the ABI check needs it); the packages are not
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime dev)
+set(CPACK_COMPONENTS_ALL runtime runtime_dev)
 if(NOT SHAPEML_RUNTIME_ONLY)
-  list(APPEND CPACK_COMPONENTS_ALL sdk tools)
+  list(APPEND CPACK_COMPONENTS_ALL sdk dev tools)
 endif()
 if(SHAPEML_WITH_CUDA)
   list(APPEND CPACK_COMPONENTS_ALL cuda)
@@ -51,13 +51,15 @@ set(CPACK_DEBIAN_SDK_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_SDK_PACKAGE_CONTROL_EXTRA ${_ldconfig_extra})
 set(CPACK_DEBIAN_SDK_DESCRIPTION "shape-typed tensor compiler - shared library\n${_long}\n.\nThis package holds libshapeml.so.0, the whole SDK behind one C ABI:\nchecking with diagnostics, JIT compilation, ahead-of-time builds, and\nthe runtime.")
 
+set(CPACK_DEBIAN_RUNTIME_DEV_PACKAGE_NAME libshapeml-runtime-dev)
+set(CPACK_DEBIAN_RUNTIME_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_RUNTIME_DEV_PACKAGE_DEPENDS "libshapeml-runtime0 (= ${SHAPEML_DEB_VERSION})")
+set(CPACK_DEBIAN_RUNTIME_DEV_DESCRIPTION "shape-typed tensor compiler - runtime development files\n${_long}\n.\nThis package holds what building against the runtime library alone takes:\nthe C headers (shapeml.h), the CMake package (find_package(shapeml),\ntarget shapeml::runtime) and shapeml-runtime.pc. It pulls in no LLVM,\nMLIR or Z3.")
+
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libshapeml-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libshapeml-runtime0 (= ${SHAPEML_DEB_VERSION})")
-if(NOT SHAPEML_RUNTIME_ONLY)
-  string(APPEND CPACK_DEBIAN_DEV_PACKAGE_DEPENDS ", libshapeml0 (= ${SHAPEML_DEB_VERSION})")
-endif()
-set(CPACK_DEBIAN_DEV_DESCRIPTION "shape-typed tensor compiler - development files\n${_long}\n.\nThis package holds the C headers (shapeml.h), the CMake package\n(find_package(shapeml)) and the pkg-config files (shapeml,\nshapeml-runtime).")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libshapeml-runtime-dev (= ${SHAPEML_DEB_VERSION}), libshapeml0 (= ${SHAPEML_DEB_VERSION})")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "shape-typed tensor compiler - development files\n${_long}\n.\nThis package adds the compiler library to libshapeml-runtime-dev: the\nlink libshapeml.so, its CMake target (shapeml::shapeml) and shapeml.pc.")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME shapeml-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${SHAPEML_DEB_LLVM}")
@@ -77,7 +79,8 @@ set(CPACK_DEBIAN_CUDA_DESCRIPTION "shape-typed tensor compiler - CUDA plugin\n${
 # Per package: copyright, changelog.Debian.gz and lintian overrides (not for
 # other layouts, e.g. the conda recipe).
 option(SHAPEML_INSTALL_DEBIAN_FILES "Install the Debian packages' doc and lintian files" ON)
-set(_pkgs runtime libshapeml-runtime0 dev libshapeml-dev sdk libshapeml0 tools shapeml-tools cuda libshapeml-cuda0)
+set(_pkgs runtime libshapeml-runtime0 runtime_dev libshapeml-runtime-dev dev libshapeml-dev sdk libshapeml0 tools shapeml-tools cuda
+          libshapeml-cuda0)
 execute_process(COMMAND gzip -9n -c ${CMAKE_CURRENT_LIST_DIR}/changelog OUTPUT_FILE ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz)
 while(_pkgs AND SHAPEML_INSTALL_DEBIAN_FILES)
   list(POP_FRONT _pkgs _comp _pkg)
