@@ -35,7 +35,7 @@ run_stage asan env ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 LSAN_OPTIONS=su
   ctest --preset asan -LE "golden|proofs|abi|obligations" -j2
 
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_check fuzz_json fuzz_npy fuzz_npz fuzz_manifest fuzz_dlpack
+cmake --build --preset fuzz --target fuzz_check fuzz_json fuzz_npy fuzz_npz fuzz_manifest fuzz_dlpack fuzz_plan
 run_stage fuzz ctest --test-dir build/fuzz -L fuzz --output-on-failure
 
 # Only the two concurrency test binaries are built (CMakePresets.json).

@@ -45,18 +45,21 @@ def params(weights, dtype, device="cpu"):
     return {k: torch.tensor(weights[k], dtype=dtype, device=device, requires_grad=True) for k in NAMES}
 
 
-def train_sgd(weights, tokens, targets, epochs, lr, device="cpu", times=None):
+def train_sgd(weights, tokens, targets, epochs, lr, device="cpu", times=None, compile=False):
     """Full-batch SGD on the mean loss, in float32: (losses, weights).
-    `times`: a list that receives each step's seconds (synchronized)."""
+    `times`: a list that receives each step's seconds (synchronized).
+    `compile`: the loss (forward and, through AOTAutograd, backward) under
+    torch.compile (default mode), as a careful PyTorch user would."""
     import time
     w = params(weights, torch.float32, device)
     opt = torch.optim.SGD([w[k] for k in NAMES], lr=lr)
     toks, tgts = torch.from_numpy(tokens).to(device), torch.from_numpy(targets).to(device)
+    loss_fn = torch.compile(nll_sum) if compile else nll_sum
     losses = []
     for _ in range(epochs):
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = nll_sum(toks, tgts, w) / toks.numel()
+        loss = loss_fn(toks, tgts, w) / toks.numel()
         loss.backward()
         opt.step()
         losses.append(loss.item())  # synchronizes
@@ -90,11 +93,12 @@ def greedy(weights, prompt_tokens, new_tokens):
     return toks
 
 
-def generate_kv(weights, prompt_tokens, new_tokens, pick, device="cpu", times=None):
+def generate_kv(weights, prompt_tokens, new_tokens, pick, device="cpu", times=None, compile=False):
     """Decoding with PyTorch's own KV cache (torch.cat per token, no
     padding): prefill the prompt, then one token at a time. `pick(logits
     as float32 NumPy)` chooses the next token. `times` receives the seconds
-    of each decode step (synchronized)."""
+    of each decode step (synchronized). `compile`: the decode step under
+    torch.compile (dynamic shapes: the cache grows by a row a token)."""
     import time
     w = {k: torch.tensor(weights[k], device=device) for k in NAMES}
     D = w["emb"].shape[1]
@@ -119,15 +123,20 @@ def generate_kv(weights, prompt_tokens, new_tokens, pick, device="cpu", times=No
         ctx = (torch.softmax(s, -1) @ v).permute(0, 2, 1, 3).reshape(T, D)
         z = tail(x, ctx)
         toks.append(pick(z[-1].cpu().numpy()))
-        while len(toks) < len(prompt_tokens) + new_tokens:
-            t0 = time.perf_counter()
-            x = w["emb"][torch.tensor([toks[-1]], device=device)]
+        def decode(token, k, v):
+            x = w["emb"][token]
             n1 = rmsnorm(x, w["g1"])
             q = heads(n1, w["wq"])
             k = torch.cat([k, heads(n1, w["wk"])], 2)
             v = torch.cat([v, heads(n1, w["wv"])], 2)
             ctx = (torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(Dh), -1) @ v).permute(0, 2, 1, 3).reshape(1, D)
-            z = tail(x, ctx)[0].cpu().numpy()  # synchronizes
+            return tail(x, ctx)[0], k, v
+
+        step = torch.compile(decode, dynamic=True) if compile else decode
+        while len(toks) < len(prompt_tokens) + new_tokens:
+            t0 = time.perf_counter()
+            z, k, v = step(torch.tensor([toks[-1]], device=device), k, v)
+            z = z.cpu().numpy()  # synchronizes
             if times is not None:
                 times.append(time.perf_counter() - t0)
             toks.append(pick(z))

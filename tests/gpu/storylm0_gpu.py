@@ -18,8 +18,9 @@ the runtime), run on the H200 test machine:
               Gumbel-max (seeds 1, 2), equal tests/golden/fixtures/
               storylm0_generate.txt exactly; decode tokens/s against a
               PyTorch replica with its own KV cache on the GPU (ratio)
-  speed       median time per SGD step: shapeml GPU vs PyTorch eager on the
-              GPU (same run), reported as a ratio, never asserted
+  speed       median time per SGD step and per decode token: shapeml GPU vs
+              PyTorch eager and torch.compile on the GPU (same run),
+              reported as ratios, never asserted
 
   build OUT   (here) the AOT module and the CPU reference (storylm0_cpu.npz)
   run DIR     (device) everything above; prints `storylm0-gpu: N passed, M failed`
@@ -150,6 +151,13 @@ def cmd_run(a):
     check("gpu sgd curve vs PyTorch (cuda)", d_ref <= 2e-3, f"max |diff| {d_ref:.1e}, final {ref_losses[-1]:.4f}")
     ms, mt = float(np.median(times[1:])) * 1e3, float(np.median(ttimes[1:])) * 1e3
     print(f"# time per SGD step on the GPU: shapeml {ms:.3f} ms, PyTorch eager {mt:.3f} ms, ratio {ms / mt:.2f}")
+    try:  # torch.compile (default mode) of the loss: the steps after its compilation
+        ctimes = []
+        R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, device="cuda", times=ctimes, compile=True)
+        mc = float(np.median(ctimes[5:])) * 1e3
+        print(f"# time per SGD step on the GPU: shapeml {ms:.3f} ms, torch.compile {mc:.3f} ms, ratio {ms / mc:.2f}")
+    except Exception as e:  # reported, never a failure: the anchor is PyTorch's
+        print(f"# torch.compile SGD step: unavailable ({type(e).__name__}: {str(e)[:120]})")
 
     # AdamW against the CPU run
     m = {k: np.zeros_like(v) for k, v in w0.items()}
@@ -224,6 +232,15 @@ def cmd_run(a):
     ms, mt = float(np.median(step_times)) * 1e3, float(np.median(ttimes)) * 1e3
     print(f"# decode per token on the GPU: shapeml {ms:.3f} ms ({1e3 / ms:.0f} tokens/s), PyTorch eager KV cache {mt:.3f} ms "
           f"({1e3 / mt:.0f} tokens/s), ratio {ms / mt:.2f}")
+    try:  # torch.compile'd decode step (dynamic shapes), timed on a second pass once compiled
+        R.generate_kv(wl, S.encode("once"), 32, S.argmax, device="cuda", compile=True)
+        ctimes = []
+        R.generate_kv(wl, S.encode("once"), 32, S.argmax, device="cuda", times=ctimes, compile=True)
+        mc = float(np.median(ctimes)) * 1e3
+        print(f"# decode per token on the GPU: shapeml {ms:.3f} ms, torch.compile KV cache {mc:.3f} ms ({1e3 / mc:.0f} tokens/s), "
+              f"ratio {ms / mc:.2f}")
+    except Exception as e:
+        print(f"# torch.compile decode: unavailable ({type(e).__name__}: {str(e)[:120]})")
     print(f"storylm0-gpu: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
