@@ -997,6 +997,10 @@ typedef struct shapeml_call_options {
    *  are kept). Results are bit-identical to direct execution. Ignored by
    *  host entries. */
   int32_t graph;
+  /** Reserved, never read: the tail padding of the 0.3 layout, which a 0.3
+   *  caller's struct_size covers but leaves uninitialized (so num_threads
+   *  follows it, past every 0.3 struct_size). Set it to 0. */
+  int32_t reserved;
   /** Host entries (since 0.5, appended): how many threads the parallel loops
    *  of the generated code may use during this call, the calling thread
    *  included; 0: the default, `SHAPEML_NUM_THREADS` when the environment
@@ -1011,7 +1015,7 @@ typedef struct shapeml_call_options {
 } shapeml_call_options;
 
 /** Default call options. */
-#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT, 0}
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT, 0, 0}
 
 /**
  * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in

@@ -33,7 +33,7 @@ constexpr std::initializer_list<size_t> kDimInfoEnds = {DIM_END(struct_size), DI
 #define CALL_END(f) SHAPEML_FIELD_END(shapeml_call_options, f)
 constexpr std::initializer_list<size_t> kCallOptionsEnds = {CALL_END(struct_size), CALL_END(memory), CALL_END(outputs),
                                                             CALL_END(device_index), CALL_END(stream), CALL_END(graph),
-                                                            CALL_END(num_threads)};
+                                                            CALL_END(reserved), CALL_END(num_threads)};
 #undef CALL_END
 
 shapeml_entry::Io describe(const std::string& name, const types::TensorType& t) {

@@ -239,6 +239,33 @@ static void test_eight_host_threads_share_the_pool(void** state) {
   free(d);
 }
 
+/* A caller built against 0.3 passes its struct_size (the 0.3 layout ends
+ * with `graph` and 4 bytes of tail padding, 48 bytes) and leaves the padding
+ * as it was: here -2, which as a thread count would be refused. The library
+ * reads no field from it (num_threads lies past it), so the call runs with
+ * the default count. */
+static void test_a_03_caller_tail_padding_is_never_read(void** state) {
+  (void)state;
+  data_t* d = make_data();
+  shapeml_module* m = jit_module();
+  shapeml_entry* e = layer_of(m);
+  const int64_t xs[2] = {N, K}, ws[2] = {K, M}, bs[1] = {M};
+  shapeml_tensor* in[3] = {tensor(d->x, 2, xs), tensor(d->w, 2, ws), tensor(d->b, 1, bs)};
+  shapeml_tensor* out[2] = {NULL, NULL};
+  shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
+  o.struct_size = offsetof(shapeml_call_options, graph) + sizeof(int32_t) + 4; /* sizeof the 0.3 struct */
+  assert_int_equal(o.struct_size, 48);
+  memset((char*)&o + offsetof(shapeml_call_options, graph) + sizeof(int32_t), 0xFE, 4); /* -2 as an int32 */
+  assert_true(offsetof(shapeml_call_options, num_threads) >= o.struct_size);
+  shapeml_status* st = shapeml_entry_call(e, in, 3, out, 2, &o);
+  assert_null(st);
+  assert_non_null(out[0]);
+  for (int i = 0; i < 2; ++i) shapeml_tensor_release(out[i]);
+  for (int i = 0; i < 3; ++i) shapeml_tensor_release(in[i]);
+  shapeml_module_release(m);
+  free(d);
+}
+
 static void test_negative_thread_count_is_refused(void** state) {
   (void)state;
   data_t* d = make_data();
@@ -266,6 +293,7 @@ int main(void) {
       cmocka_unit_test(test_host_parallel_for_runs_the_loops),
       cmocka_unit_test(test_eight_host_threads_share_the_pool),
       cmocka_unit_test(test_negative_thread_count_is_refused),
+      cmocka_unit_test(test_a_03_caller_tail_padding_is_never_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
