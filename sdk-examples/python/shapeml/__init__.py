@@ -105,9 +105,10 @@ ERRORS = {1: InvalidArgumentError, 2: ResourceExhaustedError, 3: NotFoundError, 
 
 
 class CallOptions(C.Structure):
-    """shapeml_call_options (since 0.3)."""
+    """shapeml_call_options (since 0.3; `reserved` and `num_threads` appended)."""
     _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("outputs", C.c_void_p), ("device_index", C.c_int32),
-                ("stream", C.c_void_p), ("graph", C.c_int32)]  # graph: 0 default, 1 on, 2 off (shapeml_graph_mode)
+                ("stream", C.c_void_p), ("graph", C.c_int32),  # graph: 0 default, 1 on, 2 off (shapeml_graph_mode)
+                ("reserved", C.c_int32), ("num_threads", C.c_int32)]
 
 
 class ModuleOptions(C.Structure):
@@ -778,10 +779,14 @@ class Entry:
             dims.append(di.value if di.kind == 0 else _s(di.text))
         return TensorInfo(_s(t.name), _NP.get(t.dtype, t.dtype), t.device_type, t.device_id, t.rank, _s(t.type), tuple(dims))
 
-    def __call__(self, *args: Any, bf16: Optional[str] = None, tensors: bool = False) -> Tuple[Any, ...]:
+    def __call__(self, *args: Any, bf16: Optional[str] = None, tensors: bool = False, num_threads: int = 0) -> Tuple[Any, ...]:
         """entry(*args): NumPy arrays (copied in), Tensors, or DLPack objects
         such as torch tensors (zero copy). Returns a tuple of NumPy arrays,
-        or of Tensors with tensors=True (e.g. for torch.from_dlpack)."""
+        or of Tensors with tensors=True (e.g. for torch.from_dlpack).
+        `num_threads` (host entries): the threads this call's parallel loops
+        may use, the calling one included; 0 the default
+        (SHAPEML_NUM_THREADS, else the CPUs the process may run on); the
+        results are the same bits for every count."""
         lib, L = self.module.lib, self.module.lib.lib
         handles = []
         try:
@@ -790,7 +795,8 @@ class Entry:
             ins = (C.c_void_p * max(len(handles), 1))(*[h.value for h, _ in handles])
             n_out = len(self.results)
             outs = (C.c_void_p * max(n_out, 1))()
-            lib._check(L.shapeml_entry_call(self.handle, ins, len(handles), outs, n_out, None))
+            opts = CallOptions(C.sizeof(CallOptions), None, None, 0, None, 0, 0, num_threads)
+            lib._check(L.shapeml_entry_call(self.handle, ins, len(handles), outs, n_out, C.byref(opts)))
             results = [Tensor(lib, C.c_void_p(outs[i])) for i in range(n_out)]
             return tuple(results) if tensors else tuple(t.numpy(bf16) for t in results)
         finally:

@@ -156,6 +156,23 @@ def context_stream():
 
 
 @test
+def thread_count_per_call():
+    # The same bits for every count (docs/design/cpu-threads.md); a negative count is refused.
+    e = shapeml.Library(SDK).compile(MLP, "mlp.sml").entry("mlp")
+    args = mlp_inputs(4, 64, 16, 32)
+    (one,) = e(*args, num_threads=1)
+    (two,) = e(*args, num_threads=2)
+    (default,) = e(*args)
+    assert one.tobytes() == two.tobytes() == default.tobytes()
+    assert np.abs(one - mlp_reference(*args)).max() < 1e-4
+    try:
+        e(*args, num_threads=-1)
+        raise AssertionError("no error")
+    except shapeml.InvalidArgumentError as err:
+        assert "num_threads is -1" in str(err)
+
+
+@test
 def build_targets_native_by_default_and_others_when_asked():
     # The default is the build machine's, as shapemlc's and every binding's.
     import inspect
