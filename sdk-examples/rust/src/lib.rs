@@ -745,13 +745,72 @@ impl<'m> Entry<'m> {
 
     /// Calls the entry (inputs borrowed; results new tensors you own).
     pub fn call(&self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        self.call_with(inputs, &CallOptions::default())
+    }
+
+    /// `call` with options (a thread count for host entries).
+    pub fn call_with(&self, inputs: &[&Tensor], options: &CallOptions) -> Result<Vec<Tensor>> {
         let api = self.api();
         let n_out = unsafe { api.entry_result_count.unwrap()(self.raw) };
         let raw_in: Vec<*mut c_void> = inputs.iter().map(|t| t.raw).collect();
         let mut raw_out = vec![ptr::null_mut(); n_out];
+        let raw_opts = options.raw(ptr::null());
         self.module.lib.check(unsafe {
-            api.entry_call.unwrap()(self.raw, raw_in.as_ptr(), raw_in.len(), raw_out.as_mut_ptr(), n_out, ptr::null())
+            api.entry_call.unwrap()(self.raw, raw_in.as_ptr(), raw_in.len(), raw_out.as_mut_ptr(), n_out, &raw_opts as *const RawCallOptions as *const c_void)
         })?;
         Ok(raw_out.into_iter().map(|raw| Tensor { lib: self.module.lib.clone(), raw }).collect())
+    }
+
+    /// Destination passing: writes the results into `outputs`, tensors you
+    /// made with the results' dtypes and exact shapes (one per result, not
+    /// overlapping an input). Nothing is allocated for them.
+    pub fn call_into(&self, inputs: &[&Tensor], outputs: &[&Tensor], options: &CallOptions) -> Result<()> {
+        let api = self.api();
+        let n_out = unsafe { api.entry_result_count.unwrap()(self.raw) };
+        if outputs.len() != n_out {
+            return Err(Error { code: Code::InvalidArgument, message: format!("call_into: {} output(s) given, the entry returns {}", outputs.len(), n_out) });
+        }
+        let raw_in: Vec<*mut c_void> = inputs.iter().map(|t| t.raw).collect();
+        let raw_given: Vec<*mut c_void> = outputs.iter().map(|t| t.raw).collect();
+        let raw_opts = options.raw(raw_given.as_ptr());
+        self.module.lib.check(unsafe {
+            api.entry_call.unwrap()(self.raw, raw_in.as_ptr(), raw_in.len(), ptr::null_mut(), 0, &raw_opts as *const RawCallOptions as *const c_void)
+        })
+    }
+}
+
+/// Options of one call (`shapeml_call_options`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallOptions {
+    /// Host entries: the threads this call's parallel loops may use, the
+    /// calling one included; 0 the default (`SHAPEML_NUM_THREADS`, else the
+    /// CPUs the process may run on). Results are the same bits for every count.
+    pub num_threads: i32,
+}
+
+#[repr(C)]
+struct RawCallOptions {
+    struct_size: usize,
+    memory: *mut c_void,
+    outputs: *const *mut c_void,
+    device_index: i32,
+    stream: *mut c_void,
+    graph: i32,
+    reserved: i32,
+    num_threads: i32,
+}
+
+impl CallOptions {
+    fn raw(&self, outputs: *const *mut c_void) -> RawCallOptions {
+        RawCallOptions {
+            struct_size: std::mem::size_of::<RawCallOptions>(),
+            memory: ptr::null_mut(),
+            outputs,
+            device_index: 0,
+            stream: ptr::null_mut(),
+            graph: 0,
+            reserved: 0,
+            num_threads: self.num_threads,
+        }
     }
 }

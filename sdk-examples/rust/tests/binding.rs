@@ -1,7 +1,7 @@
 //! Tests of the Rust bindings against a built or installed shapeml.
 //! SHAPEML_LIB_DIR names the directory holding libshapeml.so.0 and
 //! libshapeml_runtime.so.0 (default: the repository's build/default).
-use shapeml::{Code, Library, Target, Tensor};
+use shapeml::{CallOptions, Code, Library, Target, Tensor};
 use std::path::PathBuf;
 
 fn lib_dir() -> PathBuf {
@@ -170,6 +170,31 @@ fn aot_build_then_runtime_library() {
     let refs: Vec<&Tensor> = t.iter().collect();
     assert_eq!(mlp.call(&refs).err().unwrap().code, Code::NotFound);
     std::fs::remove_file(&out).ok();
+}
+
+// A thread count per call gives the same bits; call_into writes into the
+// caller's tensors; a negative count and a wrong output count are refused.
+#[test]
+fn call_options_threads_and_caller_outputs() {
+    let lib = sdk();
+    let m = lib.compile("mlp.sml", MLP).unwrap();
+    let mlp = m.entry("mlp").unwrap();
+    let (a, t) = mlp_inputs(&lib, 4, 64, 16, 32);
+    let refs: Vec<&Tensor> = t.iter().collect();
+    let one = mlp.call_with(&refs, &CallOptions { num_threads: 1 }).unwrap()[0].to_vec::<f32>().unwrap();
+    let two = mlp.call_with(&refs, &CallOptions { num_threads: 2 }).unwrap()[0].to_vec::<f32>().unwrap();
+    assert_eq!(one.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), two.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    let want = reference(&a[0], &a[1], &a[2], &a[3], &a[4], 4 * 64, 16, 32);
+    assert!(one.iter().zip(&want).all(|(g, w)| (*g as f64 - w).abs() < 1e-4));
+    let y = Tensor::from_slice(&lib, &vec![f32::NAN; 4 * 64 * 16], &[4, 64, 16]).unwrap();
+    mlp.call_into(&refs, &[&y], &CallOptions::default()).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), one.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    let e = mlp.call_with(&refs, &CallOptions { num_threads: -1 }).err().unwrap();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("num_threads is -1"), "{}", e.message);
+    assert_eq!(mlp.call_into(&refs, &[], &CallOptions::default()).err().unwrap().code, Code::InvalidArgument);
+    let wrong = Tensor::from_slice(&lib, &vec![0f32; 4 * 64 * 17], &[4, 64, 17]).unwrap();
+    assert!(mlp.call_into(&refs, &[&wrong], &CallOptions::default()).is_err());
 }
 
 // The default target is the build machine's (as shapemlc's and every
