@@ -82,8 +82,10 @@ static shapeml_status* s_tensor_info(const shapeml_api* a, shapeml_entry* e, int
   return a->entry_get_tensor_info(e, kind, i, t);
 }
 static shapeml_status* s_entry_call(const shapeml_api* a, shapeml_entry* e, shapeml_tensor** in, size_t n_in, shapeml_tensor** out,
-                                    size_t n_out) {
-  return a->entry_call(e, in, n_in, out, n_out, NULL);
+                                    size_t n_out, int32_t num_threads) {
+  shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
+  o.num_threads = num_threads;
+  return a->entry_call(e, in, n_in, out, n_out, &o);
 }
 static shapeml_status* s_tensor_create_copy(const shapeml_api* a, int32_t dtype, size_t rank, const int64_t* shape, const void* data,
                                             size_t bytes, shapeml_tensor** out) {
@@ -501,9 +503,23 @@ func (a Array) raw() (DType, unsafe.Pointer, int, error) {
 	return 0, nil, 0, &Error{InvalidArgument, fmt.Sprintf("unsupported array type %T", a.Data)}
 }
 
+// CallOptions are the options of one call (shapeml_call_options).
+type CallOptions struct {
+	// NumThreads (host entries): the threads this call's parallel loops may
+	// use, the calling one included; 0 the default (SHAPEML_NUM_THREADS, else
+	// the CPUs the process may run on). Results are the same bits for every
+	// count.
+	NumThreads int32
+}
+
 // Call runs the entry on Go arrays (copied in) and returns its results
 // (copied out) as arrays.
 func (e *Entry) Call(inputs ...Array) ([]Array, error) {
+	return e.CallWith(CallOptions{}, inputs...)
+}
+
+// CallWith is Call with options.
+func (e *Entry) CallWith(opts CallOptions, inputs ...Array) ([]Array, error) {
 	l := e.module.lib
 	tensors := make([]*C.shapeml_tensor, len(inputs))
 	defer func() {
@@ -534,7 +550,7 @@ func (e *Entry) Call(inputs ...Array) ([]Array, error) {
 	defer C.free(unsafe.Pointer(out))
 	inSlice := unsafe.Slice(in, len(inputs)+1)
 	copy(inSlice, tensors)
-	if err := l.status(C.s_entry_call(l.api, e.raw, in, C.size_t(len(inputs)), out, C.size_t(nOut))); err != nil {
+	if err := l.status(C.s_entry_call(l.api, e.raw, in, C.size_t(len(inputs)), out, C.size_t(nOut), C.int32_t(opts.NumThreads))); err != nil {
 		return nil, err
 	}
 	results := make([]Array, nOut)

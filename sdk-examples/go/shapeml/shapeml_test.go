@@ -251,6 +251,38 @@ func loadAOTMLP(t *testing.T, l *Library, path string) *Module {
 	return m
 }
 
+// A thread count per call gives the same bits; a negative one is refused.
+func TestCallWithThreadCount(t *testing.T) {
+	l := openSDK(t)
+	m, err := l.Compile("mlp.sml", mlpSource(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, _ := m.Entry("mlp")
+	in := mlpInputs(4, 64, 16, 32)
+	one, err := e.CallWith(CallOptions{NumThreads: 1}, in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := e.CallWith(CallOptions{NumThreads: 2}, in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := one[0].Data.([]float32), two[0].Data.([]float32)
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("element %d differs between 1 and 2 threads", i)
+		}
+	}
+	if maxErr(a, reference(in, 4*64, 16, 32)) > 1e-4 {
+		t.Fatal("wrong result")
+	}
+	if _, err := e.CallWith(CallOptions{NumThreads: -1}, in...); code(err) != InvalidArgument || !strings.Contains(err.Error(), "num_threads is -1") {
+		t.Fatal(err)
+	}
+}
+
 func TestAOTThenRuntimeLibrary(t *testing.T) {
 	l := openSDK(t)
 	out := filepath.Join(t.TempDir(), "mlp.so")
