@@ -83,9 +83,9 @@ pub struct Api {
     pub tensor_byte_size: Option<unsafe extern "C" fn(*const c_void) -> usize>,
     pub tensor_dltensor: Unused,
     pub tensor_export_dlpack: Unused,
-    pub tensor_export_dlpack_versioned: Unused,
+    pub tensor_export_dlpack_versioned: Option<unsafe extern "C" fn(*mut c_void, *mut *mut DLManagedTensorVersioned) -> *mut Status>,
     pub tensor_import_dlpack: Unused,
-    pub tensor_import_dlpack_versioned: Unused,
+    pub tensor_import_dlpack_versioned: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned, *mut *mut c_void) -> *mut Status>,
     pub tensor_load_npy: Unused,
     pub tensor_save_npy: Unused,
     pub npz_load: Unused,
@@ -639,6 +639,89 @@ impl Tensor {
 impl Drop for Tensor {
     fn drop(&mut self) {
         unsafe { self.lib.api.tensor_release.unwrap()(self.raw) }
+    }
+}
+
+// ---- DLPack 1.x (dlpack.h's layout; docs/design/dlpack.md) ----------------
+
+/// DLPack's version of a managed tensor (`DLPackVersion`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLPackVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+/// `DLDevice`: device type (1 CPU, 2 CUDA) and index.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLDevice {
+    pub device_type: i32,
+    pub device_id: i32,
+}
+
+/// `DLDataType`: type code (0 int, 2 float, 4 bfloat, 6 bool), bits, lanes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLDataType {
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+}
+
+/// `DLTensor`, the borrowed view inside a managed tensor.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLTensor {
+    pub data: *mut c_void,
+    pub device: DLDevice,
+    pub ndim: i32,
+    pub dtype: DLDataType,
+    pub shape: *mut i64,
+    pub strides: *mut i64,
+    pub byte_offset: u64,
+}
+
+/// `DLManagedTensorVersioned`: who owns it calls `deleter(self)` once.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLManagedTensorVersioned {
+    pub version: DLPackVersion,
+    pub manager_ctx: *mut c_void,
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    pub flags: u64,
+    pub dl_tensor: DLTensor,
+}
+
+/// `DLPACK_FLAG_BITMASK_READ_ONLY`.
+pub const DLPACK_FLAG_READ_ONLY: u64 = 1;
+
+impl Tensor {
+    /// Exports the tensor as a DLPack 1.x managed tensor, zero copy: the
+    /// consumer owns the returned pointer and calls its `deleter` once; the
+    /// data stays alive until then, whatever happens to `self`.
+    pub fn to_dlpack(&self) -> Result<*mut DLManagedTensorVersioned> {
+        let mut out = ptr::null_mut();
+        self.lib.check(unsafe { self.lib.api.tensor_export_dlpack_versioned.unwrap()(self.raw, &mut out) })?;
+        Ok(out)
+    }
+
+    /// Takes a DLPack 1.x managed tensor, zero copy; on success shapeml owns
+    /// it (and calls its deleter when the tensor is dropped), on failure the
+    /// caller still does.
+    ///
+    /// # Safety
+    /// `managed` must point to a valid `DLManagedTensorVersioned` that no one
+    /// else will use or delete after a successful call.
+    pub unsafe fn from_dlpack(lib: &Library, managed: *mut DLManagedTensorVersioned) -> Result<Tensor> {
+        let mut raw = ptr::null_mut();
+        lib.inner.check(lib.inner.api.tensor_import_dlpack_versioned.unwrap()(managed, &mut raw))?;
+        Ok(Tensor { lib: lib.inner.clone(), raw })
+    }
+
+    /// The start of the tensor's data (host memory for host tensors).
+    pub fn data_ptr(&self) -> *mut c_void {
+        unsafe { self.lib.api.tensor_data.unwrap()(self.raw) }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Tests of the Rust bindings against a built or installed shapeml.
 //! SHAPEML_LIB_DIR names the directory holding libshapeml.so.0 and
 //! libshapeml_runtime.so.0 (default: the repository's build/default).
-use shapeml::{CallOptions, Code, Library, Target, Tensor};
+use shapeml::{CallOptions, Code, DLManagedTensorVersioned, Library, Target, Tensor};
 use std::path::PathBuf;
 
 fn lib_dir() -> PathBuf {
@@ -195,6 +195,57 @@ fn call_options_threads_and_caller_outputs() {
     assert_eq!(mlp.call_into(&refs, &[], &CallOptions::default()).err().unwrap().code, Code::InvalidArgument);
     let wrong = Tensor::from_slice(&lib, &vec![0f32; 4 * 64 * 17], &[4, 64, 17]).unwrap();
     assert!(mlp.call_into(&refs, &[&wrong], &CallOptions::default()).is_err());
+}
+
+// DLPack both ways, zero copy: an exported tensor views shapeml's bytes
+// (same data pointer, shape, dtype f32, CPU), survives the tensor it came
+// from, and comes back in as a tensor over the same bytes; a deleter of
+// our own runs exactly once, when the imported tensor is dropped.
+static DELETED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+unsafe extern "C" fn count_and_forward(m: *mut DLManagedTensorVersioned) {
+    DELETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    // manager_ctx holds shapeml's own managed tensor, whose deleter frees the bytes.
+    let inner = (*m).manager_ctx as *mut DLManagedTensorVersioned;
+    drop(Box::from_raw(m));
+    if let Some(d) = (*inner).deleter {
+        d(inner);
+    }
+}
+
+#[test]
+fn dlpack_out_and_back_in_without_copies() {
+    let lib = sdk();
+    let values: Vec<f32> = (0..12).map(|i| i as f32 * 0.5).collect();
+    let t = Tensor::from_slice(&lib, &values, &[3, 4]).unwrap();
+    let data = t.data_ptr();
+    let m = t.to_dlpack().unwrap();
+    drop(t); // the export keeps the bytes alive
+    unsafe {
+        let dl = &(*m).dl_tensor;
+        assert_eq!((*m).version.major, 1);
+        assert_eq!(dl.data, data);
+        assert_eq!((dl.device.device_type, dl.ndim, dl.dtype.code, dl.dtype.bits, dl.dtype.lanes), (1, 2, 2, 32, 1));
+        assert_eq!(std::slice::from_raw_parts(dl.shape, 2), &[3, 4]);
+        assert_eq!(std::slice::from_raw_parts(dl.data as *const f32, 12), &values[..]);
+        // Wrap it in a managed tensor with our deleter, as a foreign producer would.
+        let ours = Box::into_raw(Box::new(DLManagedTensorVersioned {
+            version: (*m).version,
+            manager_ctx: m as *mut _,
+            deleter: Some(count_and_forward),
+            flags: 0,
+            dl_tensor: shapeml::DLTensor { data: dl.data, device: dl.device, ndim: dl.ndim, dtype: dl.dtype, shape: dl.shape, strides: dl.strides, byte_offset: dl.byte_offset },
+        }));
+        let back = Tensor::from_dlpack(&lib, ours).unwrap();
+        assert_eq!(back.data_ptr(), data);
+        assert_eq!(back.shape(), vec![3, 4]);
+        assert_eq!(back.to_vec::<f32>().unwrap(), values);
+        assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 0);
+        drop(back);
+        assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // A null pointer is refused with a status, not a crash.
+        assert_eq!(Tensor::from_dlpack(&lib, std::ptr::null_mut()).err().unwrap().code, Code::InvalidArgument);
+    }
 }
 
 // The default target is the build machine's (as shapemlc's and every
