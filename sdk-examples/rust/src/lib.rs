@@ -65,13 +65,13 @@ pub struct Api {
     pub check_result_get_counterexample: Option<unsafe extern "C" fn(*const c_void, usize, usize, *mut *const c_char, *mut i64) -> *mut Status>,
     pub check_result_render: Option<unsafe extern "C" fn(*const c_void, i32, *mut *const c_char) -> *mut Status>,
     pub memory_create_host: Unused,
-    pub memory_create_from_resource: Unused,
+    pub memory_create_from_resource: Option<unsafe extern "C" fn(*const RawMemoryResource, *mut *mut c_void) -> *mut Status>,
     pub memory_create_statistics_adaptor: Unused,
     pub memory_create_pool: Unused,
     pub memory_create_logging_adaptor: Unused,
     pub memory_get_statistics: Unused,
     pub memory_retain: Unused,
-    pub memory_release: Unused,
+    pub memory_release: Option<unsafe extern "C" fn(*mut c_void)>,
     pub tensor_create: Unused,
     pub tensor_create_copy: Option<unsafe extern "C" fn(*mut c_void, i32, usize, *const i64, *const c_void, usize, *mut *mut c_void) -> *mut Status>,
     pub tensor_retain: Unused,
@@ -586,11 +586,21 @@ unsafe impl Sync for Tensor {}
 impl Tensor {
     /// A tensor holding a copy of `data` (row-major) with `shape`.
     pub fn from_slice<T: Element>(lib: &Library, data: &[T], shape: &[i64]) -> Result<Tensor> {
+        Self::create_copy(lib, ptr::null_mut(), data, shape)
+    }
+
+    /// `from_slice` with the bytes from `memory` (released to it when the
+    /// tensor's last reference goes).
+    pub fn from_slice_in<T: Element>(lib: &Library, memory: &Memory, data: &[T], shape: &[i64]) -> Result<Tensor> {
+        Self::create_copy(lib, memory.raw, data, shape)
+    }
+
+    fn create_copy<T: Element>(lib: &Library, memory: *mut c_void, data: &[T], shape: &[i64]) -> Result<Tensor> {
         let mut raw = ptr::null_mut();
         let bytes = std::mem::size_of_val(data);
         lib.inner.check(unsafe {
             lib.inner.api.tensor_create_copy.unwrap()(
-                ptr::null_mut(),
+                memory,
                 T::DTYPE,
                 shape.len(),
                 shape.as_ptr(),
@@ -639,6 +649,78 @@ impl Tensor {
 impl Drop for Tensor {
     fn drop(&mut self) {
         unsafe { self.lib.api.tensor_release.unwrap()(self.raw) }
+    }
+}
+
+// ---- Memory resources written in Rust (shapeml_memory_resource) -----------
+
+/// Where tensors' bytes come from, written in Rust: shapeml calls these from
+/// any thread (so `Send + Sync`). `allocate` returns null when it cannot.
+pub trait MemoryResource: Send + Sync {
+    fn allocate(&self, bytes: usize, alignment: usize) -> *mut u8;
+    /// `ptr` from `allocate` with the same `bytes` and `alignment`.
+    fn deallocate(&self, ptr: *mut u8, bytes: usize, alignment: usize);
+}
+
+#[repr(C)]
+pub struct RawMemoryResource {
+    struct_size: usize,
+    user: *mut c_void,
+    allocate: Option<unsafe extern "C" fn(*mut c_void, usize, usize, *mut c_void) -> *mut c_void>,
+    deallocate: Option<unsafe extern "C" fn(*mut c_void, *mut c_void, usize, usize, *mut c_void)>,
+    statistics: Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> i32>,
+    destroy: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+type BoxedResource = Box<dyn MemoryResource>;
+
+unsafe extern "C" fn resource_allocate(user: *mut c_void, bytes: usize, alignment: usize, _stream: *mut c_void) -> *mut c_void {
+    let r = &*(user as *const BoxedResource);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| r.allocate(bytes, alignment))).unwrap_or(ptr::null_mut()) as *mut c_void
+}
+unsafe extern "C" fn resource_deallocate(user: *mut c_void, p: *mut c_void, bytes: usize, alignment: usize, _stream: *mut c_void) {
+    let r = &*(user as *const BoxedResource);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| r.deallocate(p as *mut u8, bytes, alignment)));
+}
+unsafe extern "C" fn resource_destroy(user: *mut c_void) {
+    drop(Box::from_raw(user as *mut BoxedResource));
+}
+
+/// A shapeml memory resource (`shapeml_memory*`); dropping it lets go of
+/// this handle's reference (tensors made from it keep it alive).
+pub struct Memory {
+    lib: Arc<Inner>,
+    raw: *mut c_void,
+}
+
+unsafe impl Send for Memory {}
+unsafe impl Sync for Memory {}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        unsafe { self.lib.api.memory_release.unwrap()(self.raw) }
+    }
+}
+
+impl Library {
+    /// A memory resource whose allocations `resource` makes; shapeml drops
+    /// `resource` once the last user (this handle, a tensor) lets go.
+    pub fn memory_from<R: MemoryResource + 'static>(&self, resource: R) -> Result<Memory> {
+        let user = Box::into_raw(Box::new(Box::new(resource) as BoxedResource)) as *mut c_void;
+        let vt = RawMemoryResource {
+            struct_size: std::mem::size_of::<RawMemoryResource>(),
+            user,
+            allocate: Some(resource_allocate),
+            deallocate: Some(resource_deallocate),
+            statistics: None,
+            destroy: Some(resource_destroy),
+        };
+        let mut raw = ptr::null_mut();
+        if let Err(e) = self.inner.check(unsafe { self.inner.api.memory_create_from_resource.unwrap()(&vt, &mut raw) }) {
+            unsafe { resource_destroy(user) };
+            return Err(e);
+        }
+        Ok(Memory { lib: self.inner.clone(), raw })
     }
 }
 

@@ -1,7 +1,9 @@
 //! Tests of the Rust bindings against a built or installed shapeml.
 //! SHAPEML_LIB_DIR names the directory holding libshapeml.so.0 and
 //! libshapeml_runtime.so.0 (default: the repository's build/default).
-use shapeml::{CallOptions, Code, DLManagedTensorVersioned, Library, Target, Tensor};
+use shapeml::{CallOptions, Code, DLManagedTensorVersioned, Library, MemoryResource, Target, Tensor};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::path::PathBuf;
 
 fn lib_dir() -> PathBuf {
@@ -197,14 +199,57 @@ fn call_options_threads_and_caller_outputs() {
     assert!(mlp.call_into(&refs, &[&wrong], &CallOptions::default()).is_err());
 }
 
+// A memory resource written in Rust: tensors made in it take their bytes
+// from it and give them back when dropped; shapeml drops the resource once
+// the last user (the handle, then the tensor) lets go.
+struct Counting {
+    allocations: Arc<AtomicUsize>,
+    deallocations: Arc<AtomicUsize>,
+    destroyed: Arc<AtomicBool>,
+}
+
+impl MemoryResource for Counting {
+    fn allocate(&self, bytes: usize, alignment: usize) -> *mut u8 {
+        self.allocations.fetch_add(1, Ordering::SeqCst);
+        unsafe { std::alloc::alloc(std::alloc::Layout::from_size_align(bytes.max(1), alignment).unwrap()) }
+    }
+    fn deallocate(&self, ptr: *mut u8, bytes: usize, alignment: usize) {
+        self.deallocations.fetch_add(1, Ordering::SeqCst);
+        unsafe { std::alloc::dealloc(ptr, std::alloc::Layout::from_size_align(bytes.max(1), alignment).unwrap()) }
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.destroyed.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_memory_resource_written_in_rust() {
+    let lib = sdk();
+    let (a, d, gone) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let memory = lib.memory_from(Counting { allocations: a.clone(), deallocations: d.clone(), destroyed: gone.clone() }).unwrap();
+    let values: Vec<f64> = (0..100).map(|i| i as f64 / 7.0).collect();
+    let t = Tensor::from_slice_in(&lib, &memory, &values, &[10, 10]).unwrap();
+    assert_eq!(a.load(Ordering::SeqCst), 1);
+    assert_eq!(t.to_vec::<f64>().unwrap(), values);
+    drop(memory);
+    assert!(!gone.load(Ordering::SeqCst), "the tensor still holds the resource");
+    assert_eq!(d.load(Ordering::SeqCst), 0);
+    drop(t);
+    assert_eq!(d.load(Ordering::SeqCst), 1);
+    assert!(gone.load(Ordering::SeqCst));
+}
+
 // DLPack both ways, zero copy: an exported tensor views shapeml's bytes
 // (same data pointer, shape, dtype f32, CPU), survives the tensor it came
 // from, and comes back in as a tensor over the same bytes; a deleter of
 // our own runs exactly once, when the imported tensor is dropped.
-static DELETED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static DELETED: AtomicUsize = AtomicUsize::new(0);
 
 unsafe extern "C" fn count_and_forward(m: *mut DLManagedTensorVersioned) {
-    DELETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    DELETED.fetch_add(1, Ordering::SeqCst);
     // manager_ctx holds shapeml's own managed tensor, whose deleter frees the bytes.
     let inner = (*m).manager_ctx as *mut DLManagedTensorVersioned;
     drop(Box::from_raw(m));
@@ -240,9 +285,9 @@ fn dlpack_out_and_back_in_without_copies() {
         assert_eq!(back.data_ptr(), data);
         assert_eq!(back.shape(), vec![3, 4]);
         assert_eq!(back.to_vec::<f32>().unwrap(), values);
-        assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(DELETED.load(Ordering::SeqCst), 0);
         drop(back);
-        assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(DELETED.load(Ordering::SeqCst), 1);
         // A null pointer is refused with a status, not a crash.
         assert_eq!(Tensor::from_dlpack(&lib, std::ptr::null_mut()).err().unwrap().code, Code::InvalidArgument);
     }
