@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/geometry.h"
 #include "plan/plan.h"
 
 namespace shapeml::plan::fused {
@@ -189,6 +190,43 @@ inline std::string check(const std::vector<Node>& nodes, const std::vector<GpuDT
   }
   if (nodes.back().dtype != out_dtype) return "fused program: the last node's dtype is not the output's";
   return "";
+}
+
+/// The operands of a fused launch as its kernels index them (the
+/// interpreter in the plugin, the generated kernels, the verifier's limits):
+/// each input's broadcast strides over the output, then one pseudo-operand
+/// per distinct iota axis, in order of first use, with stride 1 on that axis
+/// and 0 elsewhere (its offset is the index along the axis).
+struct Operands {
+  std::vector<Shape> strides;            // inputs, then iota axes
+  std::vector<size_t> iota_operand;      // node k (an iota): its operand
+};
+
+/// Fills `ops` for a program of `nodes` over inputs of `input_shapes` into
+/// `out_shape`; -1 when every input broadcasts, else the first one that does
+/// not.
+inline int64_t operands(const std::vector<Node>& nodes, const std::vector<Shape>& input_shapes, const Shape& out_shape, Operands& ops) {
+  ops.strides.clear();
+  ops.iota_operand.assign(nodes.size(), 0);
+  for (size_t i = 0; i < input_shapes.size(); ++i) {
+    Shape st;
+    if (!broadcast_strides(input_shapes[i], out_shape, st)) return static_cast<int64_t>(i);
+    ops.strides.push_back(std::move(st));
+  }
+  std::vector<int64_t> axes;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k].kind != kIota) continue;
+    size_t at = 0;
+    while (at < axes.size() && axes[at] != nodes[k].a) ++at;
+    if (at == axes.size()) {
+      axes.push_back(nodes[k].a);
+      Shape e1(out_shape.size(), 0);
+      e1[static_cast<size_t>(nodes[k].a)] = 1;
+      ops.strides.push_back(std::move(e1));
+    }
+    ops.iota_operand[k] = input_shapes.size() + at;
+  }
+  return -1;
 }
 
 }  // namespace shapeml::plan::fused

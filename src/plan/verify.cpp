@@ -218,22 +218,13 @@ class LaunchVerifier {
     for (int32_t s : l_.inputs) in_dt.push_back(p_.slots[static_cast<size_t>(s)].dtype);
     if (e.empty()) e = fused::check(nodes, in_dt, out().dtype, out().shape.size());
     if (!e.empty()) return bad(e);
-    std::vector<Shape> strides;
-    for (size_t i = 0; i < l_.inputs.size(); ++i) {
-      Shape sa;
-      if (!broadcast_strides(in(i).shape, out().shape, sa)) return bad("input " + shape_str(in(i).shape) + " does not broadcast to " + shape_str(out().shape));
-      strides.push_back(sa);
-    }
-    std::vector<int64_t> axes;  // one pseudo-operand per iota axis, as the executor adds them
-    for (const fused::Node& n : nodes)
-      if (n.kind == fused::kIota && std::find(axes.begin(), axes.end(), n.a) == axes.end()) {
-        axes.push_back(n.a);
-        Shape e1(out().shape.size(), 0);
-        e1[static_cast<size_t>(n.a)] = 1;
-        strides.push_back(e1);
-      }
-    if (strides.size() > static_cast<size_t>(kFusedMaxOperands)) return over("more than " + std::to_string(kFusedMaxOperands) + " operands");
-    return fits(out().shape, strides);
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < l_.inputs.size(); ++i) shapes.push_back(in(i).shape);
+    fused::Operands ops;
+    if (int64_t i = fused::operands(nodes, shapes, out().shape, ops); i >= 0)
+      return bad("input " + shape_str(shapes[static_cast<size_t>(i)]) + " does not broadcast to " + shape_str(out().shape));
+    if (ops.strides.size() > static_cast<size_t>(kFusedMaxOperands)) return over("more than " + std::to_string(kFusedMaxOperands) + " operands");
+    return fits(out().shape, ops.strides);
   }
 
   // A fused launch that names a generated kernel: the plan carries a code

@@ -309,13 +309,11 @@ struct Builder {
     namespace F = shapeml::plan::fused;
     std::vector<F::Node> nodes;
     F::decode(l.ints, nodes);
-    std::vector<Shape> strides;
-    for (int32_t s : l.inputs) {
-      Shape sa;
-      broadcast_strides(slot(s).shape, out.shape, sa);
-      strides.push_back(sa);
-    }
-    std::vector<int64_t> axes;  // iota axes, in order of first use
+    std::vector<Shape> shapes;
+    for (int32_t s : l.inputs) shapes.push_back(slot(s).shape);
+    F::Operands ops;  // the inputs' broadcast strides, then one pseudo-operand per iota axis
+    F::operands(nodes, shapes, out.shape, ops);  // verified: every input broadcasts
+    const std::vector<Shape>& strides = ops.strides;
     FusedPrep f;
     f.inputs = l.inputs;
     f.generated = l.op;
@@ -331,17 +329,7 @@ struct Builder {
       switch (n.kind) {
         case F::kLoad: d.a = static_cast<int16_t>(n.a); break;
         case F::kConst: f.prog.imm[k] = gpu_scalar_bits(F::bits_double(n.a), n.dtype); break;
-        case F::kIota: {
-          size_t at = static_cast<size_t>(std::find(axes.begin(), axes.end(), n.a) - axes.begin());
-          if (at == axes.size()) {
-            axes.push_back(n.a);
-            Shape e1(out.shape.size(), 0);
-            e1[static_cast<size_t>(n.a)] = 1;
-            strides.push_back(e1);
-          }
-          d.a = static_cast<int16_t>(l.inputs.size() + at);
-          break;
-        }
+        case F::kIota: d.a = static_cast<int16_t>(ops.iota_operand[k]); break;
         default:
           d.a = node_ref(n.a), d.b = node_ref(n.b), d.c = node_ref(n.c);
           if (n.kind == F::kCompare || n.kind == F::kCast) d.sdt = static_cast<int8_t>(nodes[static_cast<size_t>(n.a)].dtype);

@@ -1,6 +1,5 @@
 #include "lower/gpu/generate_kernels.h"
 
-#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -58,31 +57,15 @@ std::string fused_kernel_source(const plan::GpuPlan& p, const plan::GpuLaunch& l
   std::vector<F::Node> nodes;
   F::decode(l.ints, nodes);
   const plan::GpuSlot& out = p.slots[static_cast<size_t>(l.outputs[0])];
-  // Operands as the plugin's interpreter sees them (executor prepare_fused):
-  // the inputs broadcast to the output, then one pseudo-operand per iota
-  // axis (stride 1 on it), coalesced together.
-  std::vector<Shape> strides;
-  for (int32_t s : l.inputs) {
-    Shape st;
-    plan::broadcast_strides(p.slots[static_cast<size_t>(s)].shape, out.shape, st);
-    strides.push_back(st);
-  }
-  std::vector<int64_t> axes;
-  std::vector<size_t> iota_operand(nodes.size(), 0);
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    if (nodes[k].kind != F::kIota) continue;
-    size_t at = static_cast<size_t>(std::find(axes.begin(), axes.end(), nodes[k].a) - axes.begin());
-    if (at == axes.size()) {
-      axes.push_back(nodes[k].a);
-      Shape e1(out.shape.size(), 0);
-      e1[static_cast<size_t>(nodes[k].a)] = 1;
-      strides.push_back(e1);
-    }
-    iota_operand[k] = l.inputs.size() + at;
-  }
+  // The operands as the plugin's interpreter indexes them, coalesced.
+  std::vector<Shape> shapes;
+  for (int32_t s : l.inputs) shapes.push_back(p.slots[static_cast<size_t>(s)].shape);
+  F::Operands ops;
+  F::operands(nodes, shapes, out.shape, ops);  // a verified launch: every input broadcasts
+  const std::vector<size_t>& iota_operand = ops.iota_operand;
   Shape sh;
   std::vector<Shape> cst;
-  plan::coalesce_dims(out.shape, strides, sh, cst);
+  plan::coalesce_dims(out.shape, ops.strides, sh, cst);
   const int64_t n = plan::numel(out.shape);
   // 32-bit index math when every offset fits (as the interpreter chooses).
   const bool narrow = n < (int64_t{1} << 31);
