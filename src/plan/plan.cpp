@@ -16,19 +16,6 @@ using common::format_double;
 using common::parse_double;
 using common::ParseDouble;
 
-double gpu_stored_value(double v, GpuDType d) {
-  if (d == GpuDType::F64) return v;
-  float f = static_cast<float>(v);
-  if (d == GpuDType::BF16 && !std::isnan(f)) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    u &= 0xFFFF0000u;
-    std::memcpy(&f, &u, 4);
-  }
-  return f;
-}
-
 namespace {
 uint16_t f32_to_bf16_bits(float f) {  // round to nearest even; NaN stays a quiet NaN
   uint32_t u;
@@ -46,6 +33,16 @@ int64_t sat_to_int(double x, int bits) {  // the language's float -> int cast
   return static_cast<int64_t>(x);
 }
 }  // namespace
+
+double gpu_stored_value(double v, GpuDType d) {
+  if (d == GpuDType::F64) return v;
+  float f = static_cast<float>(v);
+  if (d == GpuDType::BF16 && !std::isnan(f)) {  // the bf16 value, back in f32
+    uint32_t u = static_cast<uint32_t>(f32_to_bf16_bits(f)) << 16;
+    std::memcpy(&f, &u, 4);
+  }
+  return f;
+}
 
 uint64_t gpu_scalar_bits(double v, GpuDType d) {
   switch (d) {
