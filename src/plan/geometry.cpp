@@ -81,6 +81,11 @@ std::string matmul_geometry(const Shape& a, const Shape& b, bool trans_a, bool t
     if (x != y && x != 1 && y != 1) return "batch dimensions do not broadcast: " + shape_str(a) + " x " + shape_str(b);
     g.batch[g.batch.size() - 1 - i] = x == 1 ? y : x;
   }
+  // The broadcast batch can hold more matrices than either operand: its
+  // extent (dimensions taken as at least 1) must fit in 64 bits.
+  int64_t extent = 1;
+  for (int64_t d : g.batch)
+    if (__builtin_mul_overflow(extent, d > 0 ? d : 1, &extent)) return "the broadcast batch dimensions overflow 64 bits: " + shape_str(a) + " x " + shape_str(b);
   // B shared (one [K, N] matrix or all batch dims 1) and A not broadcast:
   // A is one [batch*M, K] matrix (the rows of a stored A^T are not).
   g.folded = numel(g.batch_b) == 1 && g.batch_a == g.batch && !trans_a;

@@ -413,13 +413,18 @@ std::optional<PlanDefect> verify_slots(const GpuPlan& p, PlanStage stage) {
     const GpuSlot& s = p.slots[i];
     std::string at = "slot " + std::to_string(i) + " (" + slot_kind_name(s.kind) + "): ";
     // Element and byte counts that fit in int64 (numel() and bytes() are
-    // plain products: a plan's text must not make them wrap).
-    int64_t count = 1, bytes = 0;
+    // plain products: a plan's text must not make them wrap). The extent
+    // (every dimension taken as at least 1) must fit too: dense strides and
+    // stride x dimension products, which the geometry computes for empty
+    // slots as well, are bounded by it.
+    int64_t count = 1, extent = 1, bytes = 0;
     for (int64_t d : s.shape) {
       if (d < 0) return bad(at + "negative dimension");
-      if (__builtin_mul_overflow(count, d, &count)) return bad(at + "the element count overflows 64 bits");
+      if (__builtin_mul_overflow(count, d, &count) || __builtin_mul_overflow(extent, d > 0 ? d : 1, &extent))
+        return bad(at + "the element count overflows 64 bits");
     }
-    if (__builtin_mul_overflow(count, gpu_dtype_size(s.dtype), &bytes)) return bad(at + "the byte count overflows 64 bits");
+    if (__builtin_mul_overflow(extent, gpu_dtype_size(s.dtype), &bytes)) return bad(at + "the byte count overflows 64 bits");
+    bytes = count * gpu_dtype_size(s.dtype);
     switch (s.kind) {
       case GpuSlot::Kind::Input:
       case GpuSlot::Kind::HostInput:

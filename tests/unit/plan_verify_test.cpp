@@ -283,6 +283,18 @@ TEST(PlanVerify, SlotRangesBeforeAndAfterTheLayout) {
   EXPECT_NE(plan::verify_message(b.p).find("launch 0 (unary exp): output slot out of range"), std::string::npos) << plan::verify_message(b.p);
 }
 
+// An empty slot holds no bytes, but the geometry still forms its dense
+// strides and stride x dimension products: dimensions whose product (zeros
+// taken as 1) wraps 64 bits are refused before any launch rule runs them.
+TEST(PlanVerify, EmptySlotsWhoseStridesWouldWrapAreRefused) {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_EQ(one(LaunchKind::Binary, "add", {{0, big, 4}, {0, big, 4}}, {0, big, 4}).defect(), "");
+  EXPECT_DEFECT(one(LaunchKind::Binary, "add", {{0, big, big}, {0, big, big}}, {0, big, big}), "slot 0 (input): the element count overflows 64 bits");
+  EXPECT_DEFECT(one(LaunchKind::Unary, "exp", {{big, 0, big}}, {big, 0, big}), "the element count overflows 64 bits");
+  // Each operand's batch fits; their broadcast [2^40 2^40] does not.
+  EXPECT_DEFECT(one(LaunchKind::Matmul, "", {{big, 1, 0, 4}, {1, big, 4, 0}}, {0}), "the broadcast batch dimensions overflow 64 bits");
+}
+
 TEST(PlanLayout, LiveTempsNeverShareBytesAndDeadOnesDo) {
   // x -> t0 -> t1 -> t2 -> out, each temp read only by the next launch: t0
   // and t2 may share bytes (t0 is dead when t2 is written), t1 overlaps
