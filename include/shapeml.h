@@ -690,12 +690,12 @@ typedef int32_t shapeml_target;
 enum {
   SHAPEML_TARGET_NATIVE = 0,    /**< The host CPU's full instruction set. */
   SHAPEML_TARGET_X86_64 = 1,    /**< A portable x86-64 baseline, for artifacts that travel. */
-  /** (since 0.5) x86-64-v3 of the psABI (AVX2, FMA, BMI2: Haswell, Zen 1 and
+  /** (since 0.4) x86-64-v3 of the psABI (AVX2, FMA, BMI2: Haswell, Zen 1 and
    *  later): shipped modules at 256-bit vector width. A module built for it
    *  is refused with FAILED_PRECONDITION, naming what is missing, on a CPU
    *  without these features; a JIT target the host lacks likewise. */
   SHAPEML_TARGET_X86_64_V3 = 2,
-  /** (since 0.5) x86-64-v4 (AVX-512 F/BW/CD/DQ/VL: Skylake-X, Zen 4 and
+  /** (since 0.4) x86-64-v4 (AVX-512 F/BW/CD/DQ/VL: Skylake-X, Zen 4 and
    *  later), 512-bit vectors; refused as SHAPEML_TARGET_X86_64_V3 is. */
   SHAPEML_TARGET_X86_64_V4 = 3
 };
@@ -860,6 +860,14 @@ SHAPEML_API size_t shapeml_entry_shape_variable_count(const shapeml_entry* entry
 /** @return shape variable `index` in declaration order (borrowed); NULL for NULL or out of range. */
 SHAPEML_API const char* shapeml_entry_shape_variable(const shapeml_entry* entry, size_t index);
 
+/** (since 0.4) Whether shape variable `index` is one the caller gives
+ *  (declared `(given ...)` in the source, spec §4.19): every call passes its
+ *  value in shapeml_call_options.dim_names/dim_values, since no input shape
+ *  determines it (e.g. a number of heads). The other variables are inferred
+ *  from the input shapes.
+ *  @return 1 if given at the call, 0 if inferred, NULL entry or out of range. */
+SHAPEML_API int32_t shapeml_entry_shape_variable_is_given(const shapeml_entry* entry, size_t index);
+
 /** @return the number of `where` constraints; 0 for NULL. */
 SHAPEML_API size_t shapeml_entry_constraint_count(const shapeml_entry* entry);
 
@@ -967,7 +975,7 @@ typedef enum shapeml_graph_mode {
 typedef struct shapeml_call_options {
   size_t struct_size;     /**< sizeof(shapeml_call_options). */
   /** Where outputs and intermediates made by the runtime (aligned copies of
-   *  inputs and outputs) are allocated, and, for modules built by 0.5 or
+   *  inputs and outputs) are allocated, and, for modules built by 0.4 or
    *  later, the temporaries of the generated CPU code; NULL: the module's
    *  resource. A temporary the resource cannot give ends the call with
    *  SHAPEML_STATUS_RESOURCE_EXHAUSTED naming the entry, the binding and the
@@ -1001,7 +1009,7 @@ typedef struct shapeml_call_options {
    *  caller's struct_size covers but leaves uninitialized (so num_threads
    *  follows it, past every 0.3 struct_size). Set it to 0. */
   int32_t reserved;
-  /** Host entries (since 0.5, appended): how many threads the parallel loops
+  /** Host entries (since 0.4, appended): how many threads the parallel loops
    *  of the generated code may use during this call, the calling thread
    *  included; 0: the default, `SHAPEML_NUM_THREADS` when the environment
    *  sets it to a positive number when the runtime starts, else the CPUs the
@@ -1009,13 +1017,23 @@ typedef struct shapeml_call_options {
    *  same for every count (docs/design/cpu-threads.md). Loops run by the
    *  runtime's pool, or by the parallel-for a host installed
    *  (shapeml_unstable_set_parallel_for()); a call made from inside such a
-   *  loop runs its own loops serially. Modules built before 0.5 ignore it.
+   *  loop runs its own loops serially. Modules built before 0.4 ignore it.
    *  Must be >= 0; ignored by device entries. */
   int32_t num_threads;
+  /** (since 0.4, appended) The values of the entry's shape variables given
+   *  at the call (shapeml_entry_shape_variable_is_given()): `num_dims`
+   *  names in `dim_names` with their values in `dim_values`, exactly the
+   *  given variables, each once and >= 1. The call checks them with the
+   *  inferred ones against the input shapes and the `where` constraints
+   *  (INVALID_ARGUMENT naming the variable otherwise). NULL/0 for an entry
+   *  without given variables. */
+  const char* const* dim_names;
+  const int64_t* dim_values; /**< `num_dims` values, one per name in dim_names. */
+  size_t num_dims;           /**< How many names dim_names holds. */
 } shapeml_call_options;
 
 /** Default call options. */
-#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT, 0, 0}
+#define SHAPEML_CALL_OPTIONS_INIT {sizeof(shapeml_call_options), NULL, NULL, 0, NULL, SHAPEML_GRAPH_DEFAULT, 0, 0, NULL, NULL, 0}
 
 /**
  * Calls `entry` on `inputs` (one per parameter). Inputs are checked as in
@@ -1224,6 +1242,7 @@ typedef struct shapeml_api {
   size_t (*entry_result_count)(const shapeml_entry* entry); /**< shapeml_entry_result_count(). */
   const char* (*entry_shape_variable)(const shapeml_entry* entry, size_t index); /**< shapeml_entry_shape_variable(). */
   size_t (*entry_shape_variable_count)(const shapeml_entry* entry); /**< shapeml_entry_shape_variable_count(). */
+  int32_t (*entry_shape_variable_is_given)(const shapeml_entry* entry, size_t index); /**< shapeml_entry_shape_variable_is_given(). */
   /** shapeml_entry_specialize(). */
   shapeml_status* (*entry_specialize)(shapeml_entry* entry, const char* const* names, const int64_t* values, size_t count);
   shapeml_status* (*get_capabilities)(shapeml_capabilities* out); /**< shapeml_get_capabilities(). */
@@ -1319,7 +1338,7 @@ SHAPEML_API shapeml_status* shapeml_unstable_context_default_stream(shapeml_cont
  */
 SHAPEML_API shapeml_status* shapeml_unstable_stream_wait_tensor(void* stream, const shapeml_tensor* tensor);
 
-/* -- Threads (0.5, unstable: docs/design/cpu-threads.md) -- */
+/* -- Threads (0.4, unstable: docs/design/cpu-threads.md) -- */
 
 /** Iterations [begin, end) of one parallel loop of generated code. */
 typedef void (*shapeml_unstable_parallel_task)(void* closure, int64_t begin, int64_t end);

@@ -15,7 +15,7 @@ module Shapeml
 
 using Libdl
 
-export Library, ShapemlError, check, compile, build, load, entry, call, params, results, shape_variables,
+export Library, ShapemlError, check, compile, build, load, entry, call, params, results, shape_variables, given_shape_variables,
        TARGET_NATIVE, TARGET_X86_64, TARGET_X86_64_V3, TARGET_X86_64_V4
 
 const ABI_MAJOR = 0
@@ -96,6 +96,7 @@ const MEMBERS = (
     :entry_result_count,
     :entry_shape_variable,
     :entry_shape_variable_count,
+    :entry_shape_variable_is_given,
     :entry_specialize,
     :get_capabilities,
     :module_build,
@@ -341,16 +342,50 @@ function array(lib::Library, t::Ptr{Cvoid})
     permutedims(reshape(flat, reverse(shape)...), length(shape):-1:1)
 end
 
-"Calls the entry on Julia arrays; returns a tuple of arrays (copies)."
-function call(e::Entry, args::Array...)
+# shapeml_call_options (C layout: an isbits struct of the same members).
+struct CallOptions
+    struct_size::Csize_t
+    memory::Ptr{Cvoid}
+    outputs::Ptr{Cvoid}
+    device_index::Int32
+    stream::Ptr{Cvoid}
+    graph::Int32
+    reserved::Int32
+    num_threads::Int32
+    dim_names::Ptr{Cstring}
+    dim_values::Ptr{Int64}
+    num_dims::Csize_t
+end
+
+"The shape variables every call gives with `dims` (declared `(given ...)`)."
+function given_shape_variables(e::Entry)
+    lib = e.mod.lib
+    n = ccall(fn(lib, :entry_shape_variable_count), Csize_t, (Ptr{Cvoid},), e.handle)
+    [unsafe_string(ccall(fn(lib, :entry_shape_variable), Cstring, (Ptr{Cvoid}, Csize_t), e.handle, i))
+     for i in 0:n-1 if ccall(fn(lib, :entry_shape_variable_is_given), Int32, (Ptr{Cvoid}, Csize_t), e.handle, i) != 0]
+end
+
+"""Calls the entry on Julia arrays; returns a tuple of arrays (copies).
+`dims`: the values of the entry's given shape variables, e.g. `dims = Dict("H" => 4)`."""
+function call(e::Entry, args::Array...; dims::AbstractDict = Dict{String,Int}())
     lib = e.mod.lib
     ins = [tensor(lib, a) for a in args]
     n_out = ccall(fn(lib, :entry_result_count), Csize_t, (Ptr{Cvoid},), e.handle)
     outs = fill(C_NULL, n_out)
+    names = [String(k) for k in keys(dims)]
+    values = Int64[dims[k] for k in keys(dims)]
     try
-        check_status(lib, ccall(fn(lib, :entry_call), Ptr{Cvoid},
-                                (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Cvoid}),
-                                e.handle, ins, length(ins), outs, n_out, C_NULL))
+        GC.@preserve names values begin
+            cnames = [Base.unsafe_convert(Cstring, n) for n in names]
+            GC.@preserve cnames begin
+                opts = Ref(CallOptions(sizeof(CallOptions), C_NULL, C_NULL, 0, C_NULL, 0, 0, 0,
+                                       isempty(cnames) ? Ptr{Cstring}(C_NULL) : pointer(cnames),
+                                       isempty(values) ? Ptr{Int64}(C_NULL) : pointer(values), length(values)))
+                check_status(lib, ccall(fn(lib, :entry_call), Ptr{Cvoid},
+                                        (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}, Csize_t, Ptr{Ptr{Cvoid}}, Csize_t, Ref{CallOptions}),
+                                        e.handle, ins, length(ins), outs, n_out, opts))
+            end
+        end
         return Tuple(array(lib, t) for t in outs)
     finally
         for t in vcat(ins, outs)

@@ -36,7 +36,13 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
     if (!f) continue;
     s += "\n  (entry " + f->name + " (dims";
     for (const auto& d : f->dims) s += " " + d;
-    s += ") (where";
+    s += ")";
+    if (!f->given.empty()) {
+      s += " (given";
+      for (const auto& g : f->given) s += " " + g;
+      s += ")";
+    }
+    s += " (where";
     for (const auto& c : f->where) s += " " + c.str();
     s += ")\n    (params";
     for (ir::ValueId p : f->params) s += " (" + f->values[p].name + " " + f->values[p].type.str() + ")";

@@ -95,6 +95,7 @@ constexpr shapeml_api kApi = {
     .entry_result_count = &shapeml_entry_result_count,
     .entry_shape_variable = &shapeml_entry_shape_variable,
     .entry_shape_variable_count = &shapeml_entry_shape_variable_count,
+    .entry_shape_variable_is_given = &shapeml_entry_shape_variable_is_given,
     .entry_specialize = &shapeml_entry_specialize,
     .get_capabilities = &shapeml_get_capabilities,
     .module_build = COMPILER_ONLY(shapeml_module_build),

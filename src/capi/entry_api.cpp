@@ -33,7 +33,8 @@ constexpr std::initializer_list<size_t> kDimInfoEnds = {DIM_END(struct_size), DI
 #define CALL_END(f) SHAPEML_FIELD_END(shapeml_call_options, f)
 constexpr std::initializer_list<size_t> kCallOptionsEnds = {CALL_END(struct_size), CALL_END(memory), CALL_END(outputs),
                                                             CALL_END(device_index), CALL_END(stream), CALL_END(graph),
-                                                            CALL_END(reserved), CALL_END(num_threads)};
+                                                            CALL_END(reserved), CALL_END(num_threads),
+                                                            CALL_END(num_dims)};
 #undef CALL_END
 
 shapeml_entry::Io describe(const std::string& name, const types::TensorType& t) {
@@ -173,6 +174,12 @@ SHAPEML_API const char* shapeml_entry_shape_variable(const shapeml_entry* e, siz
   return e && i < e->sig->dims.size() ? e->sig->dims[i].c_str() : nullptr;
 }
 
+SHAPEML_API int32_t shapeml_entry_shape_variable_is_given(const shapeml_entry* e, size_t i) {
+  if (!e || i >= e->sig->dims.size()) return 0;
+  const auto& g = e->sig->given;
+  return std::find(g.begin(), g.end(), e->sig->dims[i]) != g.end() ? 1 : 0;
+}
+
 SHAPEML_API size_t shapeml_entry_constraint_count(const shapeml_entry* e) { return e ? e->sig->where.size() : 0; }
 
 SHAPEML_API const char* shapeml_entry_constraint(const shapeml_entry* e, size_t i) {
@@ -276,6 +283,14 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
                                                               " (expected 0 for the default, or a thread count >= 1)");
     if (num_inputs && !inputs) return null_arg(fn, "inputs");
     if (!o.outputs && num_outputs && !outputs) return null_arg(fn, "outputs");
+    if (o.num_dims && !o.dim_names) return null_arg(fn, "options->dim_names");
+    if (o.num_dims && !o.dim_values) return null_arg(fn, "options->dim_values");
+    rt::Binding given;
+    for (size_t i = 0; i < o.num_dims; ++i) {
+      if (!o.dim_names[i]) return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->dim_names[" + std::to_string(i) + "] is NULL");
+      if (!given.emplace(o.dim_names[i], o.dim_values[i]).second)
+        return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": shape variable `" + o.dim_names[i] + "` is given twice in options->dim_names");
+    }
     const rt::EntrySig& sig = *e->sig;
     if (num_outputs != sig.returns.size() && !(o.outputs && !outputs && num_outputs == 0))
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": `" + sig.name + "` returns " + std::to_string(sig.returns.size()) +
@@ -289,6 +304,7 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
     co.stream = o.stream;
     co.graph = static_cast<rt::GraphOption>(o.graph);
     co.threads = o.num_threads;
+    co.dims = std::move(given);
     if (o.memory) co.memory = o.memory->mr;
     co.outputs = provided;
     std::vector<rt::TensorRef> out;

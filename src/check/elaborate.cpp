@@ -71,6 +71,7 @@ class Elaborator final : public RuleEnv {
         d.notes.push_back("help: use `" + e.var + "` in a parameter's type, or add a `where` equality that defines it");
         d.notes.push_back("help: or call `" + fname + "` only from other functions, giving it with `(call " + fname + " :dims ((" + e.var +
                           " DIM)) ...)`; it is then not an entry point");
+        d.notes.push_back("help: or declare `(given " + e.var + ")`: every call then supplies it (`:dims` in the module, the call options at the host)");
       }
     res_.stats.functions = out.functions.size();
     res_.stats.solver = solver_.stats();
@@ -217,6 +218,7 @@ class Elaborator final : public RuleEnv {
     fn.span = f.span;
     fn.grad_of = of->name;
     fn.dims = of->dims;
+    fn.given = of->given;
     fn.where = of->where;
     for (ir::ValueId p : of->params) {
       fn.params.push_back(static_cast<ir::ValueId>(fn.values.size()));
@@ -258,6 +260,16 @@ class Elaborator final : public RuleEnv {
     for (const auto& [n, sp] : f.dims) {
       if (!dims_.insert(n).second) res_.diags.report("E0102", sp, "shape variable `" + n + "` is declared twice");
       else fn.dims.push_back(n);
+    }
+    for (const auto& [n, sp] : f.given) {
+      if (!dims_.count(n)) {
+        auto& d = res_.diags.report("E0104", sp, "`given` names `" + n + "`, which is not a shape variable of `" + f.name + "`");
+        d.notes.push_back("help: declare it in `(dims ...)` too: `given` says which of the shape variables every call supplies");
+      } else if (std::find(fn.given.begin(), fn.given.end(), n) != fn.given.end()) {
+        res_.diags.report("E0102", sp, "shape variable `" + n + "` is listed twice in `given`");
+      } else {
+        fn.given.push_back(n);
+      }
     }
     where_incomplete_ = false;
     for (const auto& c : f.where) {
@@ -303,7 +315,8 @@ class Elaborator final : public RuleEnv {
       std::vector<types::Shape> shapes;
       for (ir::ValueId p : fn.params) shapes.push_back(fn.values[p].type.shape);
       // Reported at the end of the module unless a call gives them (`:dims`).
-      for (const std::string& v : types::plan_shape_inference(fn.dims, shapes, fn.where).undetermined) {
+      const std::set<std::string> given(fn.given.begin(), fn.given.end());
+      for (const std::string& v : types::plan_shape_inference(fn.dims, shapes, fn.where, given).undetermined) {
         Span at = f.span;
         for (const auto& [n, sp] : f.dims)
           if (n == v) at = sp;

@@ -480,6 +480,15 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
                                                      {"every shape variable is >= 1"}}))
       return std::nullopt;
   }
+  // Variables the callee declares `given` come from the call, never from
+  // the arguments (spec §4.19).
+  for (const std::string& g : callee.given)
+    if (!given_map.count(g)) {
+      env.fail({"E0306", "`" + name + "` takes shape variable `" + g + "` at the call, and this call does not give it", "", "",
+                {"`" + name + "` declares `(given " + g + ")`: every call supplies it",
+                 "help: give it: `(call " + name + " :dims ((" + g + " DIM)) ...)`"}});
+      return std::nullopt;
+    }
   if (args.size() != callee.params.size()) {
     env.fail({"E0205", "`" + name + "` takes " + std::to_string(callee.params.size()) + " argument(s), got " + std::to_string(args.size()), "", "",
               {}});

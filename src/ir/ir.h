@@ -52,6 +52,9 @@ struct Function {
   std::string name;
   syntax::Span span;
   std::vector<std::string> dims;
+  /// The shape variables of `dims` every call gives (`(given ...)`, spec
+  /// §4.19), in the order written; never inferred from the arguments.
+  std::vector<std::string> given;
   std::vector<types::ShapeConstraint> where;
   std::vector<Value> values;       // indexed by ValueId
   std::vector<ValueId> params;

@@ -52,6 +52,10 @@ std::string print_module(const Module& m) {
     out += "\nfunc " + f.name + "[";
     for (size_t i = 0; i < f.dims.size(); ++i) out += (i ? ", " : "") + f.dims[i];
     out += "]";
+    if (!f.given.empty()) {
+      out += " given";
+      for (const auto& g : f.given) out += " " + g;
+    }
     if (!f.where.empty()) {
       out += " where";
       for (const auto& c : f.where) out += " " + c.str();

@@ -1,5 +1,6 @@
 #include "runtime/manifest.h"
 
+#include <algorithm>
 #include <set>
 
 #include "common/compiled_entry.h"
@@ -133,6 +134,13 @@ class Parser {
           if (!vars.insert(v).second) fail(&k.items[j], "shape variable `" + v + "` is declared twice");
           e.dims.push_back(v);
         }
+      } else if (head_is(k, "given")) {
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          std::string v = name(k.items[j], "a shape variable");
+          if (!vars.count(v)) fail(&k.items[j], "`given` names `" + v + "`, which is not in the entry's (dims ...)");
+          if (std::find(e.given.begin(), e.given.end(), v) != e.given.end()) fail(&k.items[j], "shape variable `" + v + "` is given twice");
+          e.given.push_back(v);
+        }
       } else if (head_is(k, "where")) {
         for (size_t j = 1; j < k.items.size(); ++j) e.where.push_back(constraint(k.items[j], vars));
       } else if (head_is(k, "params")) {
@@ -167,19 +175,20 @@ class Parser {
           e.index_sites.push_back(std::move(is));
         }
       } else {
-        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, where, params, returns, kind, index-checks or specialization)");
+        fail(&k, "unknown clause in entry `" + e.name + "` (expected dims, given, where, params, returns, kind, index-checks or specialization)");
       }
     }
     if (!have_params) fail(&c, "entry `" + e.name + "` has no (params ...)");
     if (!have_returns || e.returns.empty()) fail(&c, "entry `" + e.name + "` has no (returns TYPE...)");
-    // Every shape variable must be recoverable from the inputs, by the one
-    // rule of types/shape_inference.h (the checker enforces the same, E0308).
+    // Every shape variable must be given at the call or recoverable from the
+    // inputs, by the one rule of types/shape_inference.h (the checker
+    // enforces the same, E0308).
     {
       std::vector<types::Shape> shapes;
       std::vector<types::ShapeConstraint> where;
       for (const ParamSig& p : e.params) shapes.push_back(p.type.shape);
       for (const WhereSig& w : e.where) where.push_back(w.constraint);
-      e.inference = types::plan_shape_inference(e.dims, shapes, where);
+      e.inference = types::plan_shape_inference(e.dims, shapes, where, std::set<std::string>(e.given.begin(), e.given.end()));
     }
     for (const ParamSig& p : e.params) e.device |= p.type.device.kind != types::Device::Kind::Host;
     for (const auto& t : e.returns) e.device |= t.device.kind != types::Device::Kind::Host;

@@ -49,6 +49,9 @@ struct IndexSite {
 struct EntrySig {
   std::string name;
   std::vector<std::string> dims;  // shape variables, in declaration order
+  /// `(given ...)`: the variables of `dims` every call supplies (call
+  /// options), in the order declared; the inference plan starts with them.
+  std::vector<std::string> given;
   std::vector<WhereSig> where;
   std::vector<ParamSig> params;
   std::vector<types::TensorType> returns;

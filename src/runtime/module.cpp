@@ -329,7 +329,7 @@ Status Module::call_unscoped(const EntrySig& entry, std::span<Tensor* const> inp
     if (!options.outputs.empty() && options.outputs.size() != e->returns.size())
       return invalid_argument(fn_name + " returns " + std::to_string(e->returns.size()) + " tensor(s), but " +
                               std::to_string(options.outputs.size()) + " outputs were provided");
-    auto b = bind_shape_variables(*e, *shapes);
+    auto b = bind_shape_variables(*e, *shapes, options.dims);
     if (!b) return b.status();
 
     // Outputs: the caller's (checked) or new ones.

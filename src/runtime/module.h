@@ -56,6 +56,9 @@ struct CallOptions {
   /// Host entries: threads for the parallel loops of the generated code
   /// (parallel_for.h); 0: default_num_threads(), 1: the calling thread only.
   int32_t threads = 0;
+  /// The values of the entry's `(given ...)` shape variables (spec §4.19):
+  /// exactly those, each >= 1; the others are inferred from the inputs.
+  Binding dims;
 };
 
 /// The graph decision of one device call: `plan_graph` is what the plan

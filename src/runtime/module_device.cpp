@@ -269,7 +269,7 @@ Status Module::call_device(const EntrySig& e, std::span<Tensor* const> inputs, s
                             std::to_string(options.outputs.size()) + " outputs were provided");
   auto shapes = check_inputs(e, inputs, fn_name);
   if (!shapes) return shapes.status();
-  auto b = bind_shape_variables(e, *shapes);
+  auto b = bind_shape_variables(e, *shapes, options.dims);
   if (!b) return b.status();
 
   // Device memory for outputs and the workspace: the call's resource when it

@@ -16,6 +16,7 @@ using types::lone_variable;
 struct Binder {
   const EntrySig& e;
   std::span<const std::span<const int64_t>> shapes;
+  const Binding& given;
   Binding b;
   std::map<std::string, std::string> origin;  // variable -> "input `x` dim 0"
 
@@ -40,14 +41,37 @@ struct Binder {
     return at(s.param, s.dim);
   }
 
+  // The values the call gives: exactly the entry's `given` variables, >= 1.
+  Status check_given() const {
+    std::string who = "entry `" + e.name + "`";
+    std::string list;
+    for (const std::string& g : e.given) list += (list.empty() ? "" : " ") + g;
+    for (const auto& [var, value] : given) {
+      if (std::find(e.given.begin(), e.given.end(), var) == e.given.end()) {
+        bool is_dim = std::find(e.dims.begin(), e.dims.end(), var) != e.dims.end();
+        return invalid_argument(who + (is_dim ? ": shape variable `" + var + "` is inferred from the input shapes and cannot be given at the call"
+                                              : " has no shape variable `" + var + "`") +
+                                (list.empty() ? " (the entry takes no shape variables at the call)" : " (it takes " + list + " at the call)"));
+      }
+      if (value < 1) return invalid_argument(who + ": shape variable " + var + " = " + std::to_string(value) + " given at the call; shape variables are >= 1");
+    }
+    for (const std::string& g : e.given)
+      if (!given.count(g))
+        return invalid_argument(who + " takes shape variable `" + g + "` at the call (declared `(given " + list +
+                                ")`), and this call does not give it (the call options' dims)");
+    return {};
+  }
+
   Result<Binding> run() {
+    if (Status s = check_given(); !s.ok()) return s;
+    for (const auto& [var, value] : given) origin[var] = "the call";
     // The one rule of types/shape_inference.h, run on the actual sizes.
     std::vector<const std::vector<int64_t>*> dims;
     std::vector<std::vector<int64_t>> copies;
     copies.reserve(shapes.size());
     for (const auto& sh : shapes) copies.emplace_back(sh.begin(), sh.end());
     for (const auto& c : copies) dims.push_back(&c);
-    types::ConcreteSolve solved = types::solve_shape_variables(e.inference, dims);
+    types::ConcreteSolve solved = types::solve_shape_variables(e.inference, dims, given);
     b = solved.binding;
     for (const auto& [v, k] : solved.bound_by) origin[v] = source_of(k);
     if (solved.failure) {
@@ -121,13 +145,13 @@ struct Binder {
 
 }  // namespace
 
-Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::span<const int64_t>> shapes) {
+Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::span<const int64_t>> shapes, const Binding& given) {
   return guarded("bind_shape_variables", [&]() -> Result<Binding> {
     if (shapes.size() != e.params.size()) return internal_error("bind_shape_variables: input count differs from the signature");
     for (size_t i = 0; i < shapes.size(); ++i)
       if (shapes[i].size() != e.params[i].type.shape.size()) return internal_error("bind_shape_variables: rank differs from the signature");
     try {
-      return Binder{e, shapes, {}, {}}.run();
+      return Binder{e, shapes, given, {}, {}}.run();
     } catch (const types::DimOverflow& ex) {
       return invalid_argument("entry `" + e.name + "`: " + ex.what());
     }

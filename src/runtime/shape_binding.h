@@ -19,8 +19,10 @@ namespace shapeml::runtime {
 
 /// `shapes[i]` is the shape of input i; its length must already equal
 /// e.params[i]'s rank (Module::call checks counts and ranks first).
+/// `given`: the values of the entry's `(given ...)` variables, supplied by
+/// the call (exactly those, each >= 1); the rest are inferred after them.
 /// Failures are INVALID_ARGUMENT.
-Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::span<const int64_t>> shapes);
+Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::span<const int64_t>> shapes, const Binding& given = {});
 
 /// Checks a binding given explicitly (shapeml_entry_specialize, AOT build
 /// options): it names only the entry's shape variables, gives every one a

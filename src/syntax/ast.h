@@ -97,6 +97,9 @@ struct FuncAst {
   std::vector<std::pair<std::string, Span>> wrt;
   bool has_wrt = false;
   std::vector<std::pair<std::string, Span>> dims;
+  /// `(given V ...)`: shape variables of `dims` that every call supplies
+  /// (spec §4.19): `:dims` inside the module, the call options at the host.
+  std::vector<std::pair<std::string, Span>> given;
   std::vector<ConstraintAst> where;
   std::vector<ParamAst> params;
   std::vector<TypeAst> returns;

@@ -129,6 +129,11 @@ SExpr func_sx(const FuncAst& f) {
     for (const auto& [n, sp] : f.dims) d.push_back(sym(n));
     items.push_back(list(std::move(d)));
   }
+  if (!f.given.empty()) {
+    std::vector<SExpr> g{sym("given")};
+    for (const auto& [n, sp] : f.given) g.push_back(sym(n));
+    items.push_back(list(std::move(g)));
+  }
   if (!f.where.empty()) {
     std::vector<SExpr> w{sym("where")};
     for (const auto& c : f.where) w.push_back(list({sym(types::constraint_op_name(c.kind)), dim_sx(c.lhs), dim_sx(c.rhs)}));

@@ -70,6 +70,12 @@ class Parser {
           if (!s.items[k].is_symbol()) { err(s.items[k], "a shape variable must be a name"); ok = false; continue; }
           f.dims.push_back({s.items[k].text, s.items[k].span});
         }
+      } else if (head_is(s, "given")) {
+        if (s.items.size() < 2) { err(s, "`given` names at least one shape variable of `dims`"); ok = false; }
+        for (size_t k = 1; k < s.items.size(); ++k) {
+          if (!s.items[k].is_symbol()) { err(s.items[k], "a shape variable must be a name"); ok = false; continue; }
+          f.given.push_back({s.items[k].text, s.items[k].span});
+        }
       } else if (head_is(s, "where")) {
         for (size_t k = 1; k < s.items.size(); ++k)
           if (auto c = constraint(s.items[k])) f.where.push_back(std::move(*c));
@@ -105,7 +111,7 @@ class Parser {
           if (auto x = expr(s.items[k])) f.results.push_back(std::move(*x));
           else ok = false;
       } else {
-        err(s, "expected one of `dims`, `where`, `params`, `returns`, `let`, `return` in a function");
+        err(s, "expected one of `dims`, `given`, `where`, `params`, `returns`, `let`, `return` in a function");
         ok = false;
       }
     }

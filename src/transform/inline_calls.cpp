@@ -56,6 +56,7 @@ ir::Function flatten(const ir::Module& m, const ir::Function& f, std::set<std::s
   out.name = f.name;
   out.span = f.span;
   out.dims = f.dims;
+  out.given = f.given;
   out.where = f.where;
   out.result_types = f.result_types;
   std::vector<ir::ValueId> map(f.values.size(), UINT32_MAX);

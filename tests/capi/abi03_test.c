@@ -849,6 +849,93 @@ static void test_jit_entries(void** state) {
   shapeml_context_release(ctx);
 }
 
+/* Shape variables given at the call (`(given H)`, spec §4.19): introspection
+ * says which, the call options carry their values, and each wrong use is
+ * INVALID_ARGUMENT naming the variable. Values against a float64 loop. */
+static const char kGivenSrc[] =
+    "(module given_heads\n"
+    "  (func head_sums (dims B S H Dh) (given H)\n"
+    "    (params (x (tensor f32 (B S (* H Dh)) host)))\n"
+    "    (returns (tensor f32 (B H S) host))\n"
+    "    (return (permute (reduce_sum (reshape x (B S H Dh)) :axes (3)) (0 2 1)))))\n";
+
+static void expect_given_call(shapeml_entry* e, shapeml_tensor* x, const char* const* names, const int64_t* values, size_t n,
+                              shapeml_status_code code, const char* fragment) {
+  shapeml_tensor* out[1] = {NULL};
+  shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
+  o.dim_names = names;
+  o.dim_values = values;
+  o.num_dims = n;
+  expect_code(shapeml_entry_call(e, &x, 1, out, 1, &o), code, fragment);
+  assert_null(out[0]);
+}
+
+static void test_shape_variables_given_at_the_call(void** state) {
+  (void)state;
+  shapeml_context* ctx = ctx_new();
+  shapeml_module* m = NULL;
+  ok(shapeml_module_compile(ctx, "given.sml", kGivenSrc, strlen(kGivenSrc), NULL, &m));
+  shapeml_entry* e = entry_of(m, "head_sums");
+  assert_int_equal(shapeml_entry_shape_variable_count(e), 4);
+  const int32_t given[4] = {0, 0, 1, 0}; /* B S H Dh */
+  for (size_t i = 0; i < 4; ++i) assert_int_equal(shapeml_entry_shape_variable_is_given(e, i), given[i]);
+  assert_int_equal(shapeml_entry_shape_variable_is_given(e, 4), 0);
+  assert_int_equal(shapeml_entry_shape_variable_is_given(NULL, 0), 0);
+  /* x: (2 3 12) */
+  float x[72];
+  for (int i = 0; i < 72; ++i) x[i] = 0.25f * (float)(i % 17) - 1.0f;
+  int64_t shape[3] = {2, 3, 12};
+  shapeml_tensor* tx = NULL;
+  ok(shapeml_tensor_create_copy(NULL, SHAPEML_DTYPE_F32, 3, shape, x, sizeof x, &tx));
+  const char* h = "H";
+  const int64_t heads[2] = {4, 6};
+  for (int k = 0; k < 2; ++k) {
+    const int64_t H = heads[k], Dh = 12 / H;
+    shapeml_tensor* out[1] = {NULL};
+    shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
+    o.dim_names = &h;
+    o.dim_values = &heads[k];
+    o.num_dims = 1;
+    ok(shapeml_entry_call(e, &tx, 1, out, 1, &o));
+    assert_int_equal(shapeml_tensor_rank(out[0]), 3);
+    assert_int_equal(shapeml_tensor_shape(out[0])[1], H);
+    const float* y = shapeml_tensor_data(out[0]);
+    for (int b = 0; b < 2; ++b)
+      for (int hh = 0; hh < H; ++hh)
+        for (int s = 0; s < 3; ++s) {
+          double want = 0;
+          for (int d = 0; d < Dh; ++d) want += (double)x[(b * 3 + s) * 12 + hh * Dh + d];
+          assert_true(fabs((double)y[(b * H + hh) * 3 + s] - want) <= 1e-5);
+        }
+    shapeml_tensor_release(out[0]);
+  }
+  /* Missing, not given, not a variable, < 1, twice, contradicting the shape, NULL arrays. */
+  expect_given_call(e, tx, NULL, NULL, 0, SHAPEML_STATUS_INVALID_ARGUMENT, "takes shape variable `H` at the call");
+  const char* hs[2] = {"H", "S"};
+  const int64_t v43[2] = {4, 3};
+  expect_given_call(e, tx, hs, v43, 2, SHAPEML_STATUS_INVALID_ARGUMENT, "shape variable `S` is inferred from the input shapes");
+  const char* q = "Q";
+  expect_given_call(e, tx, &q, &heads[0], 1, SHAPEML_STATUS_INVALID_ARGUMENT, "has no shape variable `Q`");
+  const int64_t zero = 0, five = 5;
+  expect_given_call(e, tx, &h, &zero, 1, SHAPEML_STATUS_INVALID_ARGUMENT, "H = 0 given at the call");
+  const char* hh[2] = {"H", "H"};
+  const int64_t v44[2] = {4, 4};
+  expect_given_call(e, tx, hh, v44, 2, SHAPEML_STATUS_INVALID_ARGUMENT, "`H` is given twice");
+  expect_given_call(e, tx, &h, &five, 1, SHAPEML_STATUS_INVALID_ARGUMENT, "for no integer Dh");
+  expect_given_call(e, tx, NULL, &five, 1, SHAPEML_STATUS_INVALID_ARGUMENT, "dim_names");
+  expect_given_call(e, tx, &h, NULL, 1, SHAPEML_STATUS_INVALID_ARGUMENT, "dim_values");
+  /* The plain call (no options) cannot give H. */
+  shapeml_tensor* out[1] = {NULL};
+  expect_code(shapeml_entry_call(e, &tx, 1, out, 1, NULL), SHAPEML_STATUS_INVALID_ARGUMENT, "takes shape variable `H` at the call");
+  /* A warm-up binding names every variable, H included. */
+  const char* all[4] = {"B", "S", "H", "Dh"};
+  const int64_t vals[4] = {2, 3, 3, 4};
+  ok(shapeml_entry_specialize(e, all, vals, 4));
+  shapeml_tensor_release(tx);
+  shapeml_module_release(m);
+  shapeml_context_release(ctx);
+}
+
 typedef struct {
   shapeml_entry* entry;
   int64_t n;
@@ -1287,6 +1374,7 @@ int main(void) {
       cmocka_unit_test(test_check_from_eight_threads),
       cmocka_unit_test(test_front_end_struct_sizes),
       cmocka_unit_test(test_jit_entries),
+      cmocka_unit_test(test_shape_variables_given_at_the_call),
       cmocka_unit_test(test_jit_eight_threads),
       cmocka_unit_test(test_compile_from_eight_threads),
       cmocka_unit_test(test_module_build_with_options),

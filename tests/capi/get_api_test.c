@@ -137,6 +137,7 @@ static const struct {
     M(entry_result_count),
     M(entry_shape_variable),
     M(entry_shape_variable_count),
+    M(entry_shape_variable_is_given),
     M(entry_specialize),
     M(get_capabilities),
     M(module_build),

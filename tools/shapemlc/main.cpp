@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "jit/bindings_spec.h"
 #include "obs/log.h"
 #include "obs/trace.h"
+#include "runtime/module.h"
 #include "runtime/npy.h"
 #include "shapeml.h"
 #include "syntax/parser.h"
@@ -59,7 +61,8 @@ Commands (each takes only its own options; `shapemlc COMMAND --help`):
 Options:
   --entry NAME           the function (default: the last one in the file)
   --bind SPEC            [ENTRY:]VAR=VALUE,... shape variables of a
-                         specialization; build takes several
+                         specialization; build takes several; run gives
+                         the entry's (given ...) variables from it
   --target native|x86-64|x86-64-v3|x86-64-v4
                           code generation target (default native; v3: AVX2,
                           v4: AVX-512, for modules that ship)
@@ -441,7 +444,7 @@ int cmd_run(const CodegenArgs& a) {
   // (types/shape_inference.h) on --bind and the inputs that are given.
   std::vector<shapeml::types::Shape> param_shapes;
   for (auto p : fn->params) param_shapes.push_back(fn->values[p].type.shape);
-  auto plan = shapeml::types::plan_shape_inference(fn->dims, param_shapes, fn->where);
+  auto plan = shapeml::types::plan_shape_inference(fn->dims, param_shapes, fn->where, std::set<std::string>(fn->given.begin(), fn->given.end()));
   auto solved = shapeml::types::solve_shape_variables(plan, known_shapes, bound);
   if (!solved.failure) bound = solved.binding;
   for (const auto& in : a.randoms) {
@@ -488,16 +491,36 @@ int cmd_run(const CodegenArgs& a) {
     std::cerr << "shapemlc: " << m.status().message() << "\n";
     return 1;
   }
+  // The entry's `(given ...)` variables come from --bind, as a host passes
+  // them in the call options.
+  rt::CallOptions co;
+  for (const std::string& g : fn->given) {
+    auto it = bound.find(g);
+    if (it == bound.end()) {
+      std::cerr << "shapemlc: `" << entry << "` takes shape variable `" << g << "` at the call: give it with --bind " << g << "=VALUE\n";
+      return 2;
+    }
+    co.dims[g] = it->second;
+  }
+  const rt::EntrySig* sig = m.value()->manifest().find(entry);
+  if (!sig) {  // e.g. a helper only `:dims` calls reach (spec §4.19)
+    std::string names;
+    for (const auto& x : m.value()->manifest().entries) names += (names.empty() ? "" : ", ") + x.name;
+    std::cerr << "shapemlc: no entry `" << entry << "` (entries: " << (names.empty() ? "none" : names) << ")\n";
+    return 1;
+  }
+  std::vector<rt::Tensor*> raw_inputs;
+  for (const auto& t : inputs) raw_inputs.push_back(t.get());
   std::vector<rt::TensorRef> outs;
   auto t0 = std::chrono::steady_clock::now();
-  auto st = m.value()->call(entry, std::span<const rt::TensorRef>(inputs), outs);
+  auto st = m.value()->call(*sig, raw_inputs, outs, co);
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!st.ok()) {
     std::cerr << "shapemlc: " << st.message() << "\n";
     return 1;
   }
   t0 = std::chrono::steady_clock::now();
-  st = m.value()->call(entry, std::span<const rt::TensorRef>(inputs), outs);
+  st = m.value()->call(*sig, raw_inputs, outs, co);
   double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!st.ok()) {
     std::cerr << "shapemlc: " << st.message() << "\n";

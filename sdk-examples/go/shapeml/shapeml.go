@@ -77,14 +77,22 @@ static size_t s_param_count(const shapeml_api* a, shapeml_entry* e) { return a->
 static size_t s_result_count(const shapeml_api* a, shapeml_entry* e) { return a->entry_result_count(e); }
 static size_t s_var_count(const shapeml_api* a, shapeml_entry* e) { return a->entry_shape_variable_count(e); }
 static const char* s_var(const shapeml_api* a, shapeml_entry* e, size_t i) { return a->entry_shape_variable(e, i); }
+static int32_t s_var_is_given(const shapeml_api* a, shapeml_entry* e, size_t i) {
+  if (!SHAPEML_API_HAS(a, entry_shape_variable_is_given) || !a->entry_shape_variable_is_given) return 0;
+  return a->entry_shape_variable_is_given(e, i);
+}
 static shapeml_status* s_tensor_info(const shapeml_api* a, shapeml_entry* e, int32_t kind, size_t i, shapeml_tensor_info* t) {
   t->struct_size = sizeof *t;
   return a->entry_get_tensor_info(e, kind, i, t);
 }
 static shapeml_status* s_entry_call(const shapeml_api* a, shapeml_entry* e, shapeml_tensor** in, size_t n_in, shapeml_tensor** out,
-                                    size_t n_out, int32_t num_threads) {
+                                    size_t n_out, int32_t num_threads, const char* const* dim_names, const int64_t* dim_values,
+                                    size_t num_dims) {
   shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
   o.num_threads = num_threads;
+  o.dim_names = dim_names;
+  o.dim_values = dim_values;
+  o.num_dims = num_dims;
   return a->entry_call(e, in, n_in, out, n_out, &o);
 }
 static shapeml_status* s_tensor_create_copy(const shapeml_api* a, int32_t dtype, size_t rank, const int64_t* shape, const void* data,
@@ -465,6 +473,20 @@ func (e *Entry) ShapeVariables() []string {
 	return out
 }
 
+// GivenShapeVariables lists the shape variables every call gives in
+// CallOptions.Dims (declared `(given ...)` in the source): no input shape
+// determines them. The others are inferred from the inputs.
+func (e *Entry) GivenShapeVariables() []string {
+	var out []string
+	for i, v := range e.ShapeVariables() {
+		if C.s_var_is_given(e.module.lib.api, e.raw, C.size_t(i)) != 0 {
+			out = append(out, v)
+		}
+	}
+	runtime.KeepAlive(e.module)
+	return out
+}
+
 // DType is a shapeml_dtype.
 type DType int32
 
@@ -510,6 +532,10 @@ type CallOptions struct {
 	// the CPUs the process may run on). Results are the same bits for every
 	// count.
 	NumThreads int32
+	// Dims: the values of the entry's given shape variables
+	// (GivenShapeVariables), e.g. {"H": 4}; the others are inferred from the
+	// inputs. Exactly the given ones, each >= 1.
+	Dims map[string]int64
 }
 
 // Call runs the entry on Go arrays (copied in) and returns its results
@@ -550,7 +576,26 @@ func (e *Entry) CallWith(opts CallOptions, inputs ...Array) ([]Array, error) {
 	defer C.free(unsafe.Pointer(out))
 	inSlice := unsafe.Slice(in, len(inputs)+1)
 	copy(inSlice, tensors)
-	if err := l.status(C.s_entry_call(l.api, e.raw, in, C.size_t(len(inputs)), out, C.size_t(nOut), C.int32_t(opts.NumThreads))); err != nil {
+	// The given shape variables, in C memory (names freed after the call).
+	nDims := len(opts.Dims)
+	names := (**C.char)(C.calloc(C.size_t(nDims+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	values := (*C.int64_t)(C.calloc(C.size_t(nDims+1), C.size_t(8)))
+	defer C.free(unsafe.Pointer(names))
+	defer C.free(unsafe.Pointer(values))
+	nameSlice, valueSlice := unsafe.Slice(names, nDims+1), unsafe.Slice(values, nDims+1)
+	k := 0
+	for name, v := range opts.Dims {
+		nameSlice[k] = C.CString(name)
+		valueSlice[k] = C.int64_t(v)
+		k++
+	}
+	defer func() {
+		for _, n := range nameSlice[:nDims] {
+			C.free(unsafe.Pointer(n))
+		}
+	}()
+	if err := l.status(C.s_entry_call(l.api, e.raw, in, C.size_t(len(inputs)), out, C.size_t(nOut), C.int32_t(opts.NumThreads),
+		names, values, C.size_t(nDims))); err != nil {
 		return nil, err
 	}
 	results := make([]Array, nOut)

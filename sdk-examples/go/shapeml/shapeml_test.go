@@ -251,6 +251,56 @@ func loadAOTMLP(t *testing.T, l *Library, path string) *Module {
 	return m
 }
 
+// `(given H)`: the number of heads is in no input shape; CallOptions.Dims
+// gives it. Values against a float64 loop; a missing H is refused by name.
+func TestShapeVariablesGivenAtTheCall(t *testing.T) {
+	const src = "(module given_heads\n  (func head_sums (dims B S H Dh) (given H)\n" +
+		"    (params (x (tensor f32 (B S (* H Dh)) host)))\n    (returns (tensor f32 (B H S) host))\n" +
+		"    (return (permute (reduce_sum (reshape x (B S H Dh)) :axes (3)) (0 2 1)))))\n"
+	l := openSDK(t)
+	m, err := l.Compile("given.sml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := m.Entry("head_sums")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := e.GivenShapeVariables(); len(g) != 1 || g[0] != "H" {
+		t.Fatalf("given shape variables %v", g)
+	}
+	x := make([]float32, 2*3*12)
+	for i := range x {
+		x[i] = float32(i%5)*0.5 - 1
+	}
+	in := Array{x, []int64{2, 3, 12}}
+	for _, h := range []int64{3, 6} {
+		dh := 12 / h
+		out, err := e.CallWith(CallOptions{Dims: map[string]int64{"H": h}}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := out[0].Data.([]float32)
+		want := make([]float64, 2*h*3)
+		for b := int64(0); b < 2; b++ {
+			for hh := int64(0); hh < h; hh++ {
+				for s := int64(0); s < 3; s++ {
+					for d := int64(0); d < dh; d++ {
+						want[(b*h+hh)*3+s] += float64(x[(b*3+s)*12+hh*dh+d])
+					}
+				}
+			}
+		}
+		if len(y) != len(want) || maxErr(y, want) > 1e-5 {
+			t.Fatalf("H=%d: got %v, want %v", h, y, want)
+		}
+	}
+	if _, err := e.Call(in); code(err) != InvalidArgument || !strings.Contains(err.Error(), "takes shape variable `H` at the call") {
+		t.Fatal(err)
+	}
+}
+
 // A thread count per call gives the same bits; a negative one is refused.
 func TestCallWithThreadCount(t *testing.T) {
 	l := openSDK(t)

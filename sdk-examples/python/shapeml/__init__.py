@@ -36,7 +36,7 @@ import ctypes as C
 
 import os
 from collections import namedtuple
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -105,10 +105,12 @@ ERRORS = {1: InvalidArgumentError, 2: ResourceExhaustedError, 3: NotFoundError, 
 
 
 class CallOptions(C.Structure):
-    """shapeml_call_options (since 0.3; `reserved` and `num_threads` appended)."""
+    """shapeml_call_options (since 0.3; `reserved`, `num_threads` and the given
+    shape variables `dim_names`/`dim_values`/`num_dims` appended)."""
     _fields_ = [("struct_size", C.c_size_t), ("memory", C.c_void_p), ("outputs", C.c_void_p), ("device_index", C.c_int32),
                 ("stream", C.c_void_p), ("graph", C.c_int32),  # graph: 0 default, 1 on, 2 off (shapeml_graph_mode)
-                ("reserved", C.c_int32), ("num_threads", C.c_int32)]
+                ("reserved", C.c_int32), ("num_threads", C.c_int32),
+                ("dim_names", C.POINTER(C.c_char_p)), ("dim_values", C.POINTER(C.c_int64)), ("num_dims", C.c_size_t)]
 
 
 class ModuleOptions(C.Structure):
@@ -757,6 +759,12 @@ class Entry:
         L.shapeml_entry_call.argtypes = [vp, C.POINTER(vp), sz, C.POINTER(vp), sz, C.POINTER(CallOptions)]
         self.name = _s(L.shapeml_entry_name(handle))
         self.shape_variables = [_s(L.shapeml_entry_shape_variable(handle, i)) for i in range(L.shapeml_entry_shape_variable_count(handle))]
+        # The variables every call gives with dims= (`(given ...)` in the source).
+        self.given_shape_variables = []
+        if hasattr(L, "shapeml_entry_shape_variable_is_given"):
+            L.shapeml_entry_shape_variable_is_given.restype = C.c_int32
+            L.shapeml_entry_shape_variable_is_given.argtypes = [vp, sz]
+            self.given_shape_variables = [v for i, v in enumerate(self.shape_variables) if L.shapeml_entry_shape_variable_is_given(handle, i)]
         self.constraints = [_s(L.shapeml_entry_constraint(handle, i)) for i in range(L.shapeml_entry_constraint_count(handle))]
         self.params = [self._info(0, i) for i in range(L.shapeml_entry_param_count(handle))]
         self.results = [self._info(1, i) for i in range(L.shapeml_entry_result_count(handle))]
@@ -779,14 +787,17 @@ class Entry:
             dims.append(di.value if di.kind == 0 else _s(di.text))
         return TensorInfo(_s(t.name), _NP.get(t.dtype, t.dtype), t.device_type, t.device_id, t.rank, _s(t.type), tuple(dims))
 
-    def __call__(self, *args: Any, bf16: Optional[str] = None, tensors: bool = False, num_threads: int = 0) -> Tuple[Any, ...]:
+    def __call__(self, *args: Any, bf16: Optional[str] = None, tensors: bool = False, num_threads: int = 0,
+                 dims: Optional[Mapping[str, int]] = None) -> Tuple[Any, ...]:
         """entry(*args): NumPy arrays (copied in), Tensors, or DLPack objects
         such as torch tensors (zero copy). Returns a tuple of NumPy arrays,
         or of Tensors with tensors=True (e.g. for torch.from_dlpack).
         `num_threads` (host entries): the threads this call's parallel loops
         may use, the calling one included; 0 the default
         (SHAPEML_NUM_THREADS, else the CPUs the process may run on); the
-        results are the same bits for every count."""
+        results are the same bits for every count. `dims`: the values of
+        the entry's given shape variables (given_shape_variables), e.g.
+        dims={"H": 4}; the others are inferred from the arguments."""
         lib, L = self.module.lib, self.module.lib.lib
         handles = []
         try:
@@ -795,7 +806,10 @@ class Entry:
             ins = (C.c_void_p * max(len(handles), 1))(*[h.value for h, _ in handles])
             n_out = len(self.results)
             outs = (C.c_void_p * max(n_out, 1))()
-            opts = CallOptions(C.sizeof(CallOptions), None, None, 0, None, 0, 0, num_threads)
+            given = dict(dims or {})
+            names = (C.c_char_p * max(len(given), 1))(*[str(k).encode() for k in given])
+            values = (C.c_int64 * max(len(given), 1))(*[int(v) for v in given.values()])
+            opts = CallOptions(C.sizeof(CallOptions), None, None, 0, None, 0, 0, num_threads, names, values, len(given))
             lib._check(L.shapeml_entry_call(self.handle, ins, len(handles), outs, n_out, C.byref(opts)))
             results = [Tensor(lib, C.c_void_p(outs[i])) for i in range(n_out)]
             return tuple(results) if tensors else tuple(t.numpy(bf16) for t in results)

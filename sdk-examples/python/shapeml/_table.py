@@ -83,6 +83,7 @@ MEMBERS = (
     "entry_result_count",
     "entry_shape_variable",
     "entry_shape_variable_count",
+    "entry_shape_variable_is_given",
     "entry_specialize",
     "get_capabilities",
     "module_build",

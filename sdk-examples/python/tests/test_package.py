@@ -62,6 +62,16 @@ def table_matches_header():
     h = open(os.path.join(ROOT, "include", "shapeml.h")).read()
     body = h[h.index("typedef struct shapeml_api {"):h.index("} shapeml_api;")]
     assert tuple(re.findall(r"\(\*(\w+)\)\(", body)) == _table.MEMBERS
+    # The Rust and Julia bindings mirror the same table by position.
+    rs = open(os.path.join(ROOT, "sdk-examples", "rust", "src", "lib.rs")).read()
+    rs = rs[rs.index("pub struct Api {"):]
+    rs = rs[:rs.index("\n}")]
+    rust = tuple(re.findall(r"pub (\w+):", rs))[5:]  # after struct_size, abi_*, compiler
+    assert rust == _table.MEMBERS, set(rust) ^ set(_table.MEMBERS)
+    jl = open(os.path.join(ROOT, "sdk-examples", "julia", "Shapeml.jl")).read()
+    jl = jl[jl.index("const MEMBERS = ("):]
+    jl = jl[:jl.index("\n)")]
+    assert tuple(re.findall(r":(\w+),", jl)) == _table.MEMBERS
 
 
 @test
@@ -170,6 +180,34 @@ def thread_count_per_call():
         raise AssertionError("no error")
     except shapeml.InvalidArgumentError as err:
         assert "num_threads is -1" in str(err)
+
+
+GIVEN = """(module given_heads
+  (func head_sums (dims B S H Dh) (given H)
+    (params (x (tensor f32 (B S (* H Dh)) host)))
+    (returns (tensor f32 (B H S) host))
+    (return (permute (reduce_sum (reshape x (B S H Dh)) :axes (3)) (0 2 1)))))
+"""
+
+
+@test
+def shape_variables_given_at_the_call():
+    # `(given H)`: the number of heads is in no input shape; dims= gives it.
+    e = shapeml.Library(SDK).compile(GIVEN, "given.sml").entry("head_sums")
+    assert e.shape_variables == ["B", "S", "H", "Dh"]
+    assert e.given_shape_variables == ["H"]
+    x = np.random.default_rng(3).standard_normal((2, 5, 24)).astype(np.float32)
+    for h in (3, 4, 8):
+        (y,) = e(x, dims={"H": h})
+        want = x.astype(np.float64).reshape(2, 5, h, 24 // h).sum(3).transpose(0, 2, 1)
+        assert y.shape == (2, h, 5) and np.abs(y - want).max() < 1e-5
+    for bad, words in (({}, "takes shape variable `H` at the call"), ({"H": 5}, "for no integer Dh"),
+                       ({"H": 4, "B": 2}, "`B` is inferred from the input shapes")):
+        try:
+            e(x, dims=bad)
+            raise AssertionError("no error for %r" % bad)
+        except shapeml.InvalidArgumentError as err:
+            assert words in str(err), str(err)
 
 
 @test

@@ -118,6 +118,7 @@ pub struct Api {
     pub entry_result_count: Option<unsafe extern "C" fn(*const c_void) -> usize>,
     pub entry_shape_variable: Option<unsafe extern "C" fn(*const c_void, usize) -> *const c_char>,
     pub entry_shape_variable_count: Option<unsafe extern "C" fn(*const c_void) -> usize>,
+    pub entry_shape_variable_is_given: Option<unsafe extern "C" fn(*const c_void, usize) -> i32>,
     pub entry_specialize: Unused,
     pub get_capabilities: Option<unsafe extern "C" fn(*mut RawCapabilities) -> *mut Status>,
     pub module_build: Unused,
@@ -876,6 +877,17 @@ impl<'m> Entry<'m> {
         (0..n).map(|i| unsafe { string(self.api().entry_shape_variable.unwrap()(self.raw, i)) }).collect()
     }
 
+    /// The shape variables every call gives in `CallOptions::dims`
+    /// (declared `(given ...)` in the source): no input shape determines
+    /// them. The others are inferred from the inputs.
+    pub fn given_shape_variables(&self) -> Vec<String> {
+        let is_given = match self.api().entry_shape_variable_is_given {
+            Some(f) => f,
+            None => return Vec::new(),
+        };
+        self.shape_variables().into_iter().enumerate().filter(|(i, _)| unsafe { is_given(self.raw, *i) } != 0).map(|(_, v)| v).collect()
+    }
+
     fn infos(&self, kind: i32, n: usize) -> Result<Vec<TensorInfo>> {
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
@@ -919,7 +931,8 @@ impl<'m> Entry<'m> {
         let n_out = unsafe { api.entry_result_count.unwrap()(self.raw) };
         let raw_in: Vec<*mut c_void> = inputs.iter().map(|t| t.raw).collect();
         let mut raw_out = vec![ptr::null_mut(); n_out];
-        let raw_opts = options.raw(ptr::null());
+        let dims = GivenDims::new(options)?;
+        let raw_opts = options.raw(ptr::null(), &dims);
         self.module.lib.check(unsafe {
             api.entry_call.unwrap()(self.raw, raw_in.as_ptr(), raw_in.len(), raw_out.as_mut_ptr(), n_out, &raw_opts as *const RawCallOptions as *const c_void)
         })?;
@@ -937,7 +950,8 @@ impl<'m> Entry<'m> {
         }
         let raw_in: Vec<*mut c_void> = inputs.iter().map(|t| t.raw).collect();
         let raw_given: Vec<*mut c_void> = outputs.iter().map(|t| t.raw).collect();
-        let raw_opts = options.raw(raw_given.as_ptr());
+        let dims = GivenDims::new(options)?;
+        let raw_opts = options.raw(raw_given.as_ptr(), &dims);
         self.module.lib.check(unsafe {
             api.entry_call.unwrap()(self.raw, raw_in.as_ptr(), raw_in.len(), ptr::null_mut(), 0, &raw_opts as *const RawCallOptions as *const c_void)
         })
@@ -945,12 +959,37 @@ impl<'m> Entry<'m> {
 }
 
 /// Options of one call (`shapeml_call_options`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallOptions {
     /// Host entries: the threads this call's parallel loops may use, the
     /// calling one included; 0 the default (`SHAPEML_NUM_THREADS`, else the
     /// CPUs the process may run on). Results are the same bits for every count.
     pub num_threads: i32,
+    /// The values of the entry's given shape variables
+    /// (`Entry::given_shape_variables`), e.g. `vec![("H".into(), 4)]`; the
+    /// others are inferred from the inputs. Exactly the given ones, each >= 1.
+    pub dims: Vec<(String, i64)>,
+}
+
+/// The given shape variables as C arrays, alive for one call.
+struct GivenDims {
+    _names: Vec<std::ffi::CString>,
+    name_ptrs: Vec<*const c_char>,
+    values: Vec<i64>,
+}
+
+impl GivenDims {
+    fn new(options: &CallOptions) -> Result<GivenDims> {
+        let mut names = Vec::with_capacity(options.dims.len());
+        for (n, _) in &options.dims {
+            names.push(std::ffi::CString::new(n.as_str()).map_err(|_| Error {
+                code: Code::InvalidArgument,
+                message: format!("CallOptions::dims: the name {:?} contains a NUL byte", n),
+            })?);
+        }
+        let name_ptrs = names.iter().map(|c| c.as_ptr()).collect();
+        Ok(GivenDims { _names: names, name_ptrs, values: options.dims.iter().map(|(_, v)| *v).collect() })
+    }
 }
 
 #[repr(C)]
@@ -963,10 +1002,13 @@ struct RawCallOptions {
     graph: i32,
     reserved: i32,
     num_threads: i32,
+    dim_names: *const *const c_char,
+    dim_values: *const i64,
+    num_dims: usize,
 }
 
 impl CallOptions {
-    fn raw(&self, outputs: *const *mut c_void) -> RawCallOptions {
+    fn raw(&self, outputs: *const *mut c_void, dims: &GivenDims) -> RawCallOptions {
         RawCallOptions {
             struct_size: std::mem::size_of::<RawCallOptions>(),
             memory: ptr::null_mut(),
@@ -976,6 +1018,9 @@ impl CallOptions {
             graph: 0,
             reserved: 0,
             num_threads: self.num_threads,
+            dim_names: if dims.values.is_empty() { ptr::null() } else { dims.name_ptrs.as_ptr() },
+            dim_values: if dims.values.is_empty() { ptr::null() } else { dims.values.as_ptr() },
+            num_dims: dims.values.len(),
         }
     }
 }

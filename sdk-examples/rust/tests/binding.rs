@@ -174,6 +174,35 @@ fn aot_build_then_runtime_library() {
     std::fs::remove_file(&out).ok();
 }
 
+// `(given H)`: the number of heads is in no input shape; CallOptions::dims
+// gives it. Values against a float64 loop; a missing H is refused by name.
+#[test]
+fn shape_variables_given_at_the_call() {
+    const SRC: &str = "(module given_heads\n  (func head_sums (dims B S H Dh) (given H)\n    (params (x (tensor f32 (B S (* H Dh)) host)))\n    (returns (tensor f32 (B H S) host))\n    (return (permute (reduce_sum (reshape x (B S H Dh)) :axes (3)) (0 2 1)))))\n";
+    let lib = sdk();
+    let m = lib.compile("given.sml", SRC).unwrap();
+    let e = m.entry("head_sums").unwrap();
+    assert_eq!(e.given_shape_variables(), vec!["H".to_string()]);
+    let x: Vec<f32> = (0..2 * 3 * 12).map(|i| (i % 7) as f32 * 0.5 - 1.0).collect();
+    let t = Tensor::from_slice(&lib, &x, &[2, 3, 12]).unwrap();
+    for h in [2i64, 4] {
+        let dh = 12 / h;
+        let y = e.call_with(&[&t], &CallOptions { dims: vec![("H".into(), h)], ..Default::default() }).unwrap()[0].to_vec::<f32>().unwrap();
+        assert_eq!(y.len() as i64, 2 * h * 3);
+        for b in 0..2 {
+            for hh in 0..h {
+                for s in 0..3 {
+                    let want: f64 = (0..dh).map(|d| x[((b * 3 + s) * 12 + hh * dh + d) as usize] as f64).sum();
+                    assert!((y[((b * h + hh) * 3 + s) as usize] as f64 - want).abs() < 1e-5);
+                }
+            }
+        }
+    }
+    let err = e.call(&[&t]).err().unwrap();
+    assert_eq!(err.code, Code::InvalidArgument);
+    assert!(err.message.contains("takes shape variable `H` at the call"), "{}", err.message);
+}
+
 // A thread count per call gives the same bits; call_into writes into the
 // caller's tensors; a negative count and a wrong output count are refused.
 #[test]
@@ -183,15 +212,15 @@ fn call_options_threads_and_caller_outputs() {
     let mlp = m.entry("mlp").unwrap();
     let (a, t) = mlp_inputs(&lib, 4, 64, 16, 32);
     let refs: Vec<&Tensor> = t.iter().collect();
-    let one = mlp.call_with(&refs, &CallOptions { num_threads: 1 }).unwrap()[0].to_vec::<f32>().unwrap();
-    let two = mlp.call_with(&refs, &CallOptions { num_threads: 2 }).unwrap()[0].to_vec::<f32>().unwrap();
+    let one = mlp.call_with(&refs, &CallOptions { num_threads: 1, ..Default::default() }).unwrap()[0].to_vec::<f32>().unwrap();
+    let two = mlp.call_with(&refs, &CallOptions { num_threads: 2, ..Default::default() }).unwrap()[0].to_vec::<f32>().unwrap();
     assert_eq!(one.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), two.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
     let want = reference(&a[0], &a[1], &a[2], &a[3], &a[4], 4 * 64, 16, 32);
     assert!(one.iter().zip(&want).all(|(g, w)| (*g as f64 - w).abs() < 1e-4));
     let y = Tensor::from_slice(&lib, &vec![f32::NAN; 4 * 64 * 16], &[4, 64, 16]).unwrap();
     mlp.call_into(&refs, &[&y], &CallOptions::default()).unwrap();
     assert_eq!(y.to_vec::<f32>().unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), one.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-    let e = mlp.call_with(&refs, &CallOptions { num_threads: -1 }).err().unwrap();
+    let e = mlp.call_with(&refs, &CallOptions { num_threads: -1, ..Default::default() }).err().unwrap();
     assert_eq!(e.code, Code::InvalidArgument);
     assert!(e.message.contains("num_threads is -1"), "{}", e.message);
     assert_eq!(mlp.call_into(&refs, &[], &CallOptions::default()).err().unwrap().code, Code::InvalidArgument);

@@ -1367,7 +1367,7 @@ int64_t ConcreteTensor::byte_size() const {
 std::vector<std::string> undetermined_dims(const ir::Function& f) {
   std::vector<types::Shape> shapes;
   for (ir::ValueId p : f.params) shapes.push_back(f.values[p].type.shape);
-  return types::plan_shape_inference(f.dims, shapes, f.where).undetermined;
+  return types::plan_shape_inference(f.dims, shapes, f.where, std::set<std::string>(f.given.begin(), f.given.end())).undetermined;
 }
 
 std::string default_func_name(const std::string& entry) { return "shapeml_" + sanitize(entry); }

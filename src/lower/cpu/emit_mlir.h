@@ -75,9 +75,10 @@ std::string emit_mlir(const ir::Module& m, const std::string& entry, const std::
                       const EmitOptions& opts = {}, std::string* error = nullptr);
 
 
-/// The shape variables of `f` that its parameter shapes do not determine
-/// (spec §5.2). Non-empty only for a function that is called with `:dims`
-/// (spec §4.18); such a function is no entry point.
+/// The shape variables of `f` that neither its parameter shapes determine
+/// (spec §5.2) nor `(given ...)` declares. Non-empty only for a function
+/// that is called with `:dims` (spec §4.18); such a function is no entry
+/// point.
 std::vector<std::string> undetermined_dims(const ir::Function& f);
 
 /// `shapeml_` + the entry name with every character outside [A-Za-z0-9_]
