@@ -85,16 +85,6 @@ static shapeml_status* s_tensor_info(const shapeml_api* a, shapeml_entry* e, int
   t->struct_size = sizeof *t;
   return a->entry_get_tensor_info(e, kind, i, t);
 }
-static shapeml_status* s_entry_call(const shapeml_api* a, shapeml_entry* e, shapeml_tensor** in, size_t n_in, shapeml_tensor** out,
-                                    size_t n_out, int32_t num_threads, const char* const* dim_names, const int64_t* dim_values,
-                                    size_t num_dims) {
-  shapeml_call_options o = SHAPEML_CALL_OPTIONS_INIT;
-  o.num_threads = num_threads;
-  o.dim_names = dim_names;
-  o.dim_values = dim_values;
-  o.num_dims = num_dims;
-  return a->entry_call(e, in, n_in, out, n_out, &o);
-}
 static shapeml_status* s_tensor_create_copy(const shapeml_api* a, int32_t dtype, size_t rank, const int64_t* shape, const void* data,
                                             size_t bytes, shapeml_tensor** out) {
   return a->tensor_create_copy(NULL, dtype, rank, shape, data, bytes, out);
@@ -536,6 +526,15 @@ type CallOptions struct {
 	// (GivenShapeVariables), e.g. {"H": 4}; the others are inferred from the
 	// inputs. Exactly the given ones, each >= 1.
 	Dims map[string]int64
+	// Memory: where the results and the call's temporaries come from (nil:
+	// the module's resource), e.g. a Go MemoryResource (MemoryFrom).
+	Memory *Memory
+	// Outputs (CallTensors): tensors the results are written into, one per
+	// result, of its dtype and exact shape; nil: new tensors.
+	Outputs []*Tensor
+	// Stream (device entries): the cudaStream_t the call is enqueued on; nil:
+	// the module's default stream.
+	Stream unsafe.Pointer
 }
 
 // Call runs the entry on Go arrays (copied in) and returns its results
@@ -544,66 +543,34 @@ func (e *Entry) Call(inputs ...Array) ([]Array, error) {
 	return e.CallWith(CallOptions{}, inputs...)
 }
 
-// CallWith is Call with options.
+// CallWith is Call with options (copies in and out; CallTensors avoids them).
 func (e *Entry) CallWith(opts CallOptions, inputs ...Array) ([]Array, error) {
 	l := e.module.lib
-	tensors := make([]*C.shapeml_tensor, len(inputs))
+	if opts.Outputs != nil {
+		return nil, &Error{InvalidArgument, "CallWith copies its results out: provided Outputs need CallTensors"}
+	}
+	tensors := make([]*Tensor, 0, len(inputs))
 	defer func() {
 		for _, t := range tensors {
-			C.s_tensor_release(l.api, t)
+			t.Close()
 		}
 	}()
-	for i, a := range inputs {
-		dt, ptr, bytes, err := a.raw()
+	for _, a := range inputs {
+		t, err := l.NewTensor(a, nil)
 		if err != nil {
 			return nil, err
 		}
-		var shape *C.int64_t
-		if len(a.Shape) > 0 {
-			shape = (*C.int64_t)(unsafe.Pointer(&a.Shape[0]))
-		}
-		if err := l.status(C.s_tensor_create_copy(l.api, C.int32_t(dt), C.size_t(len(a.Shape)), shape, ptr, C.size_t(bytes),
-			&tensors[i])); err != nil {
-			return nil, err
-		}
-		runtime.KeepAlive(a.Data)
+		tensors = append(tensors, t)
 	}
-	nOut := int(C.s_result_count(l.api, e.raw))
-	// C memory for the arrays handed to C: cgo forbids Go pointers to Go pointers.
-	in := (**C.shapeml_tensor)(C.malloc(C.size_t(len(inputs)+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))
-	out := (**C.shapeml_tensor)(C.calloc(C.size_t(nOut+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(in))
-	defer C.free(unsafe.Pointer(out))
-	inSlice := unsafe.Slice(in, len(inputs)+1)
-	copy(inSlice, tensors)
-	// The given shape variables, in C memory (names freed after the call).
-	nDims := len(opts.Dims)
-	names := (**C.char)(C.calloc(C.size_t(nDims+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	values := (*C.int64_t)(C.calloc(C.size_t(nDims+1), C.size_t(8)))
-	defer C.free(unsafe.Pointer(names))
-	defer C.free(unsafe.Pointer(values))
-	nameSlice, valueSlice := unsafe.Slice(names, nDims+1), unsafe.Slice(values, nDims+1)
-	k := 0
-	for name, v := range opts.Dims {
-		nameSlice[k] = C.CString(name)
-		valueSlice[k] = C.int64_t(v)
-		k++
-	}
-	defer func() {
-		for _, n := range nameSlice[:nDims] {
-			C.free(unsafe.Pointer(n))
-		}
-	}()
-	if err := l.status(C.s_entry_call(l.api, e.raw, in, C.size_t(len(inputs)), out, C.size_t(nOut), C.int32_t(opts.NumThreads),
-		names, values, C.size_t(nDims))); err != nil {
+	outs, err := e.CallTensors(opts, tensors...)
+	if err != nil {
 		return nil, err
 	}
-	results := make([]Array, nOut)
-	for i, t := range unsafe.Slice(out, nOut) {
-		results[i] = l.toArray(t)
-		C.s_tensor_release(l.api, t)
+	results := make([]Array, len(outs))
+	for i, t := range outs {
+		results[i] = t.Array()
+		t.Close()
 	}
-	runtime.KeepAlive(e.module)
 	return results, nil
 }
 
