@@ -70,7 +70,7 @@ pub struct Api {
     pub memory_create_pool: Unused,
     pub memory_create_logging_adaptor: Unused,
     pub memory_get_statistics: Unused,
-    pub memory_retain: Unused,
+    pub memory_retain: Option<unsafe extern "C" fn(*mut c_void)>,
     pub memory_release: Option<unsafe extern "C" fn(*mut c_void)>,
     pub tensor_create: Unused,
     pub tensor_create_copy: Option<unsafe extern "C" fn(*mut c_void, i32, usize, *const i64, *const c_void, usize, *mut *mut c_void) -> *mut Status>,
@@ -703,6 +703,28 @@ impl Drop for Memory {
     }
 }
 
+/// Another reference to the same resource.
+impl Clone for Memory {
+    fn clone(&self) -> Memory {
+        unsafe { self.lib.api.memory_retain.unwrap()(self.raw) };
+        Memory { lib: self.lib.clone(), raw: self.raw }
+    }
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Memory({:p})", self.raw)
+    }
+}
+
+/// The same resource.
+impl PartialEq for Memory {
+    fn eq(&self, other: &Memory) -> bool {
+        self.raw == other.raw
+    }
+}
+impl Eq for Memory {}
+
 impl Library {
     /// A memory resource whose allocations `resource` makes; shapeml drops
     /// `resource` once the last user (this handle, a tensor) lets go.
@@ -925,7 +947,7 @@ impl<'m> Entry<'m> {
         self.call_with(inputs, &CallOptions::default())
     }
 
-    /// `call` with options (a thread count for host entries).
+    /// `call` with options (threads, given shape variables, memory, stream).
     pub fn call_with(&self, inputs: &[&Tensor], options: &CallOptions) -> Result<Vec<Tensor>> {
         let api = self.api();
         let n_out = unsafe { api.entry_result_count.unwrap()(self.raw) };
@@ -969,6 +991,12 @@ pub struct CallOptions {
     /// (`Entry::given_shape_variables`), e.g. `vec![("H".into(), 4)]`; the
     /// others are inferred from the inputs. Exactly the given ones, each >= 1.
     pub dims: Vec<(String, i64)>,
+    /// Where the results and the call's temporaries come from (`None`: the
+    /// module's resource), e.g. a Rust `MemoryResource` (`Library::memory_from`).
+    pub memory: Option<Memory>,
+    /// Device entries: the `cudaStream_t` the call is enqueued on, as an
+    /// address (0: the module's default stream).
+    pub stream: usize,
 }
 
 /// The given shape variables as C arrays, alive for one call.
@@ -1011,10 +1039,10 @@ impl CallOptions {
     fn raw(&self, outputs: *const *mut c_void, dims: &GivenDims) -> RawCallOptions {
         RawCallOptions {
             struct_size: std::mem::size_of::<RawCallOptions>(),
-            memory: ptr::null_mut(),
+            memory: self.memory.as_ref().map_or(ptr::null_mut(), |m| m.raw),
             outputs,
             device_index: 0,
-            stream: ptr::null_mut(),
+            stream: self.stream as *mut c_void,
             graph: 0,
             reserved: 0,
             num_threads: self.num_threads,

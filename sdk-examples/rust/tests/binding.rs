@@ -271,6 +271,30 @@ fn a_memory_resource_written_in_rust() {
     assert!(gone.load(Ordering::SeqCst));
 }
 
+// Call options with a Rust memory resource: the results (and the runtime's
+// own copies) come from it, and every allocation is given back once the
+// results are dropped.
+#[test]
+fn a_call_allocates_from_a_rust_memory_resource() {
+    let lib = sdk();
+    let (a, d, gone) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let memory = lib.memory_from(Counting { allocations: a.clone(), deallocations: d.clone(), destroyed: gone.clone() }).unwrap();
+    let m = lib.compile("mlp.sml", MLP).unwrap();
+    let mlp = m.entry("mlp").unwrap();
+    let (x, t) = mlp_inputs(&lib, 2, 8, 16, 32);
+    let refs: Vec<&Tensor> = t.iter().collect();
+    let options = CallOptions { memory: Some(memory.clone()), ..Default::default() };
+    drop(memory);
+    let out = mlp.call_with(&refs, &options).unwrap();
+    assert!(a.load(Ordering::SeqCst) >= 1, "the result did not come from the Rust resource");
+    let want = reference(&x[0], &x[1], &x[2], &x[3], &x[4], 2 * 8, 16, 32);
+    assert!(out[0].to_vec::<f32>().unwrap().iter().zip(&want).all(|(g, w)| (*g as f64 - w).abs() < 1e-4));
+    drop(out);
+    drop(options);
+    assert_eq!(a.load(Ordering::SeqCst), d.load(Ordering::SeqCst));
+    assert!(gone.load(Ordering::SeqCst));
+}
+
 // DLPack both ways, zero copy: an exported tensor views shapeml's bytes
 // (same data pointer, shape, dtype f32, CPU), survives the tensor it came
 // from, and comes back in as a tensor over the same bytes; a deleter of
