@@ -7,6 +7,8 @@
 #   dev      the compiler library's .so link and CMake targets, shapeml.pc -> libshapeml-dev
 #   tools    shapemlc                                     -> shapeml-tools
 #   cuda     <libdir>/shapeml/libshapeml_cuda.so          -> libshapeml-cuda0
+#   doc      the guide, spec, error index, design notes, C ABI HTML, examples
+#                                                        -> shapeml-doc (doc.cmake)
 # Debian's multiarch library directory (lib/x86_64-linux-gnu) whatever the
 # prefix, so the packages (prefix /usr) get it; -DCMAKE_INSTALL_LIBDIR=lib
 # for other layouts (the conda recipe).
@@ -75,4 +77,5 @@ foreach(pc shapeml shapeml-runtime)
   install(FILES ${PROJECT_BINARY_DIR}/packaging/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT ${_pc_component})
 endforeach()
 
+include(${CMAKE_CURRENT_LIST_DIR}/doc.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/deb/cpack.cmake)

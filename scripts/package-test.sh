@@ -26,7 +26,7 @@ debs=("$work"/debs/*.deb)
 for d in "${debs[@]}"; do
   printf '%-45s %8s bytes  Depends: %s\n' "$(basename "$d")" "$(stat -c %s "$d")" "$(dpkg-deb -f "$d" Depends)"
 done
-for p in libshapeml-runtime0 libshapeml0 libshapeml-dev shapeml-tools; do
+for p in libshapeml-runtime0 libshapeml0 libshapeml-dev shapeml-tools shapeml-doc; do
   ls "$work"/debs/${p}_*.deb >/dev/null 2>&1 || fail "no $p package"
 done
 
@@ -91,6 +91,16 @@ done
 [[ $(readlink "$libdir/libshapeml.so.0") == libshapeml.so.0.* ]] || fail "libshapeml.so.0 is not the SONAME link"
 [[ $(readelf -d "$libdir/libshapeml_runtime.so.0" | grep SONAME) == *"libshapeml_runtime.so.0"* ]] || fail "runtime SONAME"
 "$root/usr/bin/shapemlc" --version
+# shapeml-doc: the documentation where Debian users look for it.
+doc=$root/usr/share/doc/shapeml-doc
+for f in guide/README.md guide/examples/call.c spec/language.md errors.md design/abi-policy.md examples/transformer_block.sml \
+         README.md copyright; do
+  [[ -e $doc/$f ]] || fail "missing /usr/share/doc/shapeml-doc/$f"
+done
+if command -v doxygen >/dev/null; then
+  grep -q shapeml_entry_call "$doc/html/shapeml_8h.html" || fail "the C ABI HTML (shapeml-doc/html) lacks shapeml_entry_call"
+fi
+[[ $(dpkg-deb -f "$work"/debs/shapeml-doc_*.deb Architecture) == all ]] || fail "shapeml-doc is not Architecture: all"
 find "$root" -type f | sed "s|^$root||" | sort > "$work/files.txt"
 echo "$(wc -l < "$work/files.txt") files unpacked"
 

@@ -16,7 +16,7 @@ set(CPACK_PACKAGE_CONTACT "${SHAPEML_DEB_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)  # the build is -g (the ABI check needs it); the packages are not
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime runtime_dev)
+set(CPACK_COMPONENTS_ALL runtime runtime_dev doc)
 if(NOT SHAPEML_RUNTIME_ONLY)
   list(APPEND CPACK_COMPONENTS_ALL sdk dev tools)
 endif()
@@ -66,6 +66,11 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${SHAPEML_DEB_LLVM}")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION "shape-typed tensor compiler - command-line compiler\n${_long}\n.\nThis package holds shapemlc: check, format, emit intermediate forms,\nbuild ahead-of-time shared objects and run programs.")
 
+set(CPACK_DEBIAN_DOC_PACKAGE_NAME shapeml-doc)
+set(CPACK_DEBIAN_DOC_PACKAGE_SECTION doc)
+set(CPACK_DEBIAN_DOC_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_DOC_DESCRIPTION "shape-typed tensor compiler - documentation\n${_long}\n.\nThis package holds the documentation under /usr/share/doc/shapeml-doc:\nthe library author's guide and its examples, the language specification,\nthe error index, the design notes, the C ABI reference (HTML) and the\nexample programs.")
+
 # The plugin's CUDA libraries come from NVIDIA's CUDA 13 repository
 # (libcublas-13-0: libcublas.so.13, libcublasLt.so.13), which dpkg-shlibdeps
 # cannot see when the toolkit was installed by NVIDIA's runfile; the driver
@@ -80,7 +85,7 @@ set(CPACK_DEBIAN_CUDA_DESCRIPTION "shape-typed tensor compiler - CUDA plugin\n${
 # other layouts, e.g. the conda recipe).
 option(SHAPEML_INSTALL_DEBIAN_FILES "Install the Debian packages' doc and lintian files" ON)
 set(_pkgs runtime libshapeml-runtime0 runtime_dev libshapeml-runtime-dev dev libshapeml-dev sdk libshapeml0 tools shapeml-tools cuda
-          libshapeml-cuda0)
+          libshapeml-cuda0 doc shapeml-doc)
 execute_process(COMMAND gzip -9n -c ${CMAKE_CURRENT_LIST_DIR}/changelog OUTPUT_FILE ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz)
 while(_pkgs AND SHAPEML_INSTALL_DEBIAN_FILES)
   list(POP_FRONT _pkgs _comp _pkg)
