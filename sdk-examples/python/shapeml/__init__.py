@@ -137,14 +137,32 @@ class TraceOptions(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("flags", C.c_uint64)]
 
 
+def _default_libraries() -> List[str]:
+    """Where Library() looks when given no path, in order (see Library)."""
+    out = []
+    try:
+        import shapeml_compiler  # the compiler wheel, when installed
+        out.append(shapeml_compiler.LIBRARY)
+    except ImportError:
+        pass
+    out.append("libshapeml.so.0")
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "libshapeml_runtime.so.0")
+    if os.path.isfile(bundled):
+        out.append(bundled)
+    out.append("libshapeml_runtime.so.0")
+    return out
+
+
 class Library:
     """libshapeml.so (compiler + runtime) or libshapeml_runtime.so (load/call only)."""
 
     def __init__(self, path: Optional[PathLike] = None, bf16: str = "float32") -> None:
         """`path` (a str or os.PathLike): libshapeml.so.0 or
-        libshapeml_runtime.so.0. Default: $SHAPEML_LIBRARY, else
-        libshapeml.so.0 from the loader's search path, else (a machine with
-        the runtime only) libshapeml_runtime.so.0."""
+        libshapeml_runtime.so.0. Default, the first that loads:
+        $SHAPEML_LIBRARY; the compiler wheel's library (package
+        shapeml_compiler); libshapeml.so.0 from the loader's search path;
+        the runtime library bundled in this package's wheel
+        (shapeml/_native); libshapeml_runtime.so.0 from the loader's path."""
         if bf16 not in BF16_MODES:
             raise ValueError(f"bf16 must be one of {BF16_MODES}")
         self.bf16_mode = bf16
@@ -152,13 +170,16 @@ class Library:
         if path:
             self.lib = _table.Table(path)
         else:
-            try:
-                self.lib = _table.Table("libshapeml.so.0")
-            except LibraryError as full:
+            first = None
+            for candidate in _default_libraries():
                 try:
-                    self.lib = _table.Table("libshapeml_runtime.so.0")
-                except LibraryError:
-                    raise full from None
+                    self.lib = _table.Table(candidate)
+                    break
+                except LibraryError as e:
+                    first = first or e
+            else:
+                raise first
+        self.path: str = self.lib.path  # the library file (or loader name) it opened
         self.abi = (self.lib.header.abi_major, self.lib.header.abi_minor, self.lib.header.abi_patch)
         self.has_compiler = self.lib.has_compiler
         L = self.lib

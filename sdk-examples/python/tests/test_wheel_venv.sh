@@ -7,6 +7,8 @@
 # NumPy and PyTorch (CPU), the version, the PEP 561 marker; and with the
 # runtime library alone (no compiler), an AOT module built by shapemlc.
 #
+# Both wheels come from scripts/build-python-wheels.sh: the package with the
+# runtime library bundled, then the compiler wheel beside it.
 # Usage: test_wheel_venv.sh BUILD_DIR   (the directory with libshapeml.so.0)
 # Last line: `python-wheel: ok` on success; exit status 1 on any failure.
 set -euo pipefail
@@ -16,10 +18,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INDEX=1 PYTHONDONTWRITEBYTECODE=1
 
-cp -r "$src" "$tmp/src"
-rm -rf "$tmp/src/build" "$tmp/src"/*.egg-info
-/usr/bin/python3 -m pip wheel --quiet --no-build-isolation --no-deps -w "$tmp/dist" "$tmp/src"
-wheel=$(ls "$tmp"/dist/shapeml-*-py3-none-any.whl)
+bash "$src/../../scripts/build-python-wheels.sh" "$build" "$tmp/dist" >/dev/null
+wheel=$(ls "$tmp"/dist/shapeml-*-py3-none-linux_*.whl)
+compiler_wheel=$(ls "$tmp"/dist/shapeml_compiler-*-py3-none-linux_*.whl)
 /usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install --quiet --no-deps "$wheel"
 
@@ -71,5 +72,31 @@ m = rng.standard_normal((4, 6)).astype(np.float32)
 v = rng.standard_normal(6).astype(np.float32)
 (r,) = mv(m, v)
 assert np.max(np.abs(r - m.astype(np.float64) @ v.astype(np.float64))) < 1e-5
-print("python-wheel: ok")
 EOF
+# The runtime wheel alone, in a fresh process (one that has loaded a library
+# by path would find it again by its SONAME): Library() with no path opens
+# the bundled runtime library, which loads and calls the AOT module.
+SHAPEML_TEST_AOT="$tmp/matvec.so" "$tmp/venv/bin/python" - <<'EOF'
+import os
+import numpy as np
+import shapeml
+own = shapeml.Library()
+assert not own.has_compiler and own.path.endswith(os.path.join("_native", "libshapeml_runtime.so.0")), own.path
+m = np.arange(24, dtype=np.float32).reshape(4, 6) / 7
+v = np.linspace(-1, 1, 6, dtype=np.float32)
+(r,) = own.load(os.environ["SHAPEML_TEST_AOT"]).entry("f")(m, v)
+assert np.max(np.abs(r - m.astype(np.float64) @ v.astype(np.float64))) < 1e-5
+EOF
+# The compiler wheel next to it: Library() now opens libshapeml.so.0 from it.
+"$tmp/venv/bin/python" -m pip install --quiet --no-deps "$compiler_wheel"
+"$tmp/venv/bin/python" - <<'EOF'
+import numpy as np
+import shapeml
+lib = shapeml.Library()
+assert lib.has_compiler and "shapeml_compiler" in lib.path, lib.path
+f = lib.compile("(module s (func f (dims N) (params (x (tensor f32 (N) host))) (returns (tensor f32 (N) host)) (return (exp x))))").entry("f")
+x = np.linspace(-2, 2, 9, dtype=np.float32)
+(y,) = f(x)
+assert np.max(np.abs(y - np.exp(x.astype(np.float64)))) < 1e-6
+EOF
+echo "python-wheel: ok"
