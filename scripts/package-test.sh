@@ -101,6 +101,14 @@ if command -v doxygen >/dev/null; then
   grep -q shapeml_entry_call "$doc/html/shapeml_8h.html" || fail "the C ABI HTML (shapeml-doc/html) lacks shapeml_entry_call"
 fi
 [[ $(dpkg-deb -f "$work"/debs/shapeml-doc_*.deb Architecture) == all ]] || fail "shapeml-doc is not Architecture: all"
+# The libraries' packages rely on the ldconfig trigger: no maintainer scripts
+# (packaging/deb/drop-ldconfig-scripts.cmake), so a removed one leaves no `rc`.
+for p in libshapeml-runtime0 libshapeml0; do
+  ctl=$work/ctl-$p
+  dpkg-deb -e "$work"/debs/${p}_*.deb "$ctl"
+  [[ ! -e $ctl/postinst && ! -e $ctl/postrm ]] || fail "$p still has CPack's ldconfig postinst/postrm"
+  grep -q "activate-noawait ldconfig" "$ctl/triggers" || fail "$p has no ldconfig trigger"
+done
 find "$root" -type f | sed "s|^$root||" | sort > "$work/files.txt"
 echo "$(wc -l < "$work/files.txt") files unpacked"
 
