@@ -34,6 +34,10 @@ T_MAX = 36       # generation: a static window, the prompt and 32 new tokens
 EPOCHS = 40
 LR = 0.5         # SGD learning rate for the MEAN loss (the step gets LR / (B*T))
 ADAMW = {"lr": 0.01, "b1": 0.9, "b2": 0.999, "eps": 1e-8, "wd": 0.01}
+# The recipe that learns the corpus (train.py's default): AdamW on every
+# shifted window (shifted_windows), decoded with the training window
+# (greedy(..., window=T)); 400 steps reproduce the corpus from "once".
+ADAMW_STEPS = 400
 SEED = 0
 CHECKPOINT_FORMAT = "storylm0-checkpoint-v1"
 CHECKPOINT_VERSION = 1
@@ -81,6 +85,21 @@ def corpus_windows(path=CORPUS):
     if n < 1:
         raise ValueError(f"{path}: the corpus needs at least {T + 1} characters")
     windows = np.stack([toks[i * T: i * T + T + 1] for i in range(n)])
+    return windows[:, :-1].copy(), windows[:, 1:].copy(), text
+
+
+def shifted_windows(path=CORPUS):
+    """Every window of T + 1 consecutive tokens (stride 1: B = len - T):
+    inputs [B T], targets [B T]. With no positional embedding the model
+    learns the next character from the last T characters wherever they
+    start, which is what sliding-window decoding (greedy(window=T)) asks."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    toks = encode(text)
+    n = len(toks) - T
+    if n < 1:
+        raise ValueError(f"{path}: the corpus needs at least {T + 1} characters")
+    windows = np.stack([toks[i: i + T + 1] for i in range(n)])
     return windows[:, :-1].copy(), windows[:, 1:].copy(), text
 
 
@@ -142,21 +161,26 @@ def train_adamw(module, weights, tokens, targets, steps, hp=ADAMW, log=None):
     return losses, w, m, v
 
 
-def greedy(module, weights, prompt, new_tokens=32, t_max=T_MAX):
-    """Greedy decoding with one static shape: the sequence lives in a [1,
+def greedy(module, weights, prompt, new_tokens=32, t_max=T_MAX, window=None):
+    """Greedy decoding with one static shape: the context lives in a [1,
     t_max] buffer padded with token 0; causal attention makes the padding
     invisible to the positions before it, so the logits at the last real
-    position are those of the unpadded sequence, and the program is
-    compiled once. Ties go to the lowest token id (np.argmax)."""
+    position are those of the unpadded context, and the program is
+    compiled once. `window`: the context is the last `window` tokens (the
+    training window T for shifted_windows training); None: all of them.
+    Ties go to the lowest token id (np.argmax)."""
     toks = list(encode(prompt))
-    if len(toks) + new_tokens > t_max:
+    if window is None and len(toks) + new_tokens > t_max:
         raise ValueError(f"prompt of {len(toks)} tokens + {new_tokens} new ones exceed T_max = {t_max}")
+    if window is not None and not 1 <= window <= t_max:
+        raise ValueError(f"window {window} must lie in [1, T_max = {t_max}]")
     ws = [weights[k] for k in NAMES]
     for _ in range(new_tokens):
+        ctx = toks if window is None else toks[-window:]
         buf = np.zeros((1, t_max), np.int64)
-        buf[0, :len(toks)] = toks
+        buf[0, :len(ctx)] = ctx
         z = module.call("logits", buf, *ws)[0]
-        toks.append(int(np.argmax(z[0, len(toks) - 1])))
+        toks.append(int(np.argmax(z[0, len(ctx) - 1])))
     return toks
 
 

@@ -83,12 +83,14 @@ def train_adamw(weights, tokens, targets, steps, hp):
     return losses, {k: v.detach().numpy() for k, v in w.items()}
 
 
-def greedy(weights, prompt_tokens, new_tokens):
+def greedy(weights, prompt_tokens, new_tokens, window=None):
+    """`window`: the context is the last `window` tokens (None: all)."""
     w = {k: torch.tensor(weights[k]) for k in NAMES}
     toks = list(prompt_tokens)
     with torch.no_grad():
         for _ in range(new_tokens):
-            z = logits(torch.tensor([toks]), w)
+            ctx = toks if window is None else toks[-window:]
+            z = logits(torch.tensor([ctx]), w)
             toks.append(int(torch.argmax(z[0, -1])))
     return toks
 
