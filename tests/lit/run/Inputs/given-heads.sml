@@ -3,6 +3,7 @@
 ; solved from (* H Dh). Per head, the sum over its Dh features.
 (module given_heads
   (func head_sums (dims B S H Dh) (given H)
+    (where (<= H 8))
     (params (x (tensor f32 (B S (* H Dh)) host)))
     (returns (tensor f32 (B H S) host))
     (let y (reshape x (B S H Dh)))
