@@ -101,6 +101,12 @@ if command -v doxygen >/dev/null; then
   grep -q shapeml_entry_call "$doc/html/shapeml_8h.html" || fail "the C ABI HTML (shapeml-doc/html) lacks shapeml_entry_call"
 fi
 [[ $(dpkg-deb -f "$work"/debs/shapeml-doc_*.deb Architecture) == all ]] || fail "shapeml-doc is not Architecture: all"
+# Each package its own synopsis, and no package listed twice in a Depends.
+for d in "$work"/debs/*.deb; do
+  [[ $(dpkg-deb -f "$d" Description | sed -n 1p) == *" - "* ]] || fail "$(basename "$d"): the synopsis is not the package's own"
+  dups=$(dpkg-deb -f "$d" Depends | tr ',' '\n' | sed -E 's/^ *//; s/ .*//; /^$/d' | sort | uniq -d)
+  [[ -z $dups ]] || fail "$(basename "$d"): Depends lists $dups twice"
+done
 # The libraries' packages rely on the ldconfig trigger: no maintainer scripts
 # (packaging/deb/drop-ldconfig-scripts.cmake), so a removed one leaves no `rc`.
 for p in libshapeml-runtime0 libshapeml0; do

@@ -24,8 +24,9 @@ if(SHAPEML_WITH_CUDA)
   list(APPEND CPACK_COMPONENTS_ALL cuda)
 endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-# Without CPack's ldconfig postinst/postrm (the trigger does it):
-set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/drop-ldconfig-scripts.cmake)
+# Without CPack's ldconfig postinst/postrm (the trigger does it) and
+# without a package listed twice in Depends:
+set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/post-build.cmake)
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${SHAPEML_DEB_REVISION})
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${SHAPEML_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -33,7 +34,8 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://shapeml.org")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "shape-typed tensor compiler")
+# No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put it before every
+# package's own first line, giving all of them one synopsis.
 
 set(_ldconfig_extra ${CMAKE_CURRENT_LIST_DIR}/triggers)
 set(_long "shapeml is a shape-typed tensor language: every tensor type carries a dtype,\na symbolic shape and a device, and shape obligations are proved with Z3\nbefore anything runs. Programs compile through MLIR to native CPU code\n(just in time or ahead of time) and dispatch to CUDA libraries on GPUs.")
