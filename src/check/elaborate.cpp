@@ -475,7 +475,40 @@ class Elaborator final : public RuleEnv {
     return bind(op, {}, a, t, x.span, name);
   }
 
+  // Constants written without a device (`const`, `dim_value`) take the
+  // device their context expects (spec §4.9): the other operand's of an
+  // elementwise operation, through the unary operations between them, or
+  // the expected type's in checking mode; the host otherwise. `device_hint_`
+  // is that context while an operand is elaborated.
+  std::optional<types::Device> device_hint_;
+  struct HintScope {
+    std::optional<types::Device>& slot;
+    std::optional<types::Device> saved;
+    HintScope(std::optional<types::Device>& s, std::optional<types::Device> d) : slot(s), saved(s) {
+      if (d) slot = d;
+    }
+    ~HintScope() { slot = saved; }
+  };
+  types::Device hinted_device(const std::optional<types::Device>& written) const {
+    return written ? *written : device_hint_ ? *device_hint_ : types::Device::host();
+  }
+  // Whether `x` names a value or a device anywhere (then its own device is
+  // fixed); otherwise every constant in it follows the context.
+  static bool fixes_device(const ExprAst& x) {
+    if (x.kind == ExprAst::Kind::Var) return true;
+    if (x.kind == ExprAst::Kind::Number) return false;
+    if (x.device || x.type || x.op == OpKind::Call) return true;
+    for (const ExprAst& o : x.operands)
+      if (fixes_device(o)) return true;
+    return false;
+  }
+
   std::optional<ir::ValueId> expr(const ExprAst& x, const TensorType* expected, const std::string& name = "") {
+    HintScope hint(device_hint_, expected ? std::optional<types::Device>(expected->device) : std::nullopt);
+    return expr_hinted(x, expected, name);
+  }
+
+  std::optional<ir::ValueId> expr_hinted(const ExprAst& x, const TensorType* expected, const std::string& name) {
     switch (x.kind) {
       case ExprAst::Kind::Var: {
         auto it = scope_.find(x.name);
@@ -510,13 +543,29 @@ class Elaborator final : public RuleEnv {
     bool binaryish = fam == OpFamily::Binary || fam == OpFamily::Compare || fam == OpFamily::Select;
     std::vector<std::optional<ir::ValueId>> vals(x.operands.size());
     bool ok = true;
+    std::vector<size_t> deferred;  // operands whose constants follow the others' device
     for (size_t i = 0; i < x.operands.size(); ++i) {
       if (binaryish && x.operands[i].kind == ExprAst::Kind::Number) continue;
       if (fam == OpFamily::Const || fam == OpFamily::Fill) continue;
-      vals[i] = expr(x.operands[i], nullptr);
+      if (binaryish && !fixes_device(x.operands[i])) {
+        deferred.push_back(i);
+        continue;
+      }
+      vals[i] = expr_hinted(x.operands[i], nullptr, "");
       ok &= vals[i].has_value();
     }
     if (!ok) return std::nullopt;
+    if (!deferred.empty()) {
+      std::optional<types::Device> from_others;
+      for (size_t i = 0; i < vals.size() && !from_others; ++i)
+        if (vals[i]) from_others = fn_->values[*vals[i]].type.device;
+      HintScope hint(device_hint_, from_others);
+      for (size_t i : deferred) {
+        vals[i] = expr_hinted(x.operands[i], nullptr, "");
+        ok &= vals[i].has_value();
+      }
+      if (!ok) return std::nullopt;
+    }
     if (binaryish) {
       std::optional<ir::ValueId> ref;
       for (size_t i = (fam == OpFamily::Select ? 1 : 0); i < vals.size(); ++i)
@@ -549,7 +598,7 @@ class Elaborator final : public RuleEnv {
       case OpFamily::Cast: a.dtype = *x.dtype; break;
       case OpFamily::Const: {
         const ExprAst& n = x.operands[0];
-        return literal(n, *x.dtype, x.device.value_or(types::Device::host()), {}, OpKind::Const, name);
+        return literal(n, *x.dtype, hinted_device(x.device), {}, OpKind::Const, name);
       }
       case OpFamily::Fill: {
         std::optional<TensorType> t;
@@ -619,7 +668,7 @@ class Elaborator final : public RuleEnv {
         if (!d) return std::nullopt;
         a.size = *d;
         a.dtype = *x.dtype;
-        a.device = x.device.value_or(types::Device::host());
+        a.device = hinted_device(x.device);
         break;
       }
       case OpFamily::Scan:
