@@ -438,9 +438,13 @@ class Module:
         self.lib._check(L.shapeml_module_get_entry(self.handle, name.encode(), C.byref(e)))
         return Entry(self, e)
 
-    def call(self, entry: str, *arrays: Any, bf16: Optional[str] = None) -> Tuple[np.ndarray, ...]:
+    def call(self, entry: str, *arrays: Any, bf16: Optional[str] = None,
+             dims: Optional[Mapping[str, int]] = None) -> Tuple[np.ndarray, ...]:
         """entry(*arrays) -> tuple of NumPy arrays. bf16 outputs: see the
-        module docstring (bf16=None takes the Library's setting)."""
+        module docstring (bf16=None takes the Library's setting). `dims`:
+        the entry's given shape variables (Entry.__call__)."""
+        if dims:
+            return self.entry(entry)(*arrays, bf16=bf16, dims=dims)
         L = self.lib.lib
         n_in, n_out = C.c_size_t(), C.c_size_t()
         self.lib._check(L.shapeml_module_lookup(self.handle, entry.encode(), C.byref(n_in), C.byref(n_out)))

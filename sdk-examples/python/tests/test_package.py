@@ -201,6 +201,9 @@ def shape_variables_given_at_the_call():
         (y,) = e(x, dims={"H": h})
         want = x.astype(np.float64).reshape(2, 5, h, 24 // h).sum(3).transpose(0, 2, 1)
         assert y.shape == (2, h, 5) and np.abs(y - want).max() < 1e-5
+    m = shapeml.Library(SDK).compile(GIVEN, "given.sml")
+    (y2,) = m.call("head_sums", x, dims={"H": 4})
+    assert np.array_equal(y2, e(x, dims={"H": 4})[0])
     for bad, words in (({}, "takes shape variable `H` at the call"), ({"H": 5}, "for no integer Dh"),
                        ({"H": 4, "B": 2}, "`B` is inferred from the input shapes")):
         try:
