@@ -17,11 +17,12 @@ fi
 # configured. A tree that is already built makes this a no-op.
 targets=(shapeml shapeml_runtime shapemlc)
 cmake --build "$build" --target help | grep -q '^shapeml_cuda:' && targets+=(shapeml_cuda)
+cmake --build "$build" --target help | grep -q '^shapeml_doc_html:' && targets+=(shapeml_doc_html)
 cmake --build "$build" --target "${targets[@]}"
 # Without conda-build's per-output scripts (by hand, or the test), install
 # every component now.
 if [[ -z ${PKG_NAME:-} || $PKG_NAME == shapeml-split ]]; then
-  for c in runtime runtime_dev sdk dev tools cuda; do
+  for c in runtime runtime_dev sdk dev tools cuda doc; do
     SHAPEML_BUILD_DIR=$build bash "$(dirname "$0")/install-component.sh" "$c"
   done
 fi

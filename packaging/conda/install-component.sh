@@ -13,6 +13,7 @@ if [[ -z $component ]]; then
     libshapeml-dev) component=dev ;;
     shapeml-tools) component=tools ;;
     libshapeml-cuda) component=cuda ;;
+    shapeml-doc) component=doc ;;
     *) echo "install-component.sh: unknown output $PKG_NAME" >&2; exit 1 ;;
   esac
 fi

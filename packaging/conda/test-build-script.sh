@@ -21,7 +21,7 @@ libdir=$(dirname "$(find "$prefix" -name 'libshapeml_runtime.so.0' | head -1)")
 # What meta.yaml's outputs test for:
 for f in "$libdir/libshapeml_runtime.so.0" "$libdir/libshapeml.so.0" "$prefix/include/shapeml.h" \
          "$libdir/cmake/shapeml/shapemlConfig.cmake" "$libdir/pkgconfig/shapeml.pc" "$libdir/pkgconfig/shapeml-runtime.pc" \
-         "$prefix/bin/shapemlc"; do
+         "$prefix/bin/shapemlc" "$prefix/share/doc/shapeml-doc/guide/README.md" "$prefix/share/doc/shapeml-doc/spec/language.md"; do
   [[ -e $f ]] || fail "missing ${f#$prefix/}"
 done
 if ldd "$libdir/libshapeml_runtime.so.0" | grep -Ei 'llvm|mlir|z3'; then fail "the runtime loads LLVM, MLIR or Z3"; fi
