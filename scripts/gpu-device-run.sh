@@ -80,6 +80,7 @@ step generated_gpu 180 python3 tests/gpu/generated_gpu.py run --runtime "$carry/
   --json "$out/generated_gpu.json"
 step transformer_gpu 590 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
   --json "$out/transformer_gpu.json" ${TRANSFORMER_FLAGS:-}
+step given_gpu 120 python3 tests/gpu/given_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/modules"
 step storylm0_gpu 300 python3 tests/gpu/storylm0_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/storylm0"
 step mlpkit_gpu 120 bash -c "set -o pipefail; LD_LIBRARY_PATH=\"$carry/lib:$carry/mlpkit:\$LD_LIBRARY_PATH\" \"$carry/mlpkit/mlpkit_test\" \"$carry/mlpkit/mlp_model.so\" \"$carry/mlpkit/mlp_gpu_model.so\" | tee -a /dev/stderr | grep -q \"GPU: max abs error\""
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
