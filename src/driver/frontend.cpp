@@ -5,6 +5,7 @@
 
 #include "obs/log.h"
 #include "obs/trace.h"
+#include "syntax/bundles.h"
 #include "syntax/parser.h"
 #include "syntax/sexpr.h"
 #include "transform/reverse_mode.h"
@@ -15,12 +16,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// parse: text -> S-expressions -> AST. Returns the offsets of lexical errors
+// parse: text -> S-expressions -> bundles expanded (syntax/bundles.h) -> AST. Returns the offsets of lexical errors
 // (functions that hold one are not elaborated: their literals did not read).
 std::vector<uint32_t> parse(check::CheckResult& r) {
   syntax::SExprFile sx = syntax::read_sexprs(*r.source, r.diags);
   bool lexical_errors = r.diags.error_count() != 0;
-  if (!lexical_errors || !sx.items.empty()) r.ast = syntax::parse_module(sx, r.diags);
+  if (!lexical_errors || !sx.items.empty()) {
+    // A function with a bundle error (E0107) is not elaborated either: its
+    // expansion is incomplete, and every name it lost would be reported again.
+    sx = syntax::expand_bundles(sx, r.diags);
+    lexical_errors |= r.diags.error_count() != 0;
+    r.ast = syntax::parse_module(sx, r.diags);
+  }
   std::vector<uint32_t> offsets;
   if (lexical_errors)
     for (const auto& d : r.diags.all()) offsets.push_back(d.span.begin);

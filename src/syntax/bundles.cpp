@@ -1,0 +1,466 @@
+#include "syntax/bundles.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace shapeml::syntax {
+namespace {
+
+bool head_is(const SExpr& e, const char* h) { return e.is_list() && !e.items.empty() && e.items[0].is_symbol(h); }
+
+SExpr symbol(const std::string& text, Span span) {
+  SExpr e;
+  e.kind = SExpr::Kind::Symbol;
+  e.text = text;
+  e.span = span;
+  return e;
+}
+
+SExpr list(std::vector<SExpr> items, Span span) {
+  SExpr e;
+  e.kind = SExpr::Kind::List;
+  e.items = std::move(items);
+  e.span = span;
+  return e;
+}
+
+struct Field {
+  std::string name;
+  SExpr type;  // a tensor type, or a bundle application (B d1 ... dk)
+};
+
+struct Bundle {
+  std::vector<std::string> dims;
+  std::vector<Field> fields;
+};
+
+// What a function takes and returns, bundle by bundle (for its calls, and
+// for the gradients of it).
+struct Signature {
+  std::vector<std::pair<std::string, std::optional<std::string>>> params;  // name, bundle name
+  std::vector<std::optional<std::string>> results;                          // bundle name per result
+};
+
+class Expander {
+ public:
+  explicit Expander(DiagnosticSink& diags) : diags_(diags) {}
+
+  SExprFile run(const SExprFile& file) {
+    if (file.items.empty() || !head_is(file.items[0], "module")) return file;
+    const SExpr& m = file.items[0];
+    bool any = false;
+    for (const SExpr& item : m.items) any |= head_is(item, "bundle");
+    if (!any) return file;
+    SExprFile out = file;
+    SExpr& mod = out.items[0];
+    mod.items.clear();
+    for (size_t i = 0; i < m.items.size(); ++i) {
+      const SExpr& item = m.items[i];
+      if (i < 2) mod.items.push_back(item);
+      else if (head_is(item, "bundle")) declare(item);
+      else if (head_is(item, "func")) mod.items.push_back(func(item));
+      else if (head_is(item, "grad")) mod.items.push_back(grad(item));
+      else mod.items.push_back(item);
+    }
+    return out;
+  }
+
+ private:
+  void fail(const SExpr& at, const std::string& msg, const std::string& note = "") {
+    auto& d = diags_.report("E0107", at.span, msg);
+    if (!note.empty()) d.notes.push_back(note);
+  }
+
+  bool is_bundle_type(const SExpr& t) const { return t.is_list() && !t.items.empty() && t.items[0].is_symbol() && bundles_.count(t.items[0].text); }
+
+  // (bundle NAME (dims V ...)? (FIELD TYPE) ...)
+  void declare(const SExpr& b) {
+    if (b.items.size() < 3 || !b.items[1].is_symbol()) {
+      fail(b, "a bundle is `(bundle NAME (dims V ...) (FIELD TYPE) ...)` with at least one field");
+      return;
+    }
+    const std::string& name = b.items[1].text;
+    if (bundles_.count(name)) {
+      fail(b.items[1], "bundle `" + name + "` is declared twice");
+      return;
+    }
+    Bundle out;
+    std::set<std::string> seen;
+    size_t leaves = 0;
+    for (size_t i = 2; i < b.items.size(); ++i) {
+      const SExpr& f = b.items[i];
+      if (head_is(f, "dims") && i == 2) {
+        for (size_t k = 1; k < f.items.size(); ++k)
+          if (f.items[k].is_symbol()) out.dims.push_back(f.items[k].text);
+          else fail(f.items[k], "a shape variable of bundle `" + name + "` must be a name");
+        continue;
+      }
+      if (!f.is_list() || f.items.size() != 2 || !f.items[0].is_symbol() || !f.items[1].is_list()) {
+        fail(f, "a field of bundle `" + name + "` is `(NAME TYPE)`, TYPE a tensor type or another bundle applied to dimensions");
+        continue;
+      }
+      if (!seen.insert(f.items[0].text).second) {
+        fail(f.items[0], "field `" + f.items[0].text + "` of bundle `" + name + "` is declared twice");
+        continue;
+      }
+      // A nested bundle is one declared before: no bundle contains itself,
+      // and the expansion below is bounded by the leaf counts.
+      const SExpr& t = f.items[1];
+      if (!t.items.empty() && t.items[0].is_symbol() && !t.items[0].is_symbol("tensor") && !bundles_.count(t.items[0].text)) {
+        fail(t, "field `" + f.items[0].text + "` of bundle `" + name + "` has type `" + t.items[0].text +
+                    "`, which is neither a tensor type nor a bundle declared before `" + name + "`");
+        continue;
+      }
+      leaves += is_bundle_type(t) ? leaf_count_.at(t.items[0].text) : 1;
+      out.fields.push_back({f.items[0].text, t});
+    }
+    if (leaves > kMaxLeaves) {
+      fail(b, "bundle `" + name + "` has " + std::to_string(leaves) + " tensors; the limit is " + std::to_string(kMaxLeaves));
+      return;
+    }
+    if (out.fields.empty()) {
+      fail(b, "bundle `" + name + "` has no fields");
+      return;
+    }
+    bundles_[name] = std::move(out);
+    leaf_count_[name] = leaves;
+  }
+
+  static SExpr substitute(const SExpr& e, const std::map<std::string, SExpr>& sub) {
+    if (e.is_symbol()) {
+      auto it = sub.find(e.text);
+      return it == sub.end() ? e : it->second;
+    }
+    if (!e.is_list()) return e;
+    SExpr out = e;
+    for (auto& x : out.items) x = substitute(x, sub);
+    return out;
+  }
+
+  // The fields of an application (B d1 ... dk) with B's dims substituted.
+  bool fields_of(const SExpr& app, std::vector<Field>& out) {
+    const std::string& name = app.items[0].text;
+    const Bundle& b = bundles_.at(name);
+    if (app.items.size() - 1 != b.dims.size()) {
+      std::string dims;
+      for (const auto& d : b.dims) dims += (dims.empty() ? "" : " ") + d;
+      fail(app, "bundle `" + name + "` takes " + std::to_string(b.dims.size()) + " dimension(s)" + (dims.empty() ? "" : " (" + dims + ")") +
+                    ", given " + std::to_string(app.items.size() - 1));
+      return false;
+    }
+    std::map<std::string, SExpr> sub;
+    for (size_t i = 0; i < b.dims.size(); ++i) sub[b.dims[i]] = app.items[i + 1];
+    for (const Field& f : b.fields) out.push_back({f.name, substitute(f.type, sub)});
+    return true;
+  }
+
+  // Name and tensor type of every leaf of a value of `type` named `prefix`.
+  bool flatten(const std::string& prefix, const SExpr& type, std::vector<std::pair<std::string, SExpr>>& out, int depth = 0) {
+    if (!is_bundle_type(type)) {
+      out.push_back({prefix, type});
+      return true;
+    }
+    if (depth > 32) {
+      fail(type, "bundles nested more than 32 deep (does a bundle contain itself?)");
+      return false;
+    }
+    std::vector<Field> fs;
+    if (!fields_of(type, fs)) return false;
+    for (const Field& f : fs)
+      if (!flatten(prefix + "." + f.name, f.type, out, depth + 1)) return false;
+    return true;
+  }
+
+  // The leaf names of a bundle value (they do not depend on dimensions).
+  std::vector<std::string> leaves(const std::string& prefix, const std::string& bundle, int depth = 0) const {
+    std::vector<std::string> out;
+    if (depth > 32) return out;
+    for (const Field& f : bundles_.at(bundle).fields) {
+      if (is_bundle_type(f.type))
+        for (auto& n : leaves(prefix + "." + f.name, f.type.items[0].text, depth + 1)) out.push_back(std::move(n));
+      else out.push_back(prefix + "." + f.name);
+    }
+    return out;
+  }
+
+  // `prefix` names a value of `bundle`, and each of its bundle fields one of theirs.
+  void bind(const std::string& prefix, const std::string& bundle, int depth = 0) {
+    scope_[prefix] = bundle;
+    if (depth > 32) return;
+    for (const Field& f : bundles_.at(bundle).fields)
+      if (is_bundle_type(f.type)) bind(prefix + "." + f.name, f.type.items[0].text, depth + 1);
+  }
+
+  std::optional<std::string> bundle_of(const SExpr& e) const {
+    if (!e.is_symbol()) return std::nullopt;
+    auto it = scope_.find(e.text);
+    if (it == scope_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // An expression in which no bundle stands for a tensor; a call's bundle
+  // arguments become their fields.
+  SExpr expr(const SExpr& e) {
+    if (auto b = bundle_of(e)) {
+      fail(e, "`" + e.text + "` is a bundle (" + *b + "), not a tensor",
+           "help: name one of its fields, e.g. `" + leaves(e.text, *b).front() + "`; a whole bundle is passed to a call or returned");
+      return e;
+    }
+    if (!e.is_list()) return e;
+    if (!e.items.empty() && e.items[0].is_symbol() && bundles_.count(e.items[0].text)) {
+      fail(e, "a bundle value `(" + e.items[0].text + " ...)` is bound with `let` or returned, not used as an operand");
+      return e;
+    }
+    SExpr out = e;
+    out.items.clear();
+    const bool call = head_is(e, "call");
+    for (size_t i = 0; i < e.items.size(); ++i) {
+      const SExpr& x = e.items[i];
+      if (call && i >= 2) {
+        if (auto b = bundle_of(x)) {
+          for (const auto& n : leaves(x.text, *b)) out.items.push_back(symbol(n, x.span));
+          continue;
+        }
+      }
+      if (call && i < 2) out.items.push_back(x);
+      else if (x.kind == SExpr::Kind::Keyword) out.items.push_back(x);
+      else if (call && i >= 3 && e.items[i - 1].kind == SExpr::Kind::Keyword) out.items.push_back(x);  // :dims ((V d) ...)
+      else out.items.push_back(expr(x));
+    }
+    return out;
+  }
+
+  // `(B (field e) ...)` bound to `prefix`: one `let` per leaf, in field order.
+  void construct(const std::string& prefix, const SExpr& c, std::vector<SExpr>& lets) {
+    const std::string& bname = c.items[0].text;
+    const Bundle& b = bundles_.at(bname);
+    std::map<std::string, const SExpr*> given;
+    for (size_t i = 1; i < c.items.size(); ++i) {
+      const SExpr& p = c.items[i];
+      if (!p.is_list() || p.items.size() != 2 || !p.items[0].is_symbol()) {
+        fail(p, "a bundle value is `(" + bname + " (FIELD EXPR) ...)`");
+        return;
+      }
+      bool known = false;
+      for (const Field& f : b.fields) known |= f.name == p.items[0].text;
+      if (!known) {
+        std::string all;
+        for (const Field& f : b.fields) all += (all.empty() ? "" : " ") + f.name;
+        fail(p.items[0], "bundle `" + bname + "` has no field `" + p.items[0].text + "`", "its fields: " + all);
+        return;
+      }
+      if (!given.emplace(p.items[0].text, &p.items[1]).second) {
+        fail(p.items[0], "field `" + p.items[0].text + "` is given twice");
+        return;
+      }
+    }
+    for (const Field& f : b.fields) {
+      auto it = given.find(f.name);
+      if (it == given.end()) {
+        fail(c, "the value of bundle `" + bname + "` does not give field `" + f.name + "`");
+        return;
+      }
+      const SExpr& v = *it->second;
+      const std::string name = prefix + "." + f.name;
+      if (is_bundle_type(f.type)) {
+        const std::string inner = f.type.items[0].text;
+        if (head_is(v, inner.c_str())) construct(name, v, lets);
+        else if (auto vb = bundle_of(v); vb && *vb == inner) alias(name, v, inner, lets);
+        else fail(v, "field `" + f.name + "` of `" + bname + "` is a bundle " + inner + ": give a " + inner + " value or a `(" + inner + " ...)`");
+      } else {
+        lets.push_back(list({symbol("let", c.span), symbol(name, v.span), expr(v)}, c.span));
+      }
+    }
+    bind(prefix, bname);
+  }
+
+  void alias(const std::string& name, const SExpr& from, const std::string& bundle, std::vector<SExpr>& lets) {
+    std::vector<std::string> src = leaves(from.text, bundle), dst = leaves(name, bundle);
+    for (size_t i = 0; i < src.size(); ++i) lets.push_back(list({symbol("let", from.span), symbol(dst[i], from.span), symbol(src[i], from.span)}, from.span));
+    bind(name, bundle);
+  }
+
+  // The names a `let` of a call binds: each bundle result as its leaves.
+  bool call_names(const SExpr& names_at, const std::vector<std::string>& names, const SExpr& call, std::vector<SExpr>& out) {
+    if (call.items.size() < 2 || !call.items[1].is_symbol()) return false;
+    auto it = funcs_.find(call.items[1].text);
+    if (it == funcs_.end()) return false;
+    const auto& results = it->second.results;
+    bool bundles = false;
+    for (const auto& r : results) bundles |= r.has_value();
+    if (!bundles || results.size() != names.size()) return false;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!results[i]) {
+        out.push_back(symbol(names[i], names_at.span));
+        continue;
+      }
+      for (const auto& n : leaves(names[i], *results[i])) out.push_back(symbol(n, names_at.span));
+      bind(names[i], *results[i]);
+    }
+    return true;
+  }
+
+  void let(const SExpr& l, std::vector<SExpr>& out) {
+    // (let NAME EXPR), (let NAME TYPE EXPR), (let (N ...) EXPR)
+    if (l.items.size() < 3) {
+      out.push_back(l);
+      return;
+    }
+    const SExpr& target = l.items[1];
+    const SExpr& value = l.items.back();
+    if (target.is_symbol() && l.items.size() == 3) {
+      if (value.is_list() && !value.items.empty() && value.items[0].is_symbol() && bundles_.count(value.items[0].text)) {
+        construct(target.text, value, out);
+        return;
+      }
+      if (auto b = bundle_of(value)) {
+        alias(target.text, value, *b, out);
+        return;
+      }
+    }
+    if (head_is(value, "call")) {
+      std::vector<std::string> names;
+      if (target.is_symbol()) names.push_back(target.text);
+      else if (target.is_list())
+        for (const SExpr& n : target.items)
+          if (n.is_symbol()) names.push_back(n.text);
+      std::vector<SExpr> flat;
+      if (l.items.size() == 3 && call_names(target, names, value, flat)) {
+        SExpr binds = flat.size() == 1 ? flat[0] : list(std::move(flat), target.span);
+        out.push_back(list({l.items[0], binds, expr(value)}, l.span));
+        return;
+      }
+    }
+    SExpr copy = l;
+    copy.items.back() = expr(value);
+    out.push_back(copy);
+  }
+
+  SExpr ret(const SExpr& r) {
+    SExpr out = r;
+    out.items.resize(1);
+    for (size_t i = 1; i < r.items.size(); ++i) {
+      const SExpr& x = r.items[i];
+      if (auto b = bundle_of(x)) {
+        for (const auto& n : leaves(x.text, *b)) out.items.push_back(symbol(n, x.span));
+      } else if (x.is_list() && !x.items.empty() && x.items[0].is_symbol() && bundles_.count(x.items[0].text)) {
+        // A constructor returned directly: bound to fresh names first would
+        // need lets before the return; its leaves are given inline instead.
+        std::vector<SExpr> lets;
+        const std::string tmp = "%ret" + std::to_string(i);
+        construct(tmp, x, lets);
+        for (const SExpr& l : lets) out.items.push_back(l.items[2]);
+      } else {
+        out.items.push_back(expr(x));
+      }
+    }
+    return out;
+  }
+
+  SExpr func(const SExpr& f) {
+    scope_.clear();
+    if (f.items.size() < 2 || !f.items[1].is_symbol()) return f;
+    SExpr out = f;
+    out.items.clear();
+    Signature sig;
+    for (size_t i = 0; i < f.items.size(); ++i) {
+      const SExpr& s = f.items[i];
+      if (i < 2) {
+        out.items.push_back(s);
+      } else if (head_is(s, "params")) {
+        SExpr ps = s;
+        ps.items.resize(1);
+        for (size_t k = 1; k < s.items.size(); ++k) {
+          const SExpr& p = s.items[k];
+          if (p.is_list() && p.items.size() == 2 && p.items[0].is_symbol() && is_bundle_type(p.items[1])) {
+            std::vector<std::pair<std::string, SExpr>> leaves_of_p;
+            if (flatten(p.items[0].text, p.items[1], leaves_of_p))
+              for (auto& [n, t] : leaves_of_p) ps.items.push_back(list({symbol(n, p.items[0].span), t}, p.span));
+            bind(p.items[0].text, p.items[1].items[0].text);
+            sig.params.push_back({p.items[0].text, p.items[1].items[0].text});
+          } else {
+            ps.items.push_back(p);
+            if (p.is_list() && !p.items.empty() && p.items[0].is_symbol()) sig.params.push_back({p.items[0].text, std::nullopt});
+          }
+        }
+        out.items.push_back(ps);
+      } else if (head_is(s, "returns")) {
+        SExpr rs = s;
+        rs.items.resize(1);
+        for (size_t k = 1; k < s.items.size(); ++k) {
+          const SExpr& t = s.items[k];
+          if (is_bundle_type(t)) {
+            std::vector<std::pair<std::string, SExpr>> leaves_of_t;
+            if (flatten("", t, leaves_of_t))
+              for (auto& nt : leaves_of_t) rs.items.push_back(nt.second);
+            sig.results.push_back(t.items[0].text);
+          } else {
+            rs.items.push_back(t);
+            sig.results.push_back(std::nullopt);
+          }
+        }
+        out.items.push_back(rs);
+      } else if (head_is(s, "let")) {
+        let(s, out.items);
+      } else if (head_is(s, "return")) {
+        out.items.push_back(ret(s));
+      } else {
+        out.items.push_back(s);
+      }
+    }
+    funcs_[f.items[1].text] = std::move(sig);
+    return out;
+  }
+
+  // (grad NAME OF [:wrt (P ...)]): a bundle in :wrt stands for its fields,
+  // and the gradient of a bundle parameter is a bundle of its type.
+  SExpr grad(const SExpr& g) {
+    if (g.items.size() < 3 || !g.items[1].is_symbol() || !g.items[2].is_symbol()) return g;
+    auto of = funcs_.find(g.items[2].text);
+    if (of == funcs_.end()) return g;
+    Signature sig;
+    sig.params = of->second.params;
+    sig.results.push_back(of->second.results.empty() ? std::nullopt : of->second.results[0]);
+    SExpr out = g;
+    bool has_wrt = false;
+    for (size_t i = 3; i + 1 < g.items.size(); ++i) {
+      if (g.items[i].kind != SExpr::Kind::Keyword || g.items[i].text != "wrt" || !g.items[i + 1].is_list()) continue;
+      has_wrt = true;
+      SExpr wrt = g.items[i + 1];
+      wrt.items.clear();
+      for (const SExpr& n : g.items[i + 1].items) {
+        std::optional<std::string> b;
+        for (const auto& [pn, pb] : of->second.params)
+          if (n.is_symbol() && pn == n.text) b = pb;
+        if (b) {
+          for (const auto& leaf : leaves(n.text, *b)) wrt.items.push_back(symbol(leaf, n.span));
+        } else {
+          wrt.items.push_back(n);
+        }
+        sig.results.push_back(b);
+      }
+      out.items[i + 1] = wrt;
+    }
+    // Without :wrt the gradients are those of every floating parameter, as
+    // tensors (a bundle parameter's fields one by one).
+    if (!has_wrt) sig.results.resize(1);
+    funcs_[g.items[1].text] = std::move(sig);
+    return out;
+  }
+
+  static constexpr size_t kMaxLeaves = 4096;
+  DiagnosticSink& diags_;
+  std::map<std::string, Bundle> bundles_;
+  std::map<std::string, size_t> leaf_count_;
+  std::map<std::string, Signature> funcs_;
+  std::map<std::string, std::string> scope_;  // bundle-valued names of the current function -> bundle
+};
+
+}  // namespace
+
+SExprFile expand_bundles(const SExprFile& file, DiagnosticSink& diags) { return Expander(diags).run(file); }
+
+}  // namespace shapeml::syntax

@@ -1,0 +1,38 @@
+; A two-layer MLP trained with parameter bundles (spec §4.32): the model is
+; one value of bundle Mlp (two Layer bundles), the gradient of the loss with
+; respect to it is an Mlp too, and one SGD function updates the whole model.
+; At the ABI every bundle is its fields in declared order, named m.l1.w,
+; m.l1.b, m.l2.w, m.l2.b (tests/golden/test_bundles.py calls `step`).
+(module mlpb
+  (bundle Layer (dims I O)
+    (w (tensor f32 (I O) host))
+    (b (tensor f32 (O) host)))
+  (bundle Mlp (dims D F)
+    (l1 (Layer D F))
+    (l2 (Layer F D)))
+  (func layer (dims N I O)
+    (params (p (Layer I O)) (x (tensor f32 (N I) host)))
+    (returns (tensor f32 (N O) host))
+    (return (add (matmul x p.w) p.b)))
+  (func forward (dims N D F)
+    (params (m (Mlp D F)) (x (tensor f32 (N D) host)))
+    (returns (tensor f32 (N D) host))
+    (let h (tanh (call layer m.l1 x)))
+    (return (call layer m.l2 h)))
+  (func loss (dims N D F)
+    (params (m (Mlp D F)) (x (tensor f32 (N D) host)) (y (tensor f32 (N D) host)))
+    (returns (tensor f32 () host))
+    (let d (sub (call forward m x) y))
+    (return (reduce_sum (mul d d) :axes (0 1))))
+  (grad loss_grad loss :wrt (m))
+  (func sgd (dims D F)
+    (params (m (Mlp D F)) (g (Mlp D F)) (lr (tensor f32 () host)))
+    (returns (Mlp D F))
+    (return (Mlp (l1 (Layer (w (sub m.l1.w (mul lr g.l1.w))) (b (sub m.l1.b (mul lr g.l1.b)))))
+                 (l2 (Layer (w (sub m.l2.w (mul lr g.l2.w))) (b (sub m.l2.b (mul lr g.l2.b))))))))
+  (func step (dims N D F)
+    (params (m (Mlp D F)) (x (tensor f32 (N D) host)) (y (tensor f32 (N D) host)) (lr (tensor f32 () host)))
+    (returns (tensor f32 () host) (Mlp D F))
+    (let (l g) (call loss_grad m x y))
+    (let m2 (call sgd m g lr))
+    (return l m2)))
