@@ -551,6 +551,16 @@ class Elaborator final : public RuleEnv {
         deferred.push_back(i);
         continue;
       }
+      if (fam == OpFamily::CopyToDevice || fam == OpFamily::CopyToHost) {
+        // What a copy moves is where it was written: a constant in it is on
+        // the host, whatever device the copy's result goes to.
+        std::optional<types::Device> outer = device_hint_;
+        device_hint_.reset();
+        vals[i] = expr_hinted(x.operands[i], nullptr, "");
+        device_hint_ = outer;
+        ok &= vals[i].has_value();
+        continue;
+      }
       vals[i] = expr_hinted(x.operands[i], nullptr, "");
       ok &= vals[i].has_value();
     }

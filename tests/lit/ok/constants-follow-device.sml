@@ -17,6 +17,14 @@
     ; Checking mode: the expected result type's device.
     ; CHECK: const() {:value 2} : (tensor f32 () (cuda 0))
     (return t (const 2.0 f32)))
+  ; What a copy moves stays where it was written: the host.
+  (func moved (dims N)
+    (params (q (tensor f32 (N) (cuda 0))))
+    (returns (tensor f32 (N) (cuda 0)))
+    ; CHECK-LABEL: func moved
+    ; CHECK: const() {:value 4} : (tensor f32 () host)
+    ; CHECK-NEXT: copy_to_device(%0) {:device (cuda 0)} : (tensor f32 () (cuda 0))
+    (return (mul q (copy_to_device (const 4.0 f32) (cuda 0)))))
   (func on_host (dims N)
     (params (x (tensor f32 (N) host)))
     (returns (tensor f32 (N) host))
