@@ -85,16 +85,6 @@ static shapeml_status* s_tensor_info(const shapeml_api* a, shapeml_entry* e, int
   t->struct_size = sizeof *t;
   return a->entry_get_tensor_info(e, kind, i, t);
 }
-static shapeml_status* s_tensor_create_copy(const shapeml_api* a, int32_t dtype, size_t rank, const int64_t* shape, const void* data,
-                                            size_t bytes, shapeml_tensor** out) {
-  return a->tensor_create_copy(NULL, dtype, rank, shape, data, bytes, out);
-}
-static void s_tensor_release(const shapeml_api* a, shapeml_tensor* t) { a->tensor_release(t); }
-static int32_t s_tensor_dtype(const shapeml_api* a, shapeml_tensor* t) { return a->tensor_dtype(t); }
-static size_t s_tensor_rank(const shapeml_api* a, shapeml_tensor* t) { return a->tensor_rank(t); }
-static const int64_t* s_tensor_shape(const shapeml_api* a, shapeml_tensor* t) { return a->tensor_shape(t); }
-static void* s_tensor_data(const shapeml_api* a, shapeml_tensor* t) { return a->tensor_data(t); }
-static size_t s_tensor_bytes(const shapeml_api* a, shapeml_tensor* t) { return a->tensor_byte_size(t); }
 */
 import "C"
 
@@ -572,42 +562,4 @@ func (e *Entry) CallWith(opts CallOptions, inputs ...Array) ([]Array, error) {
 		t.Close()
 	}
 	return results, nil
-}
-
-func (l *Library) toArray(t *C.shapeml_tensor) Array {
-	rank := int(C.s_tensor_rank(l.api, t))
-	shape := make([]int64, rank)
-	if rank > 0 {
-		copy(shape, unsafe.Slice((*int64)(unsafe.Pointer(C.s_tensor_shape(l.api, t))), rank))
-	}
-	bytes := int(C.s_tensor_bytes(l.api, t))
-	src := C.s_tensor_data(l.api, t)
-	var data interface{}
-	switch DType(C.s_tensor_dtype(l.api, t)) {
-	case F32:
-		v := make([]float32, bytes/4)
-		if len(v) > 0 {
-			copy(v, unsafe.Slice((*float32)(src), len(v)))
-		}
-		data = v
-	case F64:
-		v := make([]float64, bytes/8)
-		if len(v) > 0 {
-			copy(v, unsafe.Slice((*float64)(src), len(v)))
-		}
-		data = v
-	case I32:
-		v := make([]int32, bytes/4)
-		if len(v) > 0 {
-			copy(v, unsafe.Slice((*int32)(src), len(v)))
-		}
-		data = v
-	default:
-		v := make([]int64, bytes/8)
-		if len(v) > 0 {
-			copy(v, unsafe.Slice((*int64)(src), len(v)))
-		}
-		data = v
-	}
-	return Array{data, shape}
 }

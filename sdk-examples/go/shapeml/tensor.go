@@ -256,3 +256,42 @@ func cDims(dims map[string]int64) (**C.char, *C.int64_t, C.size_t, func()) {
 		C.free(unsafe.Pointer(values))
 	}
 }
+
+// toArray copies a tensor out into a Go array.
+func (l *Library) toArray(t *C.shapeml_tensor) Array {
+	rank := int(C.s_tensor_rk(l.api, t))
+	shape := make([]int64, rank)
+	if rank > 0 {
+		copy(shape, unsafe.Slice((*int64)(unsafe.Pointer(C.s_tensor_sh(l.api, t))), rank))
+	}
+	bytes := int(C.s_tensor_nbytes(l.api, t))
+	src := C.s_tensor_ptr(l.api, t)
+	var data interface{}
+	switch DType(C.s_tensor_dt(l.api, t)) {
+	case F32:
+		v := make([]float32, bytes/4)
+		if len(v) > 0 {
+			copy(v, unsafe.Slice((*float32)(src), len(v)))
+		}
+		data = v
+	case F64:
+		v := make([]float64, bytes/8)
+		if len(v) > 0 {
+			copy(v, unsafe.Slice((*float64)(src), len(v)))
+		}
+		data = v
+	case I32:
+		v := make([]int32, bytes/4)
+		if len(v) > 0 {
+			copy(v, unsafe.Slice((*int32)(src), len(v)))
+		}
+		data = v
+	default:
+		v := make([]int64, bytes/8)
+		if len(v) > 0 {
+			copy(v, unsafe.Slice((*int64)(src), len(v)))
+		}
+		data = v
+	}
+	return Array{data, shape}
+}
