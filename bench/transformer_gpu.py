@@ -43,7 +43,10 @@ launches (--gpu-fuse on), with kernels generated into the module (the
 default) or interpreted (--gpu-fuse-codegen off): both must give fp32_nopat's
 bits, and are timed beside it; fp32_unfused is the default plan with
 --gpu-fuse off (which the default plan's bits must equal), and
-fp32_fused_interp the default plan interpreted.
+fp32_fused_interp the default plan interpreted. fp32_3xtf32 is the fp32
+program with --gpu-fp32-matmul 3xtf32 (its large f32 GEMMs on TF32 tensor
+cores over split operands, docs/design/fp32-tensor-core-matmul.md): held to
+the fp32 gate, and timed beside the fp32 plan.
 Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
 rounds (a round times each once, a CUDA-synchronized loop); the median of
 the rounds and their spread (max - min) / median are reported, and ratios
@@ -119,6 +122,7 @@ def cmd_build(a):
                         ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
                         ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
                         ("bf16_nomerge", ["--gpu-merge-projections", "off"]),
+                        ("fp32_3xtf32", ["--gpu-fp32-matmul", "3xtf32"]),
                         # Elementwise fusion over the planner's own launches (patterns off), its kernels
                         # generated (the default) or interpreted; fp32_fused_interp: the default plan interpreted.
                         ("fp32_nopat_fused", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on"]),
@@ -136,7 +140,7 @@ def cmd_build(a):
     (y_small,) = mod.call("block", *make_inputs(SIZES["small"]))
     (y_gqa,) = mod.call("block_gqa", *make_inputs(GQA))
     np.savez(os.path.join(a.out, "cpu_small.npz"), block=y_small, block_gqa=y_gqa)
-    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_unfused,fp32_nopat,bf16,bf16_noattn,*_chain,tf32_noattn,*_nomerge}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
+    print(f"built {a.out}: transformer_{{fp32,tf32,fp32_unfused,fp32_nopat,bf16,bf16_noattn,*_chain,tf32_noattn,*_nomerge,fp32_3xtf32}}.so, cpu_small.npz (CPU: {time.perf_counter() - t0:.1f} s)")
     return 0
 
 
@@ -187,7 +191,8 @@ def cmd_run(a):
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
     for m in ("fp32_unfused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
-              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp"):  # absent when staged by an older build
+              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
+              "fp32_3xtf32"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
             mods[m] = lib.load(so)
@@ -234,6 +239,16 @@ def cmd_run(a):
                 dev.free(out_u)
                 check(f"{entry} {size} fused == unfused (bit for bit)", np.array_equal(y.view(np.uint32), yu.view(np.uint32)),
                       max_abs_diff=float(np.nanmax(np.abs(y.astype(np.float64) - yu))))
+            if mode == "fp32" and "fp32_3xtf32" in mods:
+                # 3xTF32 GEMMs: held to the fp32 gate (the accuracy of fp32, on tensor cores).
+                out_x = dev.upload(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32))
+                run_shapeml("fp32_3xtf32", entry, ins, out_x, graph=False)
+                dev.sync()
+                yx = dev.download(out_x)
+                dev.free(out_x)
+                ex, mx = rel_fro(yx, ref64), max_rel(yx, ref64)
+                check(f"{entry} {size} fp32 3xTF32 vs PyTorch fp64", ex <= gate and mx <= bar and np.isfinite(yx).all(), rel_err=ex,
+                      torch_rel_err=et, gate=gate, max_rel=mx, fp32_plan_rel_err=e)
             if size == "small" and mode == "fp32":
                 d = rel_fro(y, cpu[entry].astype(np.float64))
                 check(f"{entry} {size} GPU vs CPU back end", d <= 1e-5, rel_diff=d)
@@ -374,6 +389,8 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
                 for m in ("fp32_nopat", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp"):
                     if m in mods:
                         c[f"shapeml_{m[5:]}_graph"] = (lambda m=m: run_shapeml(m, "block", mi, mo, graph=True), dev.sync)
+            if mode == "fp32" and "fp32_3xtf32" in mods:
+                c["shapeml_3xtf32_graph"] = (lambda: run_shapeml("fp32_3xtf32", "block", mi, mo, graph=True), dev.sync)
             if mode in ("bf16", "tf32") and f"{mode}_noattn" in mods:
                 c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_nomerge" in mods:
@@ -462,7 +479,8 @@ def bench_jax(a, res):
 def print_table(res):
     print("\nshapeml / anchor (below 1: shapeml faster)")
     for key, ms in res["ms"].items():
-        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_nopat_graph", "shapeml_noattn_graph", "shapeml_fused_direct", "shapeml_fused_graph"):
+        for ours in ("shapeml_direct", "shapeml_graph", "shapeml_nopat_graph", "shapeml_noattn_graph", "shapeml_fused_direct", "shapeml_fused_graph",
+                     "shapeml_3xtf32_graph"):
             if ours not in ms:
                 continue
             r = {k: ms[ours] / v for k, v in ms.items() if not k.startswith("shapeml")}
@@ -474,6 +492,9 @@ def print_table(res):
             res.setdefault("best_peer", {})[key] = dict(peer=best, ms=peers[best], shapeml_graph=ms["shapeml_graph"],
                                                         ratio=ms["shapeml_graph"] / peers[best])
             print(f"  {key:11s} best peer {best} {peers[best]:.4f} ms: shapeml graph / best = {ms['shapeml_graph'] / peers[best]:.2f}")
+            if "shapeml_3xtf32_graph" in ms:
+                res["best_peer"][key]["shapeml_3xtf32_graph"] = ms["shapeml_3xtf32_graph"]
+                res["best_peer"][key]["ratio_3xtf32"] = ms["shapeml_3xtf32_graph"] / peers[best]
 
 
 def main():

@@ -66,6 +66,9 @@ echo "NVRTC: ${SHAPEML_NVRTC:-/usr/local/cuda/lib64 or the search path of the lo
 step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
 export SHAPEML_TEST_FUSION_PLANS="$carry/modules"  # fused vs unfused transformer block (fusion_test.cpp)
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
+# The kernels launched as programmatic dependent launches (dependent_launch.cuh), same tests.
+step kernel_tests_pdl 200 env SHAPEML_CUDA_PDL=1 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
+  --gtest_filter='Attention*:FusedKernels.*:Fusion.*:Tf32Split.*'
 step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1
 step context_streams_tests 120 env SHAPEML_TEST_STREAMS_MODULE="$carry/modules/context_streams.so" \
@@ -80,6 +83,8 @@ step generated_gpu 180 python3 tests/gpu/generated_gpu.py run --runtime "$carry/
   --json "$out/generated_gpu.json"
 step transformer_gpu 590 python3 bench/transformer_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
   --json "$out/transformer_gpu.json" ${TRANSFORMER_FLAGS:-}
+step pdl_block 400 python3 bench/pdl_block_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/transformer" \
+  --rounds "${PDL_ROUNDS:-3}" --json "$out/pdl_block.json"
 step given_gpu 120 python3 tests/gpu/given_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/modules"
 step storylm0_gpu 300 python3 tests/gpu/storylm0_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/storylm0"
 step mlpkit_gpu 120 bash -c "set -o pipefail; LD_LIBRARY_PATH=\"$carry/lib:$carry/mlpkit:\$LD_LIBRARY_PATH\" \"$carry/mlpkit/mlpkit_test\" \"$carry/mlpkit/mlp_model.so\" \"$carry/mlpkit/mlp_gpu_model.so\" | tee -a /dev/stderr | grep -q \"GPU: max abs error\""

@@ -100,7 +100,8 @@ constexpr LaunchKind kAllKinds[] = {
     LaunchKind::Unary,  LaunchKind::Binary, LaunchKind::Compare,   LaunchKind::Select,    LaunchKind::Cast,   LaunchKind::Fill,
     LaunchKind::Iota,   LaunchKind::Matmul, LaunchKind::Transpose, LaunchKind::Reduce,    LaunchKind::Softmax, LaunchKind::Scan,
     LaunchKind::RmsNorm, LaunchKind::Gated, LaunchKind::Repeat,    LaunchKind::Gather,    LaunchKind::TakeAlong, LaunchKind::Attention,
-    LaunchKind::Concat, LaunchKind::Fused,  LaunchKind::Slice,     LaunchKind::Broadcast, LaunchKind::Copy};
+    LaunchKind::Concat, LaunchKind::Fused,  LaunchKind::Slice,     LaunchKind::Broadcast, LaunchKind::Copy,
+    LaunchKind::Tf32Split};
 }  // namespace
 
 const char* slot_kind_name(GpuSlot::Kind k) {
@@ -140,6 +141,7 @@ const char* launch_kind_name(LaunchKind k) {
     case LaunchKind::Slice: return "slice";
     case LaunchKind::Broadcast: return "broadcast";
     case LaunchKind::Copy: return "copy";
+    case LaunchKind::Tf32Split: return "tf32_split";
   }
   return "?";
 }

@@ -76,6 +76,15 @@
 //   broadcast 1 in, 1 out (broadcast_to)
 //   copy      1 in, 1 out of the same bytes (device to device, host to
 //             device or device to host by the slots' kinds)
+//   tf32_split  1 in (f32, rank >= 2), 1 out (f32): the operand of an f32
+//             matmul run as 3xTF32 (lower/gpu/split_fp32_matmuls.h),
+//             its K axis (ints = {axis}, one of the last two) three times as
+//             long: three blocks along it, x's TF32 part `hi` and the TF32
+//             rounding of the rest `lo = x - hi`, in the order op "lhs":
+//             (hi, hi', lo') and op "rhs": (hi, lo', hi'), where a primed
+//             part is 0 for a non-finite x (so that inf * 0 never appears:
+//             the product of the split operands is hi*hi + hi*lo + lo*hi,
+//             and infinities meet only the other's hi, as in fp32)
 // `library` names what runs the launch ("cublasLt", "shapeml"), `why` says
 // why it was chosen (printed by `shapemlc --emit=gpu-plan`).
 //
@@ -140,7 +149,7 @@ const char* slot_kind_name(GpuSlot::Kind k);
 /// What a launch runs (the list above); its text name is the plan text's.
 enum class LaunchKind : int32_t {
   Unary, Binary, Compare, Select, Cast, Fill, Iota, Matmul, Transpose, Reduce, Softmax, Scan, RmsNorm, Gated, Repeat, Gather,
-  TakeAlong, Attention, Concat, Fused, Slice, Broadcast, Copy
+  TakeAlong, Attention, Concat, Fused, Slice, Broadcast, Copy, Tf32Split
 };
 /// The kind's name in the plan text ("take_along", "rmsnorm", ...).
 const char* launch_kind_name(LaunchKind k);

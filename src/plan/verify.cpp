@@ -76,7 +76,7 @@ class LaunchVerifier {
         }
         return want(1, 1);
       case LaunchKind::Unary: case LaunchKind::Cast: case LaunchKind::Reduce: case LaunchKind::Slice: case LaunchKind::Broadcast:
-      case LaunchKind::Copy: case LaunchKind::Softmax: case LaunchKind::Repeat: case LaunchKind::Scan:
+      case LaunchKind::Copy: case LaunchKind::Softmax: case LaunchKind::Repeat: case LaunchKind::Scan: case LaunchKind::Tf32Split:
         return want(1, 1);
       case LaunchKind::Binary: case LaunchKind::Compare: case LaunchKind::RmsNorm: case LaunchKind::Gated: return want(2, 1);
       case LaunchKind::Gather: case LaunchKind::TakeAlong: return want(2, 2);  // the result and the bounds-check record
@@ -161,8 +161,24 @@ class LaunchVerifier {
         if (std::string e = check_attention(p_, l_); !e.empty()) return bad(e);
         return true;
       case LaunchKind::Gather: case LaunchKind::TakeAlong: return index();
+      case LaunchKind::Tf32Split: return tf32_split();
     }
     return bad("unknown kernel");
+  }
+
+  // x [..., R, C] -> [..., 3R, C] or [..., R, 3C] (plan.h).
+  bool tf32_split() {
+    const GpuSlot& a = in(0);
+    if (a.dtype != GpuDType::F32 || out().dtype != GpuDType::F32) return bad("tf32_split takes and gives f32");
+    if (l_.op != "lhs" && l_.op != "rhs") return bad("tf32_split's op is lhs or rhs, not `" + l_.op + "`");
+    const size_t r = a.shape.size();
+    if (r < 2 || l_.ints.size() != 1 || (l_.ints[0] != static_cast<int64_t>(r) - 2 && l_.ints[0] != static_cast<int64_t>(r) - 1))
+      return bad("tf32_split needs an operand of rank >= 2 and ints = {axis}, one of its last two axes");
+    Shape want = a.shape;
+    const size_t ax = static_cast<size_t>(l_.ints[0]);
+    if (__builtin_mul_overflow(want[ax], int64_t{3}, &want[ax])) return bad("the tripled axis overflows");
+    if (out().shape != want) return bad("output " + shape_str(out().shape) + ", expected " + shape_str(want));
+    return true;
   }
 
   bool unary() {

@@ -11,6 +11,8 @@
 #include "driver/frontend.h"
 #include "lower/gpu/plan_gpu.h"
 #include "plan/verify.h"
+#include "plan/layout.h"
+#include "lower/gpu/split_fp32_matmuls.h"
 
 namespace plan = shapeml::plan;
 
@@ -749,4 +751,161 @@ TEST(GpuPlan, AViewWithAnOffsetStaysInsideWhatItAliases) {
   EXPECT_FALSE(GpuPlan::parse(head + "slot 1 view 0 f32 1 4 offset 2\n", err));
   EXPECT_NE(err.find("multiple of its element size"), std::string::npos) << err;
   EXPECT_FALSE(GpuPlan::parse(head + "slot 1 view 0 f32 1 4 offset -4\n", err));
+}
+
+// ---- 3xTF32 (lower/gpu/split_fp32_matmuls.h) ----------------------------------
+
+namespace {
+
+std::vector<const plan::GpuLaunch*> of_kind(const GpuPlan& p, plan::LaunchKind k) {
+  std::vector<const plan::GpuLaunch*> v;
+  for (const auto& l : p.launches)
+    if (l.kind == k) v.push_back(&l);
+  return v;
+}
+
+shapeml::lower::gpu::PlanOptions three_x_tf32() {
+  shapeml::lower::gpu::PlanOptions o;
+  o.split_fp32_matmuls = true;
+  return o;
+}
+
+}  // namespace
+
+TEST(GpuPlan3xTf32, LargeF32MatmulsReadSplitOperandsOverAThreeTimesLongerK) {
+  auto r = checked(kMlp);
+  std::string err;
+  // x [4,512,1024] w1 [1024,2048]: 2 M N K = 2 * 2048 * 2048 * 1024 = 8.6 GFLOP each, over the threshold.
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "mlp", {{"B", 4}, {"S", 512}, {"D", 1024}, {"F", 2048}}, err, three_x_tf32());
+  ASSERT_TRUE(p) << err;
+  auto splits = of_kind(*p, plan::LaunchKind::Tf32Split);
+  auto gemms = of_kind(*p, plan::LaunchKind::Matmul);
+  ASSERT_EQ(splits.size(), 4u) << p->to_text();
+  ASSERT_EQ(gemms.size(), 2u);
+  // The first GEMM: A = x split along its last axis (K), B = w1 along its first.
+  const auto& g = *gemms[0];
+  EXPECT_EQ(g.op, "tf32");
+  EXPECT_NE(g.why.find("3xTF32"), std::string::npos) << g.why;
+  ASSERT_EQ(g.inputs.size(), 3u);  // the bias epilogue stays
+  EXPECT_EQ(p->slots[g.inputs[2]].index, 2);
+  EXPECT_EQ(p->slots[g.inputs[0]].shape, (std::vector<int64_t>{4, 512, 3 * 1024}));
+  EXPECT_EQ(p->slots[g.inputs[1]].shape, (std::vector<int64_t>{3 * 1024, 2048}));
+  EXPECT_EQ(p->slots[g.outputs[0]].shape, (std::vector<int64_t>{4, 512, 2048}));
+  EXPECT_EQ(splits[0]->op, "lhs");
+  EXPECT_EQ(splits[0]->ints, (std::vector<int64_t>{2}));
+  EXPECT_EQ(p->slots[splits[0]->inputs[0]].index, 0);  // x
+  EXPECT_EQ(splits[1]->op, "rhs");
+  EXPECT_EQ(splits[1]->ints, (std::vector<int64_t>{0}));
+  EXPECT_EQ(p->slots[splits[1]->inputs[0]].index, 1);  // w1
+  // Each split runs before the GEMM that reads it.
+  for (size_t i = 0, seen = 0; i < p->launches.size(); ++i) {
+    if (p->launches[i].kind == plan::LaunchKind::Tf32Split) ++seen;
+    if (&p->launches[i] == gemms[0]) {
+      EXPECT_EQ(seen, 2u);
+    }
+    if (&p->launches[i] == gemms[1]) {
+      EXPECT_EQ(seen, 4u);
+    }
+  }
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
+  // The split operands are temps in the workspace: x's and w1's splits (12 + 24 MiB) are live together.
+  EXPECT_GE(p->workspace_bytes, int64_t{4} * 512 * 3 * 1024 * 4 + int64_t{3} * 1024 * 2048 * 4);
+  std::string text = p->to_text(), perr;
+  auto q = GpuPlan::parse(text, perr);
+  ASSERT_TRUE(q) << perr;
+  EXPECT_EQ(q->to_text(), text);
+}
+
+TEST(GpuPlan3xTf32, SmallMatmulsTheDefaultAndTf32PlansAreLeftAlone) {
+  auto r = checked(kMlp);
+  std::string err;
+  const std::map<std::string, int64_t> small = {{"B", 4}, {"S", 128}, {"D", 256}, {"F", 1024}}, large = {{"B", 4}, {"S", 512}, {"D", 1024}, {"F", 2048}};
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "mlp", small, err, three_x_tf32());  // 0.27 GFLOP a GEMM
+  ASSERT_TRUE(p) << err;
+  EXPECT_TRUE(of_kind(*p, plan::LaunchKind::Tf32Split).empty()) << p->to_text();
+  for (auto* g : of_kind(*p, plan::LaunchKind::Matmul)) EXPECT_EQ(g->op, "");
+  auto d = shapeml::lower::gpu::plan_function(*r.module, "mlp", large, err);  // option off (the default)
+  ASSERT_TRUE(d) << err;
+  EXPECT_TRUE(of_kind(*d, plan::LaunchKind::Tf32Split).empty());
+  auto o = three_x_tf32();
+  o.allow_tf32 = true;  // plain TF32 asked for: nothing to split
+  auto t = shapeml::lower::gpu::plan_function(*r.module, "mlp", large, err, o);
+  ASSERT_TRUE(t) << err;
+  EXPECT_TRUE(of_kind(*t, plan::LaunchKind::Tf32Split).empty());
+  for (auto* g : of_kind(*t, plan::LaunchKind::Matmul)) EXPECT_EQ(g->op, "tf32");
+  o.allow_tf32 = false;
+  o.split_min_flops = 1;  // every matmul
+  auto s = shapeml::lower::gpu::plan_function(*r.module, "mlp", small, err, o);
+  ASSERT_TRUE(s) << err;
+  EXPECT_EQ(of_kind(*s, plan::LaunchKind::Tf32Split).size(), 4u);
+}
+
+TEST(GpuPlan3xTf32, AnActivationReadByTwoGemmsIsSplitOnceAndTransposedWeightsAlongTheirLastAxis) {
+  auto r = checked(on_gpu(
+      "(module m (func f (dims M K N) (params (x (tensor f32 (M K) host)) (wq (tensor f32 (K N) host)) (wk (tensor f32 (N K) host)))"
+      " (returns (tensor f32 (M N) host))"
+      " (return (add (matmul x wq) (matmul x (transpose wk))))))"));
+  std::string err;
+  auto o = three_x_tf32();
+  o.split_min_flops = 1;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 8}, {"K", 12}, {"N", 20}}, err, o);
+  ASSERT_TRUE(p) << err;
+  auto splits = of_kind(*p, plan::LaunchKind::Tf32Split);
+  ASSERT_EQ(splits.size(), 3u) << p->to_text();  // x once, wq, wk
+  int lhs = 0;
+  for (auto* s : splits) {
+    const GpuSlot& src = p->slots[s->inputs[0]];
+    if (s->op == "lhs") {
+      ++lhs;
+      EXPECT_EQ(src.index, 0);
+      EXPECT_EQ(p->slots[s->outputs[0]].shape, (std::vector<int64_t>{8, 36}));
+    } else if (src.index == 2) {  // wk [N, K] read transposed: K is its last axis
+      EXPECT_EQ(s->ints, (std::vector<int64_t>{1}));
+      EXPECT_EQ(p->slots[s->outputs[0]].shape, (std::vector<int64_t>{20, 36}));
+    } else {
+      EXPECT_EQ(s->ints, (std::vector<int64_t>{0}));
+    }
+  }
+  EXPECT_EQ(lhs, 1);
+  for (auto* g : of_kind(*p, plan::LaunchKind::Matmul)) EXPECT_EQ(g->op, "tf32");
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
+}
+
+TEST(GpuPlan3xTf32, ASplitIsRemadeAfterItsSourceBytesAreWrittenAgain) {
+  // Built by hand: GEMM(x, w) -> out0, a copy that overwrites x's buffer (an
+  // output slot here), GEMM(x, w) again: the second GEMM must not read the
+  // first split of x.
+  GpuPlan p;
+  p.entry = "t";
+  p.num_inputs = 2, p.num_outputs = 2;
+  auto slot = [&](GpuSlot::Kind k, int32_t index, std::vector<int64_t> shape) {
+    GpuSlot s;
+    s.kind = k, s.index = index, s.dtype = plan::GpuDType::F32, s.shape = std::move(shape);
+    p.slots.push_back(s);
+    return static_cast<int32_t>(p.slots.size() - 1);
+  };
+  int32_t x = slot(GpuSlot::Kind::Output, 1, {4, 4}), w = slot(GpuSlot::Kind::Input, 1, {4, 4}), src = slot(GpuSlot::Kind::Input, 0, {4, 4}),
+          y = slot(GpuSlot::Kind::Output, 0, {4, 4}), t = slot(GpuSlot::Kind::Temp, 0, {4, 4});
+  auto launch = [&](plan::LaunchKind k, std::vector<int32_t> in, std::vector<int32_t> out) {
+    plan::GpuLaunch l;
+    l.kind = k, l.inputs = std::move(in), l.outputs = std::move(out);
+    p.launches.push_back(l);
+  };
+  launch(plan::LaunchKind::Copy, {src}, {x});
+  launch(plan::LaunchKind::Matmul, {x, w}, {t});
+  launch(plan::LaunchKind::Copy, {t}, {x});
+  launch(plan::LaunchKind::Matmul, {x, w}, {y});
+  EXPECT_EQ(shapeml::lower::gpu::split_fp32_matmuls(p, 1), 2);
+  auto splits = of_kind(p, plan::LaunchKind::Tf32Split);
+  ASSERT_EQ(splits.size(), 3u) << p.to_text();  // x, w, and x again; w's bytes were not written: its split serves both
+  EXPECT_EQ(splits[0]->inputs[0], x);
+  EXPECT_EQ(splits[1]->inputs[0], w);
+  EXPECT_EQ(splits[2]->inputs[0], x);
+  auto gemms = of_kind(p, plan::LaunchKind::Matmul);
+  ASSERT_EQ(gemms.size(), 2u);
+  EXPECT_EQ(gemms[0]->inputs[0], splits[0]->outputs[0]);
+  EXPECT_EQ(gemms[1]->inputs[0], splits[2]->outputs[0]);
+  EXPECT_EQ(gemms[1]->inputs[1], splits[1]->outputs[0]);
+  plan::layout_workspace(p);
+  EXPECT_EQ(shapeml::plan::verify_message(p, plan::PlanStage::LaidOut), "");
 }

@@ -85,7 +85,7 @@ Builder one(LaunchKind k, const std::string& op, std::vector<std::vector<int64_t
 }  // namespace
 
 TEST(PlanVerify, LaunchKindsRoundTripThroughTheirNames) {
-  for (int i = 0; i <= static_cast<int>(LaunchKind::Copy); ++i) {
+  for (int i = 0; i <= static_cast<int>(LaunchKind::Tf32Split); ++i) {
     auto k = static_cast<LaunchKind>(i);
     auto back = plan::parse_launch_kind(plan::launch_kind_name(k));
     ASSERT_TRUE(back) << plan::launch_kind_name(k);
@@ -126,6 +126,17 @@ TEST(PlanVerify, ShapeRulesOfDataMovement) {
   EXPECT_DEFECT(one(LaunchKind::Repeat, "", {{2, 3}}, {2, 6}, {1, 0}), "repeats >= 1");
   EXPECT_DEFECT(one(LaunchKind::Repeat, "", {{2, 3}}, {2, 7}, {1, 2}), "output [2 7], expected [2 6]");
   EXPECT_DEFECT(one(LaunchKind::Copy, "", {{4}}, {5}), "sizes differ");
+}
+
+TEST(PlanVerify, Tf32SplitsTripleOneOfTheLastTwoAxesOfAnF32Operand) {
+  EXPECT_EQ(one(LaunchKind::Tf32Split, "lhs", {{2, 5, 7}}, {2, 5, 21}, {2}).defect(), "");
+  EXPECT_EQ(one(LaunchKind::Tf32Split, "rhs", {{2, 5, 7}}, {2, 15, 7}, {1}).defect(), "");
+  EXPECT_DEFECT(one(LaunchKind::Tf32Split, "rhs", {{2, 5, 7}}, {6, 5, 7}, {0}), "one of its last two axes");
+  EXPECT_DEFECT(one(LaunchKind::Tf32Split, "lhs", {{7}}, {21}, {0}), "rank >= 2");
+  EXPECT_DEFECT(one(LaunchKind::Tf32Split, "lhs", {{5, 7}}, {5, 14}, {1}), "output [5 14], expected [5 21]");
+  EXPECT_DEFECT(one(LaunchKind::Tf32Split, "mid", {{5, 7}}, {5, 21}, {1}), "op is lhs or rhs");
+  EXPECT_DEFECT(one(LaunchKind::Tf32Split, "lhs", {{5, 7}}, {5, 21}, {1}, GpuDType::BF16, GpuDType::BF16), "takes and gives f32");
+  EXPECT_DEFECT(one(LaunchKind::Tf32Split, "lhs", {{5, 7}, {5, 7}}, {5, 21}, {1}), "expects 1 input(s)");
 }
 
 TEST(PlanVerify, ReductionsSoftmaxAndRowKernels) {

@@ -75,6 +75,11 @@ Options:
   --gpu-merge-projections on|off
                          device entries: projections of one activation with
                          small weights as one wider GEMM (default on)
+  --gpu-fp32-matmul simt|3xtf32
+                         device entries: f32 matmuls on the FP32 cores (simt,
+                         the default) or, from 2^31 flops, as 3xTF32 on
+                         tensor cores (~1e-5 relative error: between TF32
+                         and fp32)
   --gpu-fuse on|off      device entries: fuse elementwise launches into
                          generated kernels (default on; without NVRTC where
                          the module is built, the launches stay unfused)
@@ -187,7 +192,8 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 // What the code-generating commands share.
 struct CodegenArgs {
   std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
-              gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_fuse_codegen = "on";
+              gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_fuse_codegen = "on",
+              gpu_fp32_matmul = "simt";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
   bool gpu_tf32 = false;  // --gpu-tf32: device matmuls in f32 may use TF32
@@ -200,6 +206,7 @@ struct CodegenArgs {
     o.fuse_attention = gpu_fuse_attention == "on";
     o.graph_branches = gpu_graph_branches == "on";
     o.merge_projections = gpu_merge_projections == "on";
+    o.split_fp32_matmuls = gpu_fp32_matmul == "3xtf32";
     return o;
   }
 };
@@ -573,6 +580,10 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
   app->add_option("--gpu-merge-projections", a.gpu_merge_projections,
                   "device entries: projections of one activation with small weights as one wider GEMM (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-fp32-matmul", a.gpu_fp32_matmul,
+                  "device entries: large f32 matmuls as 3xTF32 (split operands, one TF32 GEMM on tensor cores: ~1e-5 relative error, "
+                  "between TF32's and fp32's) or on the FP32 cores (simt, the default)")
+      ->check(CLI::IsMember({"3xtf32", "simt"}));
   app->add_option("--gpu-fuse-attention", a.gpu_fuse_attention,
                   "device entries: attention in one launch, no scores in memory (bf16; f32 up to 256 keys; on: the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));

@@ -300,6 +300,7 @@ __device__ __forceinline__ void attend_rows(const Attention& a, int qb, int64_t 
 // causal mask every block does the same work and no SM idles behind the
 // last long block (gpu-attention.md).
 template <int kDH, int kMT, bool kAligned> __global__ void __launch_bounds__(kWarps * 32) attention_bf16(Attention a, bool paired) {
+  wait_for_predecessor();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int64_t h = blockIdx.y, b = blockIdx.z;
   const int last = static_cast<int>((a.sq + Tiles<kDH, kMT>::kBM - 1) / Tiles<kDH, kMT>::kBM) - 1;
@@ -316,8 +317,7 @@ template <int kDH, int kMT, bool kAligned> cudaError_t launch(const Attention& a
   using T = Tiles<kDH, kMT>;
   const int64_t tiles = (a.sq + T::kBM - 1) / T::kBM;
   const dim3 grid(static_cast<unsigned>(paired ? (tiles + 1) / 2 : tiles), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
-  attention_bf16<kDH, kMT, kAligned><<<grid, kWarps * 32, T::kSmem, s>>>(a, paired);
-  return cudaGetLastError();
+  return launch_dependent(attention_bf16<kDH, kMT, kAligned>, grid, dim3(kWarps * 32), T::kSmem, s, a, paired);
 }
 
 template <int kDH, int kMT> cudaError_t allow_smem() {

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 
+#include "cuda/executor/dependent_launch.cuh"
+
 namespace shapeml::cuda::kern::attention_detail {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }

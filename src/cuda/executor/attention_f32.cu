@@ -75,6 +75,7 @@ template <int kRows, int kDH, bool kVec> struct TileLoad {
 };
 
 template <int kDH, bool kVec> __global__ void __launch_bounds__(kThreads) attention_f32_kernel(Attention a) {
+  wait_for_predecessor();
   using T = F32Tiles<kDH>;
   extern __shared__ __align__(16) float smem_f32[];
   float* sq = smem_f32;           // [kBM][kLD]
@@ -208,9 +209,8 @@ template <int kDH> cudaError_t launch_f32(const Attention& a, cudaStream_t s) {
   bool vec = a.dh % 4 == 0 && aligned16(a.q) && aligned16(a.k) && aligned16(a.v);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) vec = vec && a.stride[i][j] % 4 == 0;
-  if (vec) attention_f32_kernel<kDH, true><<<grid, kThreads, F32Tiles<kDH>::kSmem, s>>>(a);
-  else attention_f32_kernel<kDH, false><<<grid, kThreads, F32Tiles<kDH>::kSmem, s>>>(a);
-  return cudaGetLastError();
+  return launch_dependent(vec ? attention_f32_kernel<kDH, true> : attention_f32_kernel<kDH, false>, grid, dim3(kThreads),
+                          F32Tiles<kDH>::kSmem, s, a);
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ __device__ __forceinline__ void load_tile(float* sm, const float* g, int64_t str
 }
 
 template <int kDH, bool kAligned> __global__ void __launch_bounds__(kWarps * 32) attention_tf32_kernel(Attention a) {
+  wait_for_predecessor();
   using T = Tf32Tiles<kDH>;
   constexpr int kBN = T::kBN, kLD = T::kLD;
   constexpr int kSN = kBN / 8;  // n-tiles of a score tile (8 keys each)
@@ -232,8 +233,7 @@ template <int kDH, bool kAligned> __global__ void __launch_bounds__(kWarps * 32)
 
 template <int kDH, bool kAligned> cudaError_t launch_tf32(const Attention& a, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>((a.sq + kBM - 1) / kBM), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
-  attention_tf32_kernel<kDH, kAligned><<<grid, kWarps * 32, Tf32Tiles<kDH>::kSmem, s>>>(a);
-  return cudaGetLastError();
+  return launch_dependent(attention_tf32_kernel<kDH, kAligned>, grid, dim3(kWarps * 32), Tf32Tiles<kDH>::kSmem, s, a);
 }
 
 template <int kDH> cudaError_t allow_smem_tf32() {

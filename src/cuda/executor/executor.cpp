@@ -120,7 +120,7 @@ struct Operand {
 struct Step {
   enum class Kind {
     Noop, Unary, Binary, Compare, Logical, LogicalNot, Select, Cast, Fill, Iota, Strided, Tiled, Reduce, Softmax, Scan, Gather, TakeAlong,
-    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused, RmsNorm, Gated, StridedGroup, Attention
+    MatmulLt, MatmulInt, Memcpy, MemsetZero, Fused, RmsNorm, Gated, StridedGroup, Attention, Tf32Split
   } kind = Kind::Noop;
   int32_t op = 0;
   kern::DT dt = kern::DT::F32, dt_to = kern::DT::F32;
@@ -485,6 +485,13 @@ struct Builder {
         if (!prepare_repeat(l, st, w)) return false;
         break;
       case K::Attention: prepare_attention(l, st); break;
+      case K::Tf32Split: {  // [outer, n, inner] -> [outer, 3n, inner] along the K axis (plan.h)
+        size_t ax;
+        axis_split(slot(l.inputs[0]).shape, l.ints[0], st.batch, st.rows, st.cols, ax);
+        st.op = l.op == "rhs" ? 1 : 0;
+        st.kind = st.n == 0 ? Step::Kind::Noop : Step::Kind::Tf32Split;
+        break;
+      }
       case K::Gather:
       case K::TakeAlong: prepare_index(l, st, w); break;
     }
@@ -1215,6 +1222,10 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
         case Step::Kind::Scan: e = kern::scan(st.dt, ptr(st.in[0]), ptr(st.out), st.batch, st.rows, st.cols, st.reverse, mb, stream); break;
         case Step::Kind::RmsNorm:
           e = kern::rmsnorm(st.dt, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.rows, st.cols, st.eps, mb, stream);
+          break;
+        case Step::Kind::Tf32Split:
+          e = kern::tf32_split(st.op == 1, reinterpret_cast<const float*>(ptr(st.in[0])), reinterpret_cast<float*>(ptr(st.out)), st.batch, st.rows,
+                               st.cols, mb, stream);
           break;
         case Step::Kind::Gated: e = kern::gated(st.dt, st.op, ptr(st.in[0]), ptr(st.in[1]), ptr(st.out), st.n, mb, stream); break;
         case Step::Kind::Attention: {

@@ -110,6 +110,14 @@ cudaError_t rmsnorm(DT dt, const void* x, const void* g, void* out, int64_t rows
 // computed in the compute type and rounded once.
 cudaError_t gated(DT dt, int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s);
 
+// The operand of an f32 matmul run as 3xTF32 (tf32_split.cu; plan.h's
+// `tf32_split`): x, dense [outer, n, inner], to out [outer, 3n, inner], three
+// blocks along the middle axis: (hi, hi', lo') for the left operand (`rhs`
+// false), (hi, lo', hi') for the right, hi = x rounded to TF32 (nearest, ties
+// away; truncated where that would overflow), lo = TF32 rounding of x - hi,
+// primed parts 0 where x is not finite.
+cudaError_t tf32_split(bool rhs, const float* x, float* out, int64_t outer, int64_t n, int64_t inner, int max_blocks, cudaStream_t s);
+
 /// A fused attention launch (attention.cu; plan/attention_launch.h is the plan's
 /// form): for every batch b and head h, o = softmax(q k^T * scale, masked) v
 /// over [sq, dh] x [sk, dh], no scores in memory. Element (b, h, s, d) of

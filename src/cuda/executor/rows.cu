@@ -11,6 +11,7 @@
 // stored. 64-bit indices throughout (rows * n may exceed 2^32).
 #include <cstdint>
 
+#include "cuda/executor/dependent_launch.cuh"
 #include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"
 #include "cuda/executor/numerics.cuh"
@@ -35,6 +36,7 @@ template <class A> __device__ __forceinline__ A block_sum(A v, A* sh) {
 // kV elements a load; n % kV == 0 and every pointer aligned to kV elements
 // when kV > 1.
 template <class T, int kV> __global__ void __launch_bounds__(1024) rmsnorm_rows(const T* x, const T* g, T* out, int64_t rows, int64_t n, double eps) {
+  wait_for_predecessor();
   using A = typename Compute<T>::type;
   using P = Pack<T, kV>;
   __shared__ A sh[32];
@@ -78,14 +80,14 @@ template <class T> cudaError_t launch_rmsnorm(const void* x, const void* g, void
   const T* px = static_cast<const T*>(x);
   const T* pg = static_cast<const T*>(g);
   T* po = static_cast<T*>(out);
-  if (vec) rmsnorm_rows<T, kV><<<blocks, static_cast<int>(threads), 0, s>>>(px, pg, po, rows, n, eps);
-  else rmsnorm_rows<T, 1><<<blocks, static_cast<int>(threads), 0, s>>>(px, pg, po, rows, n, eps);
-  return cudaGetLastError();
+  return launch_dependent(vec ? rmsnorm_rows<T, kV> : rmsnorm_rows<T, 1>, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, s,
+                          px, pg, po, rows, n, eps);
 }
 
 // kAct >= 0: the activation fixed at compile time (silu, gelu: the switch
 // folds away); -1: `act` chosen at run time.
 template <class T, int kV, int kAct> __global__ void gated_kernel(int32_t act, const T* a, const T* b, T* out, int64_t packs) {
+  wait_for_predecessor();
   if constexpr (kAct >= 0) act = kAct;
   using P = Pack<T, kV>;
   const P* pa = reinterpret_cast<const P*>(a);
@@ -107,10 +109,9 @@ cudaError_t launch_gated_as(int32_t act, const void* a, const void* b, void* out
   const T* pb = static_cast<const T*>(b);
   T* po = static_cast<T*>(out);
   if (n % kV == 0 && aligned(a, 16) && aligned(b, 16) && aligned(out, 16))
-    gated_kernel<T, kV, kAct><<<blocks_for(n / kV, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n / kV);
-  else
-    gated_kernel<T, 1, kAct><<<blocks_for(n, max_blocks), kThreads, 0, s>>>(act, pa, pb, po, n);
-  return cudaGetLastError();
+    return launch_dependent(gated_kernel<T, kV, kAct>, dim3(static_cast<unsigned>(blocks_for(n / kV, max_blocks))), dim3(kThreads), 0, s, act, pa, pb, po,
+                            n / kV);
+  return launch_dependent(gated_kernel<T, 1, kAct>, dim3(static_cast<unsigned>(blocks_for(n, max_blocks))), dim3(kThreads), 0, s, act, pa, pb, po, n);
 }
 
 template <class T> cudaError_t launch_gated(int32_t act, const void* a, const void* b, void* out, int64_t n, int max_blocks, cudaStream_t s) {

@@ -19,6 +19,7 @@
 
 #include "plan/plan.h"
 #include "ir/ir.h"
+#include "lower/gpu/split_fp32_matmuls.h"
 
 namespace shapeml::lower::gpu {
 
@@ -70,6 +71,14 @@ struct PlanOptions {
   /// (lower/gpu/merge_projections.h); needs fuse_patterns. On by default;
   /// `shapemlc --gpu-merge-projections off` keeps one GEMM per projection.
   bool merge_projections = true;
+  /// f32 matmuls without TF32 (allow_tf32 off) of at least
+  /// `split_min_flops` run as 3xTF32: each operand split into TF32 parts and
+  /// one TF32 GEMM over a K three times as long, on tensor cores (~1e-5
+  /// relative error: ten times TF32's accuracy, a tenth of fp32's;
+  /// lower/gpu/split_fp32_matmuls.h). Off by default; `shapemlc
+  /// --gpu-fp32-matmul 3xtf32|simt`.
+  bool split_fp32_matmuls = false;
+  int64_t split_min_flops = kSplitMinFlops;
 };
 
 /// The dispatch plan of `entry` at `bindings` (every shape variable bound,
