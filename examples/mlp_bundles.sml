@@ -1,8 +1,11 @@
 ; A two-layer MLP trained with parameter bundles (spec §4.32): the model is
 ; one value of bundle Mlp (two Layer bundles), the gradient of the loss with
-; respect to it is an Mlp too, and one SGD function updates the whole model.
+; respect to it is an Mlp too, and one optimizer step updates the whole model
+; by mapping a shape-generic function over its fields (map_fields, §4.33):
+; SGD and AdamW are each written once, for a tensor of any shape.
 ; At the ABI every bundle is its fields in declared order, named m.l1.w,
-; m.l1.b, m.l2.w, m.l2.b (tests/golden/test_bundles.py calls `step`).
+; m.l1.b, m.l2.w, m.l2.b (tests/golden/test_bundles.py calls `step` and
+; `step_adamw`).
 (module mlpb
   (bundle Layer (dims I O)
     (w (tensor f32 (I O) host))
@@ -25,14 +28,38 @@
     (let d (sub (call forward m x) y))
     (return (reduce_sum (mul d d) :axes (0 1))))
   (grad loss_grad loss :wrt (m))
+  ; One weight of any shape S: w - lr g.
+  (func sgd_leaf (shapes S)
+    (params (w (tensor f32 S host)) (g (tensor f32 S host)) (lr (tensor f32 () host)))
+    (returns (tensor f32 S host))
+    (return (sub w (mul lr g))))
   (func sgd (dims D F)
     (params (m (Mlp D F)) (g (Mlp D F)) (lr (tensor f32 () host)))
     (returns (Mlp D F))
-    (return (Mlp (l1 (Layer (w (sub m.l1.w (mul lr g.l1.w))) (b (sub m.l1.b (mul lr g.l1.b)))))
-                 (l2 (Layer (w (sub m.l2.w (mul lr g.l2.w))) (b (sub m.l2.b (mul lr g.l2.b))))))))
+    (return (map_fields sgd_leaf m g :with lr)))
   (func step (dims N D F)
     (params (m (Mlp D F)) (x (tensor f32 (N D) host)) (y (tensor f32 (N D) host)) (lr (tensor f32 () host)))
     (returns (tensor f32 () host) (Mlp D F))
     (let (l g) (call loss_grad m x y))
     (let m2 (call sgd m g lr))
-    (return l m2)))
+    (return l m2))
+  ; AdamW (decoupled weight decay, bias-corrected moments; PyTorch's
+  ; torch.optim.AdamW) for one weight of any shape, at step t >= 1.
+  (func adamw_leaf (shapes S)
+    (params (w (tensor f32 S host)) (g (tensor f32 S host)) (m (tensor f32 S host)) (v (tensor f32 S host))
+            (lr (tensor f32 () host)) (b1 (tensor f32 () host)) (b2 (tensor f32 () host)) (eps (tensor f32 () host))
+            (wd (tensor f32 () host)) (t (tensor f32 () host)))
+    (returns (tensor f32 S host) (tensor f32 S host) (tensor f32 S host))
+    (let m2 (add (mul b1 m) (mul (sub 1 b1) g)))
+    (let v2 (add (mul b2 v) (mul (sub 1 b2) (mul g g))))
+    (let mh (div m2 (sub 1 (pow b1 t))))
+    (let vh (div v2 (sub 1 (pow b2 t))))
+    (return (sub w (mul lr (add (div mh (add (sqrt vh) eps)) (mul wd w)))) m2 v2))
+  (func step_adamw (dims N D F)
+    (params (p (Mlp D F)) (m (Mlp D F)) (v (Mlp D F)) (x (tensor f32 (N D) host)) (y (tensor f32 (N D) host))
+            (lr (tensor f32 () host)) (b1 (tensor f32 () host)) (b2 (tensor f32 () host)) (eps (tensor f32 () host))
+            (wd (tensor f32 () host)) (t (tensor f32 () host)))
+    (returns (tensor f32 () host) (Mlp D F) (Mlp D F) (Mlp D F))
+    (let (l g) (call loss_grad p x y))
+    (let (p2 m2 v2) (map_fields adamw_leaf p g m v :with lr b1 b2 eps wd t))
+    (return l p2 m2 v2)))

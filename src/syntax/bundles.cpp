@@ -52,8 +52,10 @@ class Expander {
     if (file.items.empty() || !head_is(file.items[0], "module")) return file;
     const SExpr& m = file.items[0];
     bool any = false;
-    for (const SExpr& item : m.items) any |= head_is(item, "bundle");
+    for (const SExpr& item : m.items) any |= head_is(item, "bundle") || (head_is(item, "func") && shapes_clause(item));
     if (!any) return file;
+    for (size_t i = 2; i < m.items.size(); ++i)
+      if (head_is(m.items[i], "func") && shapes_clause(m.items[i])) declare_template(m.items[i]);
     SExprFile out = file;
     SExpr& mod = out.items[0];
     mod.items.clear();
@@ -61,8 +63,13 @@ class Expander {
       const SExpr& item = m.items[i];
       if (i < 2) mod.items.push_back(item);
       else if (head_is(item, "bundle")) declare(item);
-      else if (head_is(item, "func")) mod.items.push_back(func(item));
-      else if (head_is(item, "grad")) mod.items.push_back(grad(item));
+      else if (head_is(item, "func") && shapes_clause(item)) continue;  // a template: only its instances are functions
+      else if (head_is(item, "func")) {
+        SExpr f = func(item);
+        for (SExpr& inst : pending_) mod.items.push_back(std::move(inst));  // instances first: what `f` calls
+        pending_.clear();
+        mod.items.push_back(std::move(f));
+      } else if (head_is(item, "grad")) mod.items.push_back(grad(item));
       else mod.items.push_back(item);
     }
     return out;
@@ -214,6 +221,15 @@ class Expander {
       fail(e, "a bundle value `(" + e.items[0].text + " ...)` is bound with `let` or returned, not used as an operand");
       return e;
     }
+    if (head_is(e, "map_fields")) {
+      fail(e, "map_fields gives bundles: bind it with `let` or return it, not as an operand");
+      return symbol("map_fields", e.span);  // an atom the parser takes (the function is not checked further)
+    }
+    if (head_is(e, "call") && e.items.size() >= 2 && e.items[1].is_symbol() && templates_.count(e.items[1].text)) {
+      fail(e.items[1], "`" + e.items[1].text + "` is shape-generic: it is applied to the fields of bundles with map_fields, not called",
+           "help: `(map_fields " + e.items[1].text + " BUNDLE ... :with ...)`");
+      return e;
+    }
     SExpr out = e;
     out.items.clear();
     const bool call = head_is(e, "call");
@@ -231,6 +247,172 @@ class Expander {
       else out.items.push_back(expr(x));
     }
     return out;
+  }
+
+  // ---- shape-generic functions and map_fields (spec §4.33) ----
+
+  // The `(shapes S)` clause of a func, or nullptr.
+  static const SExpr* shapes_clause(const SExpr& f) {
+    for (size_t i = 2; i < f.items.size(); ++i)
+      if (head_is(f.items[i], "shapes")) return &f.items[i];
+    return nullptr;
+  }
+
+  struct Template {
+    SExpr func;
+    std::string pack;                   // S
+    size_t params = 0, results = 0;     // counts
+    std::vector<bool> mapped;           // per parameter: its type's shape is the pack
+  };
+
+  void declare_template(const SExpr& f) {
+    if (f.items.size() < 2 || !f.items[1].is_symbol()) return;
+    const SExpr& sh = *shapes_clause(f);
+    if (sh.items.size() != 2 || !sh.items[1].is_symbol()) {
+      fail(sh, "a shape-generic function declares one shape pack: `(shapes S)`");
+      return;
+    }
+    Template t;
+    t.func = f;
+    t.pack = sh.items[1].text;
+    for (size_t i = 2; i < f.items.size(); ++i) {
+      const SExpr& c = f.items[i];
+      if (head_is(c, "params"))
+        for (size_t k = 1; k < c.items.size(); ++k) {
+          const SExpr& p = c.items[k];
+          ++t.params;
+          // (x (tensor DT S DEV)): S where a shape stands
+          t.mapped.push_back(p.is_list() && p.items.size() == 2 && head_is(p.items[1], "tensor") && p.items[1].items.size() == 4 &&
+                             p.items[1].items[2].is_symbol(t.pack.c_str()));
+        }
+      if (head_is(c, "returns")) t.results = c.items.size() - 1;
+    }
+    size_t leading = 0;
+    while (leading < t.mapped.size() && t.mapped[leading]) ++leading;
+    for (size_t k = leading; k < t.mapped.size(); ++k)
+      if (t.mapped[k]) {
+        fail(f, "shape-generic function `" + f.items[1].text + "`: its parameters of shape " + t.pack +
+                    " come first (map_fields passes one field of each bundle to them, then the :with arguments)");
+        return;
+      }
+    if (leading == 0) {
+      fail(f, "shape-generic function `" + f.items[1].text + "` has no parameter of shape " + t.pack, "help: write the first parameter's type as `(tensor DTYPE " + t.pack + " DEVICE)`");
+      return;
+    }
+    templates_[f.items[1].text] = std::move(t);
+  }
+
+  // The instance of template `name` for fields of rank `rank`: S := (S%0 .. S%r-1), fresh shape variables.
+  std::string instance(const std::string& name, size_t rank) {
+    const std::string inst = name + "%" + std::to_string(rank);
+    if (!instances_.insert(inst).second) return inst;
+    const Template& t = templates_.at(name);
+    std::vector<SExpr> dims;
+    for (size_t d = 0; d < rank; ++d) dims.push_back(symbol(t.pack + "%" + std::to_string(d), t.func.span));
+    std::map<std::string, SExpr> sub;
+    sub[t.pack] = list(dims, t.func.span);
+    SExpr f = t.func;
+    f.items.clear();
+    bool has_dims = false;
+    for (size_t i = 0; i < t.func.items.size(); ++i) {
+      const SExpr& c = t.func.items[i];
+      if (i == 1) f.items.push_back(symbol(inst, c.span));
+      else if (head_is(c, "shapes")) continue;
+      else if (head_is(c, "dims")) {
+        SExpr d = c;
+        for (const SExpr& v : dims) d.items.push_back(v);
+        f.items.push_back(d);
+        has_dims = true;
+      } else {
+        f.items.push_back(substitute(c, sub));
+      }
+    }
+    if (!has_dims) {
+      std::vector<SExpr> d = {symbol("dims", t.func.span)};
+      for (const SExpr& v : dims) d.push_back(v);
+      f.items.insert(f.items.begin() + 2, list(std::move(d), t.func.span));
+    }
+    pending_.push_back(std::move(f));
+    return inst;
+  }
+
+  // (map_fields F b1 .. bn [:with e1 .. em]) bound to the bundles `names`
+  // (one per result of F): one call of F's instance per leaf, in field order.
+  void map_fields(const std::vector<std::string>& names, const SExpr& names_at, const SExpr& m, std::vector<SExpr>& lets) {
+    if (m.items.size() < 3 || !m.items[1].is_symbol()) {
+      fail(m, "map_fields is `(map_fields F BUNDLE ... [:with EXPR ...])`");
+      return;
+    }
+    const std::string& fname = m.items[1].text;
+    auto ti = templates_.find(fname);
+    if (ti == templates_.end()) {
+      fail(m.items[1], "`" + fname + "` is not a shape-generic function", "help: declare it with `(shapes S)` and parameters of type `(tensor DTYPE S DEVICE)`");
+      return;
+    }
+    const Template& t = ti->second;
+    std::vector<const SExpr*> bs, extra;
+    bool with = false;
+    for (size_t i = 2; i < m.items.size(); ++i) {
+      const SExpr& x = m.items[i];
+      if (x.kind == SExpr::Kind::Keyword && x.text == "with" && !with) with = true;
+      else (with ? extra : bs).push_back(&x);
+    }
+    size_t mapped = 0;
+    while (mapped < t.mapped.size() && t.mapped[mapped]) ++mapped;
+    if (bs.size() != mapped || extra.size() != t.params - mapped) {
+      fail(m, "`" + fname + "` takes " + std::to_string(mapped) + " bundle(s) and " + std::to_string(t.params - mapped) + " :with argument(s); given " +
+                  std::to_string(bs.size()) + " and " + std::to_string(extra.size()));
+      return;
+    }
+    if (names.size() != t.results) {
+      fail(names_at, "`" + fname + "` has " + std::to_string(t.results) + " result(s), so map_fields gives as many bundles; " +
+                         std::to_string(names.size()) + " name(s) bound");
+      return;
+    }
+    auto b0 = bundle_of(*bs[0]);
+    for (const SExpr* b : bs) {
+      auto bb = bundle_of(*b);
+      if (!bb) {
+        fail(*b, "map_fields maps over bundles; `" + (b->is_symbol() ? b->text : std::string("this")) + "` is not one");
+        return;
+      }
+      if (*bb != *b0) {
+        fail(*b, "map_fields over bundles of one type: `" + b->text + "` is a " + *bb + ", `" + bs[0]->text + "` a " + *b0);
+        return;
+      }
+    }
+    auto app = applied_.find(bs[0]->text);
+    if (app == applied_.end()) {
+      fail(*bs[0], "map_fields needs the dimensions of bundle `" + bs[0]->text + "`, which are known for a bundle parameter (or a name bound to one)",
+           "help: map over the bundles in a function that takes them as parameters, and call it");
+      return;
+    }
+    std::vector<std::pair<std::string, SExpr>> typed;
+    if (!flatten(bs[0]->text, app->second, typed)) return;
+    std::vector<std::vector<std::string>> args;
+    for (const SExpr* b : bs) args.push_back(leaves(b->text, *b0));
+    std::vector<std::vector<std::string>> outs;
+    for (const std::string& n : names) outs.push_back(leaves(n, *b0));
+    std::vector<SExpr> extra_exprs;
+    for (const SExpr* e : extra) extra_exprs.push_back(expr(*e));
+    for (size_t leaf = 0; leaf < typed.size(); ++leaf) {
+      const SExpr& ty = typed[leaf].second;
+      if (!head_is(ty, "tensor") || ty.items.size() != 4 || !ty.items[2].is_list()) {
+        fail(m, "field `" + typed[leaf].first + "` has no tensor type map_fields can read");
+        return;
+      }
+      std::vector<SExpr> call = {symbol("call", m.span), symbol(instance(fname, ty.items[2].items.size()), m.items[1].span)};
+      for (const auto& a : args) call.push_back(symbol(a[leaf], m.span));
+      for (const SExpr& e : extra_exprs) call.push_back(e);
+      std::vector<SExpr> bound;
+      for (const auto& o : outs) bound.push_back(symbol(o[leaf], names_at.span));
+      SExpr target = bound.size() == 1 ? bound[0] : list(std::move(bound), names_at.span);
+      lets.push_back(list({symbol("let", m.span), target, list(std::move(call), m.span)}, m.span));
+    }
+    for (const std::string& n : names) {
+      bind(n, *b0);
+      applied_[n] = app->second;
+    }
   }
 
   // `(B (field e) ...)` bound to `prefix`: one `let` per leaf, in field order.
@@ -281,6 +463,20 @@ class Expander {
     std::vector<std::string> src = leaves(from.text, bundle), dst = leaves(name, bundle);
     for (size_t i = 0; i < src.size(); ++i) lets.push_back(list({symbol("let", from.span), symbol(dst[i], from.span), symbol(src[i], from.span)}, from.span));
     bind(name, bundle);
+    if (auto it = applied_.find(from.text); it != applied_.end()) record_applied(name, it->second);
+  }
+
+  // `prefix` is a value of the bundle application `app` (a parameter's
+  // type), and each of its bundle fields one of the field's type.
+  void record_applied(const std::string& prefix, const SExpr& app, int depth = 0) {
+    applied_[prefix] = app;
+    if (depth > 32) return;
+    if (app.items.size() - 1 != bundles_.at(app.items[0].text).dims.size()) return;  // reported where the type is read
+    std::map<std::string, SExpr> sub;
+    const Bundle& b = bundles_.at(app.items[0].text);
+    for (size_t i = 0; i < b.dims.size(); ++i) sub[b.dims[i]] = app.items[i + 1];
+    for (const Field& f : b.fields)
+      if (is_bundle_type(f.type)) record_applied(prefix + "." + f.name, substitute(f.type, sub), depth + 1);
   }
 
   // The names a `let` of a call binds: each bundle result as its leaves.
@@ -311,6 +507,15 @@ class Expander {
     }
     const SExpr& target = l.items[1];
     const SExpr& value = l.items.back();
+    if (head_is(value, "map_fields") && l.items.size() == 3) {
+      std::vector<std::string> names;
+      if (target.is_symbol()) names.push_back(target.text);
+      else if (target.is_list())
+        for (const SExpr& n : target.items)
+          if (n.is_symbol()) names.push_back(n.text);
+      map_fields(names, target, value, out);
+      return;
+    }
     if (target.is_symbol() && l.items.size() == 3) {
       if (value.is_list() && !value.items.empty() && value.items[0].is_symbol() && bundles_.count(value.items[0].text)) {
         construct(target.text, value, out);
@@ -362,6 +567,7 @@ class Expander {
 
   SExpr func(const SExpr& f) {
     scope_.clear();
+    applied_.clear();
     if (f.items.size() < 2 || !f.items[1].is_symbol()) return f;
     SExpr out = f;
     out.items.clear();
@@ -380,6 +586,7 @@ class Expander {
             if (flatten(p.items[0].text, p.items[1], leaves_of_p))
               for (auto& [n, t] : leaves_of_p) ps.items.push_back(list({symbol(n, p.items[0].span), t}, p.span));
             bind(p.items[0].text, p.items[1].items[0].text);
+            record_applied(p.items[0].text, p.items[1]);
             sig.params.push_back({p.items[0].text, p.items[1].items[0].text});
           } else {
             ps.items.push_back(p);
@@ -406,7 +613,23 @@ class Expander {
       } else if (head_is(s, "let")) {
         let(s, out.items);
       } else if (head_is(s, "return")) {
-        out.items.push_back(ret(s));
+        // A map_fields returned: its bundles bound to fresh names first.
+        SExpr r = s;
+        r.items.resize(1);
+        for (size_t k = 1; k < s.items.size(); ++k) {
+          const SExpr& x = s.items[k];
+          if (!head_is(x, "map_fields")) {
+            r.items.push_back(x);
+            continue;
+          }
+          auto ti = x.items.size() >= 2 && x.items[1].is_symbol() ? templates_.find(x.items[1].text) : templates_.end();
+          const size_t n = ti == templates_.end() ? 1 : ti->second.results;
+          std::vector<std::string> names;
+          for (size_t j = 0; j < n; ++j) names.push_back("%map" + std::to_string(fresh_++));
+          map_fields(names, x, x, out.items);
+          for (const std::string& nm : names) r.items.push_back(symbol(nm, x.span));
+        }
+        out.items.push_back(ret(r));
       } else {
         out.items.push_back(s);
       }
@@ -457,6 +680,11 @@ class Expander {
   std::map<std::string, size_t> leaf_count_;
   std::map<std::string, Signature> funcs_;
   std::map<std::string, std::string> scope_;  // bundle-valued names of the current function -> bundle
+  std::map<std::string, SExpr> applied_;       // those of them whose bundle application is known (parameters) -> (B d ...)
+  std::map<std::string, Template> templates_;  // shape-generic functions (spec §4.33)
+  std::set<std::string> instances_;            // instances made ("F%rank")
+  std::vector<SExpr> pending_;                 // instances not yet emitted
+  size_t fresh_ = 0;
 };
 
 }  // namespace
