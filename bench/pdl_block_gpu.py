@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Programmatic dependent launch (SHAPEML_CUDA_PDL=1, src/cuda/executor/
-dependent_launch.cuh) against ordinary launches, on the transformer block
+"""Programmatic dependent launch (on by default; SHAPEML_CUDA_PDL=0 turns it
+off, src/cuda/executor/dependent_launch.cuh) against ordinary launches, on the transformer block
 (bench/transformer_gpu.py's modules and inputs), graph replay.
 
 The variable is read once per process, so each measurement is its own

@@ -45,8 +45,9 @@ bits, and are timed beside it; fp32_unfused is the default plan with
 --gpu-fuse off (which the default plan's bits must equal), and
 fp32_fused_interp the default plan interpreted. fp32_3xtf32 is the fp32
 program with --gpu-fp32-matmul 3xtf32 (its large f32 GEMMs on TF32 tensor
-cores over split operands, docs/design/fp32-tensor-core-matmul.md): held to
-the fp32 gate, and timed beside the fp32 plan.
+cores over split operands, docs/design/fp32-tensor-core-matmul.md): a
+precision between TF32 and fp32, held to relative Frobenius error <= 1e-4
+(a third of TF32's), and timed beside the fp32 plan.
 Speed: every candidate of a (size, dtype) is timed in ROUNDS interleaved
 rounds (a round times each once, a CUDA-synchronized loop); the median of
 the rounds and their spread (max - min) / median are reported, and ratios
@@ -247,8 +248,9 @@ def cmd_run(a):
                 yx = dev.download(out_x)
                 dev.free(out_x)
                 ex, mx = rel_fro(yx, ref64), max_rel(yx, ref64)
-                check(f"{entry} {size} fp32 3xTF32 vs PyTorch fp64", ex <= gate and mx <= bar and np.isfinite(yx).all(), rel_err=ex,
-                      torch_rel_err=et, gate=gate, max_rel=mx, fp32_plan_rel_err=e)
+                # Its own bar: a third of TF32's error (~3e-4 here), not fp32's (docs/design/fp32-tensor-core-matmul.md).
+                check(f"{entry} {size} fp32 3xTF32 vs PyTorch fp64 (bar 1e-4)", ex <= 1e-4 and mx <= 1e-3 and np.isfinite(yx).all(), rel_err=ex,
+                      torch_fp32_rel_err=et, max_rel=mx, fp32_plan_rel_err=e)
             if size == "small" and mode == "fp32":
                 d = rel_fro(y, cpu[entry].astype(np.float64))
                 check(f"{entry} {size} GPU vs CPU back end", d <= 1e-5, rel_diff=d)

@@ -66,8 +66,9 @@ echo "NVRTC: ${SHAPEML_NVRTC:-/usr/local/cuda/lib64 or the search path of the lo
 step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
 export SHAPEML_TEST_FUSION_PLANS="$carry/modules"  # fused vs unfused transformer block (fusion_test.cpp)
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
-# The kernels launched as programmatic dependent launches (dependent_launch.cuh), same tests.
-step kernel_tests_pdl 200 env SHAPEML_CUDA_PDL=1 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
+# The kernels that take programmatic dependent launches (dependent_launch.cuh; on by default)
+# launched as ordinary ones, same tests.
+step kernel_tests_no_pdl 200 env SHAPEML_CUDA_PDL=0 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
   --gtest_filter='Attention*:FusedKernels.*:Fusion.*:Tf32Split.*'
 step memory_tests 300 "$carry/bin/shapeml_gpu_memory_tests" --gtest_brief=1
 step tensor_tests 120 "$carry/bin/shapeml_gpu_tensor_tests" --gtest_brief=1

@@ -8,7 +8,7 @@ namespace shapeml::cuda::kern {
 bool dependent_launch_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("SHAPEML_CUDA_PDL");
-    return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0);
+    return !(v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0));
   }();
   return on;
 }

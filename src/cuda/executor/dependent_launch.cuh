@@ -1,12 +1,12 @@
-// Programmatic dependent launch (sm_90), as an experiment to measure
-// (issue 21 item 3; docs/design/cuda-graphs.md "Dependent launches"): a
-// kernel launched by launch_dependent with SHAPEML_CUDA_PDL=1 in the
-// environment may be scheduled while the grid before it in the stream is
-// still finishing; its first statement, wait_for_predecessor(), holds it
-// until that grid is done and its writes are visible. A kernel launched this
-// way must call wait_for_predecessor() before it reads or writes global
-// memory. Without the variable the launch is an ordinary one (the wait is
-// then a no-op).
+// Programmatic dependent launch (sm_90; docs/design/cuda-graphs.md
+// "Dependent launches"): a kernel launched by launch_dependent may be
+// scheduled while the grid before it in the stream is still finishing; its
+// first statement, wait_for_predecessor(), holds it until that grid is done
+// and its writes are visible, so results are the same bits. A kernel
+// launched this way must call wait_for_predecessor() before it reads or
+// writes global memory. On by default (measured faster on the H200);
+// SHAPEML_CUDA_PDL=0 makes every launch an ordinary one (the wait is then a
+// no-op), to compare.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -14,7 +14,7 @@
 
 namespace shapeml::cuda::kern {
 
-/// SHAPEML_CUDA_PDL=1 in the environment (read once).
+/// False when SHAPEML_CUDA_PDL=0 (or off) is in the environment (read once).
 bool dependent_launch_enabled();
 
 __device__ __forceinline__ void wait_for_predecessor() {
