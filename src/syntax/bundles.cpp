@@ -226,9 +226,34 @@ class Expander {
       return symbol("map_fields", e.span);  // an atom the parser takes (the function is not checked further)
     }
     if (head_is(e, "call") && e.items.size() >= 2 && e.items[1].is_symbol() && templates_.count(e.items[1].text)) {
-      fail(e.items[1], "`" + e.items[1].text + "` is shape-generic: it is applied to the fields of bundles with map_fields, not called",
-           "help: `(map_fields " + e.items[1].text + " BUNDLE ... :with ...)`");
-      return e;
+      // A template called directly: its instance at the rank of its shape-S
+      // arguments, which must be names whose types are written down here.
+      const Template& t = templates_.at(e.items[1].text);
+      size_t mapped = 0;
+      while (mapped < t.mapped.size() && t.mapped[mapped]) ++mapped;
+      std::optional<size_t> rank;
+      bool ok = e.items.size() >= 2 + mapped;
+      for (size_t i = 0; ok && i < mapped; ++i) {
+        const SExpr& a = e.items[2 + i];
+        auto it = a.is_symbol() ? known_type_.find(a.text) : known_type_.end();
+        if (it == known_type_.end()) {
+          ok = false;
+          break;
+        }
+        const size_t r = it->second.items[2].items.size();
+        if (rank && *rank != r) ok = false;
+        rank = r;
+      }
+      if (!ok || !rank) {
+        fail(e.items[1], "`" + e.items[1].text + "` is shape-generic: a call gives its first " + std::to_string(mapped) +
+                             " argument(s) as names whose types are written here, of one rank (parameters, fields of bundle parameters, "
+                             "`let`s with a type)",
+             "help: or apply it to every field of bundles: `(map_fields " + e.items[1].text + " BUNDLE ... :with ...)`");
+        return e;
+      }
+      SExpr c = e;
+      c.items[1] = symbol(instance(e.items[1].text, *rank), e.items[1].span);
+      return expr(c);
     }
     SExpr out = e;
     out.items.clear();
@@ -541,6 +566,7 @@ class Expander {
     }
     SExpr copy = l;
     copy.items.back() = expr(value);
+    if (l.items.size() == 4 && target.is_symbol()) note_type(target.text, l.items[2]);
     out.push_back(copy);
   }
 
@@ -565,9 +591,15 @@ class Expander {
     return out;
   }
 
+  // `name` has the written tensor type `t` (a template's call reads its rank).
+  void note_type(const std::string& name, const SExpr& t) {
+    if (head_is(t, "tensor") && t.items.size() == 4 && t.items[2].is_list()) known_type_[name] = t;
+  }
+
   SExpr func(const SExpr& f) {
     scope_.clear();
     applied_.clear();
+    known_type_.clear();
     if (f.items.size() < 2 || !f.items[1].is_symbol()) return f;
     SExpr out = f;
     out.items.clear();
@@ -584,13 +616,17 @@ class Expander {
           if (p.is_list() && p.items.size() == 2 && p.items[0].is_symbol() && is_bundle_type(p.items[1])) {
             std::vector<std::pair<std::string, SExpr>> leaves_of_p;
             if (flatten(p.items[0].text, p.items[1], leaves_of_p))
-              for (auto& [n, t] : leaves_of_p) ps.items.push_back(list({symbol(n, p.items[0].span), t}, p.span));
+              for (auto& [n, t] : leaves_of_p) {
+                ps.items.push_back(list({symbol(n, p.items[0].span), t}, p.span));
+                note_type(n, t);
+              }
             bind(p.items[0].text, p.items[1].items[0].text);
             record_applied(p.items[0].text, p.items[1]);
             sig.params.push_back({p.items[0].text, p.items[1].items[0].text});
           } else {
             ps.items.push_back(p);
             if (p.is_list() && !p.items.empty() && p.items[0].is_symbol()) sig.params.push_back({p.items[0].text, std::nullopt});
+            if (p.is_list() && p.items.size() == 2 && p.items[0].is_symbol()) note_type(p.items[0].text, p.items[1]);
           }
         }
         out.items.push_back(ps);
@@ -681,6 +717,7 @@ class Expander {
   std::map<std::string, Signature> funcs_;
   std::map<std::string, std::string> scope_;  // bundle-valued names of the current function -> bundle
   std::map<std::string, SExpr> applied_;       // those of them whose bundle application is known (parameters) -> (B d ...)
+  std::map<std::string, SExpr> known_type_;    // tensor names of the current function with a written type -> it
   std::map<std::string, Template> templates_;  // shape-generic functions (spec §4.33)
   std::set<std::string> instances_;            // instances made ("F%rank")
   std::vector<SExpr> pending_;                 // instances not yet emitted

@@ -63,9 +63,14 @@
   (func f7 (dims I O)
     (params (w (tensor f32 (I O) host)) (lr (tensor f32 () host)))
     (returns (tensor f32 (I O) host))
-; CHECK: error[E0107]: `step` is shape-generic: it is applied to the fields of bundles with map_fields, not called
-; CHECK: = help: `(map_fields step BUNDLE ... :with ...)`
-    (return (call step w w lr)))
+; CHECK: error[E0107]: `step` is shape-generic: a call gives its first 2 argument(s) as names whose types are written here, of one rank
+; CHECK: = help: or apply it to every field of bundles: `(map_fields step BUNDLE ... :with ...)`
+    (return (call step (add w w) w lr)))
+  (func f7b (dims I O)
+    (params (w (tensor f32 (I O) host)) (b (tensor f32 (O) host)) (lr (tensor f32 () host)))
+    (returns (tensor f32 (I O) host))
+; CHECK: error[E0107]: `step` is shape-generic: a call gives its first 2 argument(s) as names whose types are written here, of one rank
+    (return (call step w b lr)))
   (func f8 (dims I O)
     (params (p (L I O)) (lr (tensor f32 () host)))
     (returns (tensor f32 (I O) host))

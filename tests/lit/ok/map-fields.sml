@@ -1,8 +1,9 @@
 ; Shape-generic functions and map_fields (spec §4.33): `(shapes S)` makes a
 ; template whose S stands for a whole shape; map_fields calls one instance per
 ; rank (fresh shape variables S%0 ..) for every leaf field of the bundles, in
-; declared order, and binds its results as bundles of the first one's type.
-; The template itself is no function of the module.
+; declared order, and binds its results as bundles of the first one's type;
+; a direct call takes the instance at its arguments' rank. The template
+; itself is no function of the module.
 ; RUN: %shapemlc check %s
 ; RUN: %shapemlc --emit=typed %s | FileCheck %s
 (module mf
@@ -35,4 +36,16 @@
     (params (a (Net D)) (k (tensor f32 () host)))
     (returns (Net D) (Net D))
     (let c a)
-    (return (map_fields scale c a :with k))))
+    (return (map_fields scale c a :with k)))
+  ; A template called on one tensor: the instance at its rank (a parameter,
+  ; a field of a bundle parameter, a let with a type).
+  ; CHECK-LABEL: func h[D]
+  ; CHECK: = call(x, x, k) {:callee scale%1}
+  ; CHECK: = call(a.l.w, y, k) {:callee scale%2}
+  (func h (dims D)
+    (params (a (Net D)) (x (tensor f32 (D) host)) (k (tensor f32 () host)))
+    (returns (tensor f32 (D) host) (tensor f32 (D D) host))
+    (let (u1 u2) (call scale x x k))
+    (let y (tensor f32 (D D) host) (mul a.l.w 2))
+    (let (v1 v2) (call scale a.l.w y k))
+    (return u1 v2)))
