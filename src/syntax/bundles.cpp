@@ -42,7 +42,14 @@ struct Bundle {
 struct Signature {
   std::vector<std::pair<std::string, std::optional<std::string>>> params;  // name, bundle name
   std::vector<std::optional<std::string>> results;                          // bundle name per result
+  std::vector<std::pair<size_t, size_t>> floating;                          // per parameter: floating leaves, leaves
 };
+
+// Whether a written tensor type has a floating dtype (what `grad` differentiates).
+bool floating_type(const SExpr& t) {
+  if (!t.is_list() || t.items.size() < 2 || !t.items[0].is_symbol("tensor")) return false;
+  return t.items[1].is_symbol("f32") || t.items[1].is_symbol("f64") || t.items[1].is_symbol("bf16");
+}
 
 class Expander {
  public:
@@ -615,17 +622,23 @@ class Expander {
           const SExpr& p = s.items[k];
           if (p.is_list() && p.items.size() == 2 && p.items[0].is_symbol() && is_bundle_type(p.items[1])) {
             std::vector<std::pair<std::string, SExpr>> leaves_of_p;
+            size_t fl = 0;
             if (flatten(p.items[0].text, p.items[1], leaves_of_p))
               for (auto& [n, t] : leaves_of_p) {
                 ps.items.push_back(list({symbol(n, p.items[0].span), t}, p.span));
                 note_type(n, t);
+                fl += floating_type(t);
               }
+            sig.floating.push_back({fl, leaves_of_p.size()});
             bind(p.items[0].text, p.items[1].items[0].text);
             record_applied(p.items[0].text, p.items[1]);
             sig.params.push_back({p.items[0].text, p.items[1].items[0].text});
           } else {
             ps.items.push_back(p);
-            if (p.is_list() && !p.items.empty() && p.items[0].is_symbol()) sig.params.push_back({p.items[0].text, std::nullopt});
+            if (p.is_list() && !p.items.empty() && p.items[0].is_symbol()) {
+              sig.params.push_back({p.items[0].text, std::nullopt});
+              sig.floating.push_back({p.items.size() == 2 && floating_type(p.items[1]) ? 1 : 0, 1});
+            }
             if (p.is_list() && p.items.size() == 2 && p.items[0].is_symbol()) note_type(p.items[0].text, p.items[1]);
           }
         }
@@ -682,6 +695,7 @@ class Expander {
     if (of == funcs_.end()) return g;
     Signature sig;
     sig.params = of->second.params;
+    sig.floating = of->second.floating;
     sig.results.push_back(of->second.results.empty() ? std::nullopt : of->second.results[0]);
     SExpr out = g;
     bool has_wrt = false;
@@ -703,9 +717,19 @@ class Expander {
       }
       out.items[i + 1] = wrt;
     }
-    // Without :wrt the gradients are those of every floating parameter, as
-    // tensors (a bundle parameter's fields one by one).
-    if (!has_wrt) sig.results.resize(1);
+    // Without :wrt the gradients are those of every floating parameter in
+    // order: a bundle parameter whose fields are all floating has a bundle
+    // gradient, one with other fields too the gradients of its floating
+    // fields as tensors.
+    if (!has_wrt) {
+      sig.results.resize(1);
+      const auto& ps = of->second.params;
+      const auto& fl = of->second.floating;
+      for (size_t i = 0; i < ps.size() && i < fl.size(); ++i) {
+        if (ps[i].second && fl[i].first == fl[i].second) sig.results.push_back(ps[i].second);
+        else sig.results.insert(sig.results.end(), fl[i].first, std::nullopt);
+      }
+    }
     funcs_[g.items[1].text] = std::move(sig);
     return out;
   }

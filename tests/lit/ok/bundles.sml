@@ -1,7 +1,8 @@
 ; Parameter bundles (spec §4.32): a bundle parameter is its fields, named
 ; by their dotted paths in declared order (nested bundles included); a bundle
 ; value built field by field, returned whole, passed to a call whole and bound
-; from a call's results; `:wrt` of a bundle differentiates all its fields.
+; from a call's results; `:wrt` of a bundle differentiates all its fields, and
+; without `:wrt` a bundle parameter of floating fields has a bundle gradient.
 ; RUN: %shapemlc check %s
 ; RUN: %shapemlc --emit=typed %s | FileCheck %s
 (module b
@@ -45,4 +46,19 @@
   ; CHECK-LABEL: func dloss[N, D]
   ; CHECK-NEXT: params t.first.w: {{.*}} x: (tensor f32 (N D) host)
   ; CHECK: return %{{[0-9]+}} %d{{[0-9]+}} %d{{[0-9]+}} %d{{[0-9]+}} %d{{[0-9]+}} %d{{[0-9]+}}{{$}}
-  (grad dloss loss :wrt (t)))
+  (grad dloss loss :wrt (t))
+  ; Without :wrt: every floating parameter's gradient in order, a bundle's as
+  ; a bundle (g below) when its fields are all floating; the i64 ids have none.
+  (func loss2 (dims N D)
+    (params (ids (tensor i64 (N) host)) (t (Two D)) (x (tensor f32 (N D) host)))
+    (returns (tensor f32 () host))
+    (return (call loss t x)))
+  (grad dloss2 loss2)
+  ; CHECK-LABEL: func step2[N, D]
+  ; CHECK: l, g.first.w, g.first.b, g.second.w, g.second.b, g.scale, gx = call(ids, t.first.w, t.first.b, t.second.w, t.second.b, t.scale, x) {:callee dloss2}
+  ; CHECK: return g.first.w g.first.b g.second.w g.second.b g.scale gx
+  (func step2 (dims N D)
+    (params (ids (tensor i64 (N) host)) (t (Two D)) (x (tensor f32 (N D) host)))
+    (returns (Two D) (tensor f32 (N D) host))
+    (let (l g gx) (call dloss2 ids t x))
+    (return g gx)))
