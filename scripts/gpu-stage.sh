@@ -80,3 +80,11 @@ mkdir -p "$carry/mlpkit"
 cp -P build/mlpkit/mlpkit_test build/mlpkit/libmlpkit.so* build/mlpkit/mlpkit/mlp_model.so build/mlpkit/mlpkit/mlp_gpu_model.so "$carry/mlpkit/"
 cp "$carry/lib/libshapeml_runtime.so" "$carry/lib/libshapeml_runtime.so.0"
 du -sh "$carry"
+# The device tool carries at most 64 MiB with the working tree: name only the
+# folders the chosen steps read (the test steps: lib bin modules generated
+# storylm0 transformer), and leave the benchmark binaries of bin/ out when
+# that is still too much.
+du -sm "$carry"/* | sort -n | awk '{ printf "  %5d MiB  %s\n", $1, $2 }'
+if (( $(du -sm "$carry" | cut -f1) > 56 )); then
+  echo "gpu-stage: $carry is over what one device call carries with the working tree (64 MiB in all): carry a subset of its folders" >&2
+fi
