@@ -59,21 +59,21 @@ int split_fp32_matmuls(GpuPlan& p, int64_t min_flops) {
     bool take = l.kind == LaunchKind::Matmul && l.op.empty() && l.inputs.size() >= 2;
     plan::MatmulGeometry g;
     if (take) {
-      const GpuSlot &a = p.slots[static_cast<size_t>(l.inputs[0])], &b = p.slots[static_cast<size_t>(l.inputs[1])];
-      const GpuSlot& o = p.slots[static_cast<size_t>(l.outputs[0])];
-      take = a.dtype == plan::GpuDType::F32 && b.dtype == plan::GpuDType::F32 && o.dtype == plan::GpuDType::F32 && a.shape.size() >= 2 &&
-             b.shape.size() >= 2;
+      // By value: split() appends slots, which moves p.slots.
+      const plan::Shape sa_shape = p.slots[static_cast<size_t>(l.inputs[0])].shape, sb_shape = p.slots[static_cast<size_t>(l.inputs[1])].shape;
+      take = p.slots[static_cast<size_t>(l.inputs[0])].dtype == plan::GpuDType::F32 && p.slots[static_cast<size_t>(l.inputs[1])].dtype == plan::GpuDType::F32 &&
+             p.slots[static_cast<size_t>(l.outputs[0])].dtype == plan::GpuDType::F32 && sa_shape.size() >= 2 && sb_shape.size() >= 2;
       const bool ta = !l.ints.empty() && l.ints[0] == 1, tb = !l.ints.empty() && l.ints[1] == 1;
-      take = take && plan::matmul_geometry(a.shape, b.shape, ta, tb, g).empty() && g.k > 0 && matmul_flops(g) >= min_flops;
+      take = take && plan::matmul_geometry(sa_shape, sb_shape, ta, tb, g).empty() && g.k > 0 && matmul_flops(g) >= min_flops;
       if (take) {
-        const int64_t ra = static_cast<int64_t>(a.shape.size()), rb = static_cast<int64_t>(b.shape.size());
+        const int64_t ra = static_cast<int64_t>(sa_shape.size()), rb = static_cast<int64_t>(sb_shape.size());
         const int32_t sa = split(l.inputs[0], ta ? ra - 2 : ra - 1, 0);
         const int32_t sb = split(l.inputs[1], tb ? rb - 1 : rb - 2, 1);
         l.inputs[0] = sa, l.inputs[1] = sb;
         l.op = "tf32";
         const std::string plain = ", fp32 compute (no TF32)";
         if (l.why.size() >= plain.size() && l.why.compare(l.why.size() - plain.size(), plain.size(), plain) == 0) l.why.resize(l.why.size() - plain.size());
-        l.why += ", 3xTF32: one TF32 GEMM over K = 3 x " + std::to_string(g.k) + " of the split operands (fp32 accuracy on tensor cores)";
+        l.why += ", 3xTF32: one TF32 GEMM over K = 3 x " + std::to_string(g.k) + " of the split operands (tensor cores; ~1e-5 relative error, between TF32's and fp32's)";
         ++count;
       }
     }
