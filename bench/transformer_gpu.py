@@ -231,22 +231,21 @@ def cmd_run(a):
             gate, bar = (2 * et + 1e-6, 1e-3) if mode == "fp32" else (2 * et + 1e-4, 1e-2)
             check(f"{entry} {size} {mode} vs PyTorch fp64", e <= gate and mr <= bar and np.isfinite(y).all(),
                   rel_err=e, torch_rel_err=et, gate=gate, max_rel=mr, max_rel_bar=bar)
+            def direct_output(m):  # module m's output on these inputs, one direct call, into a fresh buffer
+                buf = dev.upload(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32))
+                run_shapeml(m, entry, ins, buf, graph=False)
+                dev.sync()
+                got = dev.download(buf)
+                dev.free(buf)
+                return got
+
             if mode == "fp32" and "fp32_unfused" in mods:
                 # Elementwise fusion is bit-identical: the default (fused) plan's output equals the unfused one's.
-                out_u = dev.upload(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32))
-                run_shapeml("fp32_unfused", entry, ins, out_u, graph=False)
-                dev.sync()
-                yu = dev.download(out_u)
-                dev.free(out_u)
+                yu = direct_output("fp32_unfused")
                 check(f"{entry} {size} fused == unfused (bit for bit)", np.array_equal(y.view(np.uint32), yu.view(np.uint32)),
                       max_abs_diff=float(np.nanmax(np.abs(y.astype(np.float64) - yu))))
             if mode == "fp32" and "fp32_3xtf32" in mods:
-                # 3xTF32 GEMMs: held to the fp32 gate (the accuracy of fp32, on tensor cores).
-                out_x = dev.upload(np.full((s["B"], s["S"], s["D"]), np.nan, np.float32))
-                run_shapeml("fp32_3xtf32", entry, ins, out_x, graph=False)
-                dev.sync()
-                yx = dev.download(out_x)
-                dev.free(out_x)
+                yx = direct_output("fp32_3xtf32")
                 ex, mx = rel_fro(yx, ref64), max_rel(yx, ref64)
                 # Its own bar: a third of TF32's error (~3e-4 here), not fp32's (docs/design/fp32-tensor-core-matmul.md).
                 check(f"{entry} {size} fp32 3xTF32 vs PyTorch fp64 (bar 1e-4)", ex <= 1e-4 and mx <= 1e-3 and np.isfinite(yx).all(), rel_err=ex,
