@@ -28,9 +28,9 @@ ROOT = os.path.dirname(HERE)
 WORKLOADS = {
     "mlp": dict(src="examples/mlp.sml", entry="mlp", bind="B=4,S=128,D=256,F=1024", iters=30,
                 shapes=["4x128x256", "256x1024", "1024", "1024x256", "256"]),
-    "block_small": dict(src="examples/transformer_block.sml", entry="block", bind="B=4,S=128,D=256,H=4,Dh=64,F=704", iters=20,
+    "block_small": dict(src="examples/transformer_block.sml", entry="block", bind="T=f32,Dv=host,B=4,S=128,D=256,H=4,Dh=64,F=704", iters=20,
                         shapes=["4x128x256", "256", "256x4x64", "256x4x64", "256x4x64", "4x64x256", "256", "256x704", "256x704", "704x256"]),
-    "block_medium": dict(src="examples/transformer_block.sml", entry="block", bind="B=1,S=512,D=1024,H=16,Dh=64,F=2816", iters=5,
+    "block_medium": dict(src="examples/transformer_block.sml", entry="block", bind="T=f32,Dv=host,B=1,S=512,D=1024,H=16,Dh=64,F=2816", iters=5,
                          shapes=["1x512x1024", "1024", "1024x16x64", "1024x16x64", "1024x16x64", "16x64x1024", "1024", "1024x2816",
                                  "1024x2816", "2816x1024"]),
     "matmul_512": dict(src="bench/matmul.sml", entry="matmul", bind="M=512,K=512,N=512", iters=30, shapes=["512x512", "512x512"]),

@@ -69,14 +69,11 @@ def cases(gpu):
 
 def build(a):
     os.makedirs(a.out, exist_ok=True)
-    gpu_src = os.path.join(a.out, "transformer_block_gpu.sml")
-    with open(os.path.join(ROOT, "examples", "transformer_block.sml")) as f:
-        text = f.read()
-    with open(gpu_src, "w") as f:
-        f.write(re.sub(r"\bhost\b", "(cuda 0)", text))
     for name, src, entry, binding, _, _ in cases(a.gpu):
-        path = gpu_src if src == "transformer_block_gpu.sml" else os.path.join(ROOT, "examples", src)
-        bind = ",".join(f"{k}={v}" for k, v in binding.items())
+        # The block is generic in its dtype T and device Dv (spec §3.5): one source, bound per case.
+        path = os.path.join(ROOT, "examples", "transformer_block.sml" if src == "transformer_block_gpu.sml" else src)
+        types = {"transformer_block_gpu.sml": "T=f32,Dv=cuda0,", "transformer_block.sml": "T=f32,Dv=host,"}.get(src, "")
+        bind = types + ",".join(f"{k}={v}" for k, v in binding.items())
         out = os.path.join(a.out, name + ".so")
         subprocess.run([a.shapemlc, "build", path, "--entry", entry, "--bind", bind, "-o", out, "--target", "x86-64"], check=True)
         print("built", out)

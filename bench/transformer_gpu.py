@@ -75,13 +75,13 @@ GQA = dict(B=4, S=128, D=256, H=4, Hkv=2, F=704)
 EPS = 1e-5
 
 
-def gpu_source():
-    src = open(os.path.join(ROOT, "examples", "transformer_block.sml")).read()
-    return re.sub(r"\bhost\b", "(cuda 0)", src)
+# One source for the CPU and the GPU, f32 and bf16: the block is generic in
+# its dtype T and device Dv (spec §3.5), which a build binds like its shapes.
+SOURCE = os.path.join(ROOT, "examples", "transformer_block.sml")
 
 
-def binding(name, s):
-    b = dict(B=s["B"], S=s["S"], D=s["D"], H=s["H"], Dh=s["D"] // s["H"], F=s["F"])
+def binding(name, s, dtype="f32"):
+    b = dict(T=dtype, Dv="cuda0", B=s["B"], S=s["S"], D=s["D"], H=s["H"], Dh=s["D"] // s["H"], F=s["F"])
     if "Hkv" in s:
         b.update(Hkv=s["Hkv"], G=s["H"] // s["Hkv"])
     return name + ":" + ",".join(f"{k}={v}" for k, v in b.items())
@@ -105,15 +105,8 @@ def make_inputs(s, seed=0):
 def cmd_build(a):
     import shapeml
     os.makedirs(a.out, exist_ok=True)
-    src_path = os.path.join(a.out, "transformer_gpu.sml")
-    with open(src_path, "w") as f:
-        f.write(gpu_source())
-    binds = [binding("block", SIZES["small"]), binding("block", SIZES["large"]), binding("block_gqa", GQA)]
     # fp32_unfused: elementwise fusion off (docs/design/gpu-generated-kernels.md; on by
     # default), to compare its bits and its speed with the default plans.
-    bf16_path = os.path.join(a.out, "transformer_gpu_bf16.sml")
-    with open(bf16_path, "w") as f:
-        f.write(re.sub(r"\bf32\b", "bf16", gpu_source()))
     # *_chain: graph branches off (one chain in plan order; docs/design/cuda-graphs.md),
     # tf32_noattn: the TF32 plan without the fused TF32 attention launch.
     chain = ["--gpu-graph-branches", "off"]
@@ -129,9 +122,9 @@ def cmd_build(a):
                         ("fp32_nopat_fused", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on"]),
                         ("fp32_nopat_interp", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "on", "--gpu-fuse-codegen", "off"]),
                         ("fp32_fused_interp", ["--gpu-fuse", "on", "--gpu-fuse-codegen", "off"])):
-        cmd = [a.shapemlc, "build", bf16_path if mode.startswith("bf16") else src_path, "-o", os.path.join(a.out, f"transformer_{mode}.so"),
-               "--target", "x86-64"] + extra
-        for b in binds:
+        dtype = "bf16" if mode.startswith("bf16") else "f32"
+        cmd = [a.shapemlc, "build", SOURCE, "-o", os.path.join(a.out, f"transformer_{mode}.so"), "--target", "x86-64"] + extra
+        for b in (binding("block", SIZES["small"], dtype), binding("block", SIZES["large"], dtype), binding("block_gqa", GQA, dtype)):
             cmd += ["--bind", b]
         subprocess.run(cmd, check=True)
     # The CPU back end on the same inputs (small sizes): the GPU run compares.

@@ -330,7 +330,10 @@ SHAPEML_API void shapeml_memory_release(shapeml_memory* memory);
 
 /** Element types; the numbering is stable. */
 typedef int32_t shapeml_dtype;
-enum { SHAPEML_DTYPE_F32 = 0, SHAPEML_DTYPE_F64 = 1, SHAPEML_DTYPE_BF16 = 2, SHAPEML_DTYPE_I32 = 3, SHAPEML_DTYPE_I64 = 4, SHAPEML_DTYPE_BOOL = 5 };
+enum { SHAPEML_DTYPE_F32 = 0, SHAPEML_DTYPE_F64 = 1, SHAPEML_DTYPE_BF16 = 2, SHAPEML_DTYPE_I32 = 3, SHAPEML_DTYPE_I64 = 4, SHAPEML_DTYPE_BOOL = 5,
+       /** Only in a generic entry's signature (shapeml_entry_get_tensor_info()): a dtype variable, named by the
+        *  type's text; a call binds it from its inputs (spec §3.5). Never a tensor's dtype. */
+       SHAPEML_DTYPE_VARIABLE = 6 };
 
 /** A reference-counted tensor. Reference counting and every getter are
  *  thread-safe; the data is not synchronized (see the file comment). */
@@ -883,9 +886,9 @@ enum { SHAPEML_IO_PARAM = 0, SHAPEML_IO_RESULT = 1 };
 typedef struct shapeml_tensor_info {
   size_t struct_size;   /**< Set by the caller: sizeof(shapeml_tensor_info). */
   const char* name;     /**< The parameter's name; "" for a result. */
-  shapeml_dtype dtype;  /**< Element type. */
-  int32_t device_type;  /**< DLDeviceType (kDLCPU, kDLCUDA). */
-  int32_t device_id;    /**< Device ordinal. */
+  shapeml_dtype dtype;  /**< Element type; SHAPEML_DTYPE_VARIABLE for a generic entry's dtype variable. */
+  int32_t device_type;  /**< DLDeviceType (kDLCPU, kDLCUDA); -1 for a generic entry's device variable (named by `type`). */
+  int32_t device_id;    /**< Device ordinal; -1 for a device variable. */
   size_t rank;          /**< Number of dimensions. */
   const char* type;     /**< The whole type as text, e.g. "(tensor f32 (B (* 2 N)) host)". */
 } shapeml_tensor_info;

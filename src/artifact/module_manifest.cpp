@@ -34,7 +34,18 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
   for (const auto& e : order) {
     const ir::Function* f = m.find(e);
     if (!f) continue;
-    s += "\n  (entry " + f->name + " (dims";
+    s += "\n  (entry " + f->name;
+    if (!f->dtype_vars.empty()) {  // spec §3.5: before the types that use them
+      s += " (dtypes";
+      for (const auto& [v, set] : f->dtype_vars) s += " (" + v + " " + types::dtype_set_str(set) + ")";
+      s += ")";
+    }
+    if (!f->device_vars.empty()) {
+      s += " (devices";
+      for (const auto& v : f->device_vars) s += " " + v;
+      s += ")";
+    }
+    s += " (dims";
     for (const auto& d : f->dims) s += " " + d;
     s += ")";
     if (!f->given.empty()) {
@@ -49,7 +60,7 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
     s += ")\n    (returns";
     for (const auto& t : f->result_types) s += " " + t.str();
     s += ")";
-    if (lower::gpu::is_device_function(*f)) {
+    if (!f->generic() && lower::gpu::is_device_function(*f)) {
       s += " (kind gpu-plan)";
     } else if (auto sites = lower::cpu::index_sites(m, f->name); !sites.empty()) {
       // The error record's sites (abi 2; docs/design/index-checks.md).
@@ -69,6 +80,12 @@ std::string manifest_text(const ir::Module& m, const std::vector<Specialization>
     }
     for (size_t i : by_entry[e]) {
       s += "\n    (specialization (bind";
+      auto value_of = [&](const std::string& v) {
+        auto it = specs[i].bindings.find(v);
+        return it == specs[i].bindings.end() ? std::optional<int64_t>() : std::optional<int64_t>(it->second);
+      };
+      for (const auto& [v, set] : f->dtype_vars) s += " (" + v + " " + (value_of(v) ? types::dtype_binding_text(*value_of(v)) : "?") + ")";
+      for (const auto& v : f->device_vars) s += " (" + v + " " + (value_of(v) ? types::device_binding_text(*value_of(v)) : "?") + ")";
       for (const auto& d : f->dims) {
         auto it = specs[i].bindings.find(d);
         s += " (" + d + " " + (it == specs[i].bindings.end() ? std::string("?") : std::to_string(it->second)) + ")";

@@ -195,9 +195,10 @@ SHAPEML_API shapeml_status* shapeml_entry_get_tensor_info(const shapeml_entry* e
     const shapeml_entry::Io* io = io_at(e, kind, index, fn, &err);
     if (!io) return err;
     const types::TensorType& t = kind == SHAPEML_IO_PARAM ? e->sig->params[index].type : e->sig->returns[index];
-    DLDevice dev = rt::to_dl_device(t.device);
-    shapeml_tensor_info full{sizeof full, io->name.c_str(), static_cast<shapeml_dtype>(t.dtype), static_cast<int32_t>(dev.device_type),
-                             dev.device_id, t.rank(), io->type.c_str()};
+    // A generic entry's variables (spec §3.5) have no DLPack value: -1.
+    DLDevice dev = t.device.is_var() ? DLDevice{static_cast<DLDeviceType>(-1), -1} : rt::to_dl_device(t.device);
+    shapeml_dtype dt = t.dtype == types::DType::Var ? SHAPEML_DTYPE_VARIABLE : static_cast<shapeml_dtype>(t.dtype);
+    shapeml_tensor_info full{sizeof full, io->name.c_str(), dt, static_cast<int32_t>(dev.device_type), dev.device_id, t.rank(), io->type.c_str()};
     if (!shapeml::common::write_versioned(full, out, kTensorInfoEnds))
       return shapeml::capi::bad_struct_size(fn, "out", out->struct_size, sizeof full, kTensorInfoEnds);
     return nullptr;

@@ -186,9 +186,10 @@ std::optional<ir::ValueId> pad(ir::ValueId x, const DerivedAttrs& at, DerivedOpS
 std::optional<ir::ValueId> arg_extremum(OpKind op, ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
   const TensorType t = sink.type(x);
   RuleEnv& env = sink.env();
-  if (!types::is_numeric(t.dtype)) {
-    env.fail({"E0202", opn(op) + " needs a numeric operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
-              {"convert with `(cast X i32)` first"}});
+  if ((t.possible_dtypes() & ~types::kNumericDTypes) != 0) {
+    env.fail({"E0202", opn(op) + " needs a numeric operand, not " + t.dtype_str(), "", t.str(),
+              {t.dtype == DType::Var ? "help: restrict the dtype variable to numeric dtypes: `(dtypes (" + t.dtype_var + " numeric))`"
+                                     : "convert with `(cast X i32)` first"}});
     return std::nullopt;
   }
   if (!rank_at_least_1(op, t, env)) return std::nullopt;
@@ -201,7 +202,7 @@ std::optional<ir::ValueId> arg_extremum(OpKind op, ir::ValueId x, const DerivedA
   if (!m) return std::nullopt;
   auto hit = sink.emit(OpKind::Eq, {x, *m}, {});
   if (!hit) return std::nullopt;
-  if (types::is_floating(t.dtype)) {
+  if (t.possible_dtypes() & types::kFloatingDTypes) {  // (x != x is false on integers)
     auto nan = sink.emit(OpKind::Ne, {x, x}, {});
     if (!nan) return std::nullopt;
     hit = sink.emit(OpKind::Or, {*hit, *nan}, {});
@@ -227,9 +228,18 @@ std::optional<ir::ValueId> arg_extremum(OpKind op, ir::ValueId x, const DerivedA
 std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, const DerivedAttrs& at, DerivedOpSink& sink) {
   const TensorType t = sink.type(x);
   RuleEnv& env = sink.env();
-  if (!types::is_numeric(t.dtype)) {
-    env.fail({"E0202", "`top_k` needs a numeric operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
-              {"convert with `(cast X i32)` first"}});
+  const types::DTypeSet may = t.possible_dtypes();
+  if ((may & ~types::kNumericDTypes) != 0) {
+    env.fail({"E0202", "`top_k` needs a numeric operand, not " + t.dtype_str(), "", t.str(),
+              {t.dtype == DType::Var ? "help: restrict the dtype variable to numeric dtypes: `(dtypes (" + t.dtype_var + " numeric))`"
+                                     : "convert with `(cast X i32)` first"}});
+    return std::nullopt;
+  }
+  // The lowest value marks a taken position: -inf, or the integer minimum.
+  if ((may & types::kFloatingDTypes) ? (may & ~types::kFloatingDTypes) != 0 : (may != types::dtype_bit(DType::I32) && may != types::dtype_bit(DType::I64))) {
+    env.fail({"E0202", "`top_k` on dtype variable `" + t.dtype_var + "` needs one lowest value for every dtype it may be (" +
+                           types::dtype_set_str(may) + ")",
+              "", t.str(), {"help: restrict it to floating dtypes, or to one integral dtype"}});
     return std::nullopt;
   }
   if (!rank_at_least_1(OpKind::TopK, t, env)) return std::nullopt;
@@ -246,7 +256,7 @@ std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, c
                    {"E0304", "`top_k` :k " + std::to_string(at.k) + " may exceed the extent " + d.str() + " of axis " + std::to_string(a), "",
                     t.str(), {"k values are taken from the axis, which must have at least k for every shape"}}))
     return std::nullopt;
-  const bool floating = types::is_floating(t.dtype);
+  const bool floating = (may & types::kFloatingDTypes) != 0;
   syntax::ExprAst lowest;
   lowest.kind = syntax::ExprAst::Kind::Number;
   if (floating) {
@@ -254,7 +264,7 @@ std::optional<std::pair<ir::ValueId, ir::ValueId>> expand_top_k(ir::ValueId x, c
     lowest.float_value = -std::numeric_limits<double>::infinity();
   } else {
     lowest.is_int = true;
-    lowest.int_value = t.dtype == DType::I32 ? INT32_MIN : INT64_MIN;
+    lowest.int_value = may == types::dtype_bit(DType::I32) ? INT32_MIN : INT64_MIN;
     lowest.float_value = static_cast<double>(lowest.int_value);
     lowest.literal = std::to_string(lowest.int_value);
   }

@@ -177,10 +177,17 @@ class Elaborator final : public RuleEnv {
     return s;
   }
 
+  // A dtype as written (a dtype variable's set is the function's declaration).
+  types::DTypeValue dtype_of(types::DType d, const std::string& var) const {
+    if (d != types::DType::Var) return types::DTypeValue::concrete(d);
+    auto it = dtype_sets_.find(var);
+    return {types::DType::Var, var, it == dtype_sets_.end() ? types::kAllDTypes : it->second};
+  }
+
   std::optional<TensorType> type(const syntax::TypeAst& t) {
     auto s = shape(t.dims);
     if (!s) return std::nullopt;
-    TensorType tt{t.dtype, *s, t.device};
+    TensorType tt = types::make_type(dtype_of(t.dtype, t.dtype_var), *s, t.device);
     Span saved = span_;
     span_ = t.span;
     bool ok = check_well_formed(tt, *this);
@@ -211,13 +218,15 @@ class Elaborator final : public RuleEnv {
       return fail_grad(f.grad_of_span, "`grad` differentiates a function with one result; `" + of->name + "` returns " +
                                            std::to_string(of->result_types.size()),
                        {"help: write a function that returns only the quantity to differentiate (e.g. the loss) and differentiate that"});
-    if (!types::is_floating(of->result_types[0].dtype))
+    if ((of->result_types[0].possible_dtypes() & ~types::kFloatingDTypes) != 0)
       return fail_grad(f.grad_of_span, "`grad` differentiates a floating result; `" + of->name + "` returns " + of->result_types[0].str(), {});
     ir::Function fn;
     fn.name = f.name;
     fn.span = f.span;
     fn.grad_of = of->name;
     fn.dims = of->dims;
+    fn.dtype_vars = of->dtype_vars;
+    fn.device_vars = of->device_vars;
     fn.given = of->given;
     fn.where = of->where;
     for (ir::ValueId p : of->params) {
@@ -231,7 +240,7 @@ class Elaborator final : public RuleEnv {
         while (i < fn.params.size() && fn.values[fn.params[i]].name != name) ++i;
         if (i == fn.params.size())
           return fail_grad(sp, "`" + name + "` is not a parameter of `" + of->name + "`", {});
-        if (!types::is_floating(fn.values[fn.params[i]].type.dtype))
+        if ((fn.values[fn.params[i]].type.possible_dtypes() & ~types::kFloatingDTypes) != 0)
           return fail_grad(sp, "parameter `" + name + "` of `" + of->name + "` is " + fn.values[fn.params[i]].type.str() + ", not floating",
                            {"gradients exist only with respect to floating parameters"});
         if (std::find(fn.wrt.begin(), fn.wrt.end(), i) != fn.wrt.end())
@@ -240,7 +249,7 @@ class Elaborator final : public RuleEnv {
       }
     } else {
       for (size_t i = 0; i < fn.params.size(); ++i)
-        if (types::is_floating(fn.values[fn.params[i]].type.dtype)) fn.wrt.push_back(i);
+        if ((fn.values[fn.params[i]].type.possible_dtypes() & ~types::kFloatingDTypes) == 0) fn.wrt.push_back(i);
       if (fn.wrt.empty())
         return fail_grad(f.grad_of_span, "`" + of->name + "` has no floating parameter to differentiate with respect to", {});
     }
@@ -260,6 +269,21 @@ class Elaborator final : public RuleEnv {
     for (const auto& [n, sp] : f.dims) {
       if (!dims_.insert(n).second) res_.diags.report("E0102", sp, "shape variable `" + n + "` is declared twice");
       else fn.dims.push_back(n);
+    }
+    dtype_sets_.clear();
+    std::set<std::string> device_names;
+    for (const auto& d : f.dtype_vars) {
+      if (dims_.count(d.name) || dtype_sets_.count(d.name)) res_.diags.report("E0102", d.span, "`" + d.name + "` is declared twice in `" + f.name + "`");
+      else if (d.set == 0) res_.diags.report("E0003", d.span, "dtype variable `" + d.name + "` ranges over no dtype");
+      else {
+        dtype_sets_[d.name] = d.set;
+        fn.dtype_vars.push_back({d.name, d.set});
+      }
+    }
+    for (const auto& [n, sp] : f.device_vars) {
+      if (dims_.count(n) || dtype_sets_.count(n) || !device_names.insert(n).second)
+        res_.diags.report("E0102", sp, "`" + n + "` is declared twice in `" + f.name + "`");
+      else fn.device_vars.push_back(n);
     }
     for (const auto& [n, sp] : f.given) {
       if (!dims_.count(n)) {
@@ -308,6 +332,24 @@ class Elaborator final : public RuleEnv {
       ir::ValueId id = new_value(p.name, *t, p.span);
       fn.params.push_back(id);
       scope_[p.name] = id;
+    }
+    // Every dtype and device variable must be some parameter's (spec §3.5):
+    // a call, and the host at an entry point, read it from the arguments.
+    if (fn.params.size() == f.params.size()) {
+      auto undetermined = [&](const std::string& v, Span at, const char* kind) {
+        for (ir::ValueId p : fn.params) {
+          const TensorType& t = fn.values[p].type;
+          if ((t.dtype == types::DType::Var && t.dtype_var == v) || (t.device.is_var() && t.device.var == v)) return;
+        }
+        auto& d = res_.diags.report("E0308", at, std::string(kind) + " variable `" + v + "` of `" + f.name + "` is not the " +
+                                                     (kind[1] == 't' ? "dtype" : "device") + " of any parameter");
+        d.notes.push_back("a call binds it from its arguments, as the host does at an entry point; a variable that no parameter type names "
+                          "could not be bound");
+        d.notes.push_back("help: use `" + v + "` in a parameter's type, or replace it by a concrete " + (kind[1] == 't' ? "dtype" : "device"));
+      };
+      for (const auto& d : f.dtype_vars)
+        if (dtype_sets_.count(d.name)) undetermined(d.name, d.span, "dtype");
+      for (const auto& [n, sp] : f.device_vars) undetermined(n, sp, "device");
     }
     // Every shape variable must be determined by the parameter shapes (the
     // rule of types/shape_inference.h), or no call could bind it.
@@ -450,28 +492,38 @@ class Elaborator final : public RuleEnv {
     return r;
   }
 
-  std::optional<ir::ValueId> literal(const ExprAst& x, types::DType dt, types::Device dev, const types::Shape& s, OpKind op, const std::string& name) {
+  // A literal of dtype `dt` must be representable in every dtype `dt` may
+  // be (a dtype variable: every one it ranges over, spec §4.9).
+  std::optional<ir::ValueId> literal(const ExprAst& x, const types::DTypeValue& dt, types::Device dev, const types::Shape& s, OpKind op,
+                                     const std::string& name) {
     ir::Attrs a;
-    a.dtype = dt;
+    a.set_dtype(dt);
     a.device = dev;
     a.shape = s;
     a.is_int = x.is_int;
     a.int_value = x.int_value;
     a.float_value = x.float_value;
     span_ = x.span;
-    if (types::is_integral(dt) && !x.is_int) {
-      fail({"E0207", "literal `" + x.literal + "` is not an integer but the expected dtype is " + std::string(types::dtype_name(dt)), "", "", {}});
+    const types::DTypeSet may = dt.possible();
+    const std::string as = dt.dtype == types::DType::Var ? "`" + dt.var + "` may be " : "the expected dtype is ";
+    std::vector<std::string> help;
+    if (dt.dtype == types::DType::Var) help.push_back("a literal of a dtype variable must be representable in every dtype it ranges over (" +
+                                                      types::dtype_set_str(dt.set) + ")");
+    if ((may & types::kIntegralDTypes) && !x.is_int) {
+      fail({"E0207", "literal `" + x.literal + "` is not an integer but " + as + types::dtype_set_str(may & types::kIntegralDTypes), "", "", help});
       return std::nullopt;
     }
-    if (dt == types::DType::Bool && !(x.is_int && (x.int_value == 0 || x.int_value == 1))) {
-      fail({"E0207", "literal `" + x.literal + "` is not a bool (write 0 or 1)", "", "", {}});
+    if ((may & types::dtype_bit(types::DType::Bool)) && !(x.is_int && (x.int_value == 0 || x.int_value == 1))) {
+      fail({"E0207", "literal `" + x.literal + "` is not a bool (write 0 or 1)" + (dt.dtype == types::DType::Var ? ", and " + as + "bool" : ""),
+            "", "", help});
       return std::nullopt;
     }
-    if (dt == types::DType::I32 && (x.int_value < INT32_MIN || x.int_value > INT32_MAX)) {
-      fail({"E0207", "literal `" + x.literal + "` does not fit in i32", "", "", {}});
+    if ((may & types::dtype_bit(types::DType::I32)) && (x.int_value < INT32_MIN || x.int_value > INT32_MAX)) {
+      fail({"E0207", "literal `" + x.literal + "` does not fit in i32" + (dt.dtype == types::DType::Var ? ", and " + as + "i32" : ""), "", "",
+            help});
       return std::nullopt;
     }
-    TensorType t{dt, s, dev};
+    TensorType t = types::make_type(dt, s, dev);
     return bind(op, {}, a, t, x.span, name);
   }
 
@@ -527,7 +579,7 @@ class Elaborator final : public RuleEnv {
                 {"write `(const " + x.literal + " f32)` or `(fill " + x.literal + " (tensor f32 (...) host))`"}});
           return std::nullopt;
         }
-        return literal(x, expected->dtype, expected->device, expected->shape, OpKind::Fill, name);
+        return literal(x, types::DTypeValue::of(*expected), expected->device, expected->shape, OpKind::Fill, name);
       case ExprAst::Kind::Op: break;
     }
     if (x.op == OpKind::Call) {
@@ -595,7 +647,7 @@ class Elaborator final : public RuleEnv {
           return std::nullopt;
         }
         const TensorType& rt = fn_->values[*ref].type;
-        types::DType dt = (fam == OpFamily::Select && i == 0) ? types::DType::Bool : rt.dtype;
+        types::DTypeValue dt = (fam == OpFamily::Select && i == 0) ? types::DTypeValue::concrete(types::DType::Bool) : types::DTypeValue::of(rt);
         vals[i] = literal(x.operands[i], dt, rt.device, {}, OpKind::Const, "");
         if (!vals[i]) return std::nullopt;
       }
@@ -605,10 +657,10 @@ class Elaborator final : public RuleEnv {
     span_ = x.span;
     if (syntax::op_is_derived(x.op)) return derived(x, ops[0], name);
     switch (fam) {
-      case OpFamily::Cast: a.dtype = *x.dtype; break;
+      case OpFamily::Cast: a.set_dtype(dtype_of(*x.dtype, x.dtype_var)); break;
       case OpFamily::Const: {
         const ExprAst& n = x.operands[0];
-        return literal(n, *x.dtype, hinted_device(x.device), {}, OpKind::Const, name);
+        return literal(n, dtype_of(*x.dtype, x.dtype_var), hinted_device(x.device), {}, OpKind::Const, name);
       }
       case OpFamily::Fill: {
         std::optional<TensorType> t;
@@ -622,12 +674,12 @@ class Elaborator final : public RuleEnv {
                 {"write `(fill " + x.operands[0].literal + " (tensor DTYPE (DIMS...) DEVICE))`"}});
           return std::nullopt;
         }
-        return literal(x.operands[0], t->dtype, t->device, t->shape, OpKind::Fill, name);
+        return literal(x.operands[0], types::DTypeValue::of(*t), t->device, t->shape, OpKind::Fill, name);
       }
       case OpFamily::Iota: {
         auto t = type(*x.type);
         if (!t) return std::nullopt;
-        a.dtype = t->dtype;
+        a.set_dtype(types::DTypeValue::of(*t));
         a.device = t->device;
         a.shape = t->shape;
         a.axis = x.axis.value_or(0);
@@ -677,7 +729,7 @@ class Elaborator final : public RuleEnv {
         auto d = dim(*x.repeats, true);
         if (!d) return std::nullopt;
         a.size = *d;
-        a.dtype = *x.dtype;
+        a.set_dtype(dtype_of(*x.dtype, x.dtype_var));
         a.device = hinted_device(x.device);
         break;
       }
@@ -743,7 +795,7 @@ class Elaborator final : public RuleEnv {
     std::optional<ir::ValueId> fill(const ExprAst& literal, const TensorType& t) override {
       ExprAst lit = literal;
       lit.span = literal.span.begin == literal.span.end ? form.span : literal.span;
-      auto v = e.literal(lit, t.dtype, t.device, t.shape, OpKind::Fill, "");
+      auto v = e.literal(lit, types::DTypeValue::of(t), t.device, t.shape, OpKind::Fill, "");
       e.span_ = form.span;
       return v;
     }
@@ -883,6 +935,7 @@ class Elaborator final : public RuleEnv {
   ir::Module* module_ = nullptr;
   ir::Function* fn_ = nullptr;
   std::set<std::string> dims_;
+  std::map<std::string, types::DTypeSet> dtype_sets_;  // the function's dtype variables
   std::map<std::string, std::optional<ir::ValueId>> scope_;
   std::set<std::string> poisoned_functions_;
   // Per function checked so far: how many calls deep its body reaches (0:

@@ -21,27 +21,54 @@ namespace {
 
 std::string opn(OpKind op) { return "`" + std::string(syntax::op_name(op)) + "`"; }
 
+// A dtype variable is a dtype of its own: equal only to itself (spec §3.5).
+std::vector<std::string> var_mismatch_notes(const TensorType& a, const TensorType& b) {
+  std::vector<std::string> notes;
+  for (const TensorType* t : {&a, &b})
+    if (t->dtype == DType::Var)
+      notes.push_back("`" + t->dtype_var + "` is a dtype variable (" + types::dtype_set_str(t->dtype_set) +
+                      "): it equals only itself, whatever value a call gives it");
+  return notes;
+}
+
 bool same_dtype(OpKind op, const std::vector<TensorType>& in, size_t from, RuleEnv& env) {
   for (size_t i = from + 1; i < in.size(); ++i)
-    if (in[i].dtype != in[from].dtype) {
-      env.fail({"E0201", "operands of " + opn(op) + " have different dtypes " + std::string(types::dtype_name(in[from].dtype)) + " and " +
-                             std::string(types::dtype_name(in[i].dtype)),
-                in[from].str(), in[i].str(),
-                {"shapeml never converts implicitly; convert one side with `(cast X " + std::string(types::dtype_name(in[from].dtype)) + ")`"}});
+    if (!in[i].same_dtype(in[from])) {
+      auto notes = var_mismatch_notes(in[from], in[i]);
+      notes.push_back("shapeml never converts implicitly; convert one side with `(cast X " + in[from].dtype_str() + ")`");
+      env.fail({"E0201", "operands of " + opn(op) + " have different dtypes " + in[from].dtype_str() + " and " + in[i].dtype_str(), in[from].str(),
+                in[i].str(), notes});
       return false;
     }
   return true;
+}
+
+// Whether every dtype `t` may have is in `allowed`; otherwise the note that
+// names the first that is not (a dtype variable ranges over several).
+bool dtypes_within(const TensorType& t, types::DTypeSet allowed) { return (t.possible_dtypes() & ~allowed) == 0 && t.possible_dtypes() != 0; }
+std::string not_within(const TensorType& t, types::DTypeSet allowed) {
+  if (t.dtype != DType::Var) return std::string(types::dtype_name(t.dtype));
+  types::DTypeSet bad = t.possible_dtypes() & ~allowed;
+  return "`" + t.dtype_var + "`, which may be " + types::dtype_set_str(bad);
+}
+std::string restrict_help(const TensorType& t, types::DTypeSet allowed) {
+  types::DTypeSet ok = t.dtype_set & allowed;
+  return "help: restrict the dtype variable: `(dtypes (" + t.dtype_var + " " + (ok ? types::dtype_set_str(ok) : types::dtype_set_str(allowed)) + "))`";
 }
 
 bool same_device(OpKind op, const std::vector<TensorType>& in, RuleEnv& env) {
   for (size_t i = 1; i < in.size(); ++i)
     if (in[i].device != in[0].device) {
       bool to_host = in[0].device.kind == types::Device::Kind::Host;
+      std::vector<std::string> notes;
+      for (const types::Device* d : {&in[0].device, &in[i].device})
+        if (d->is_var()) notes.push_back("`" + d->var + "` is a device variable: it equals only itself, whatever device a call gives it");
+      notes.push_back(to_host ? "help: move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X " +
+                                    types::device_name(in[i].device) + ")`"
+                              : "help: move the second operand with `(copy_to_device X " + types::device_name(in[0].device) + ")`");
       env.fail({"E0401", "operands of " + opn(op) + " live on different devices, " + types::device_name(in[0].device) + " and " +
                              types::device_name(in[i].device),
-                in[0].str(), in[i].str(),
-                {to_host ? "help: move the second operand with `(copy_to_host X)`, or the first with `(copy_to_device X " + types::device_name(in[i].device) + ")`"
-                         : "help: move the second operand with `(copy_to_device X " + types::device_name(in[0].device) + ")`"}});
+                in[0].str(), in[i].str(), notes});
       return false;
     }
   return true;
@@ -51,23 +78,27 @@ bool same_device(OpKind op, const std::vector<TensorType>& in, RuleEnv& env) {
 // bool for the logical operations, floating for the transcendental ones,
 // numeric otherwise.
 bool dtype_ok(OpKind op, const TensorType& t, RuleEnv& env) {
+  const bool var = t.dtype == DType::Var;
   if (syntax::op_needs_bool(op)) {
-    if (t.dtype == DType::Bool) return true;
-    env.fail({"E0202", opn(op) + " needs a bool operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
-              {"make a bool with a comparison such as `(ne X 0)`, or convert with `(cast X bool)`"}});
+    if (dtypes_within(t, types::dtype_bit(DType::Bool))) return true;
+    env.fail({"E0202", opn(op) + " needs a bool operand, not " + not_within(t, types::dtype_bit(DType::Bool)), "", t.str(),
+              {var ? restrict_help(t, types::dtype_bit(DType::Bool))
+                   : "make a bool with a comparison such as `(ne X 0)`, or convert with `(cast X bool)`"}});
     return false;
   }
   if (syntax::op_needs_integral(op)) {
-    if (types::is_integral(t.dtype)) return true;
-    env.fail({"E0202", opn(op) + " needs an integral (i32, i64) operand, not " + std::string(types::dtype_name(t.dtype)), "", t.str(),
-              {"floor division and modulo are defined on integers; for floating operands use `div`"}});
+    if (dtypes_within(t, types::kIntegralDTypes)) return true;
+    env.fail({"E0202", opn(op) + " needs an integral (i32, i64) operand, not " + not_within(t, types::kIntegralDTypes), "", t.str(),
+              {var ? restrict_help(t, types::kIntegralDTypes)
+                   : "floor division and modulo are defined on integers; for floating operands use `div`"}});
     return false;
   }
-  bool ok = syntax::op_needs_floating(op) ? types::is_floating(t.dtype) : types::is_numeric(t.dtype);
+  types::DTypeSet want = syntax::op_needs_floating(op) ? types::kFloatingDTypes : types::kNumericDTypes;
+  bool ok = dtypes_within(t, want);
   if (!ok)
     env.fail({"E0202", opn(op) + " needs a " + std::string(syntax::op_needs_floating(op) ? "floating (f32, f64, bf16)" : "numeric") +
-                           " operand, not " + std::string(types::dtype_name(t.dtype)),
-              "", t.str(), {"convert with `(cast X f32)` first"}});
+                           " operand, not " + not_within(t, want),
+              "", t.str(), {var ? restrict_help(t, want) : "convert with `(cast X f32)` first"}});
   return ok;
 }
 
@@ -103,8 +134,8 @@ Poly product(const Shape& s) {
 std::optional<TensorType> type_indexing(OpKind op, const std::vector<TensorType>& in, const ir::Attrs& at, RuleEnv& env) {
   const TensorType &x = in[0], &idx = in[1];
   if (!same_device(op, in, env)) return std::nullopt;
-  if (idx.dtype != DType::I32 && idx.dtype != DType::I64) {
-    env.fail({"E0201", "the indices of " + opn(op) + " must be i32 or i64, not " + std::string(types::dtype_name(idx.dtype)), "", idx.str(),
+  if (!dtypes_within(idx, types::kIntegralDTypes)) {
+    env.fail({"E0201", "the indices of " + opn(op) + " must be i32 or i64, not " + not_within(idx, types::kIntegralDTypes), "", idx.str(),
               {"help: convert them with `(cast IDX i64)`"}, 1});
     return std::nullopt;
   }
@@ -115,7 +146,7 @@ std::optional<TensorType> type_indexing(OpKind op, const std::vector<TensorType>
     }
     Shape out = idx.shape;
     out.insert(out.end(), x.shape.begin() + 1, x.shape.end());
-    return TensorType{x.dtype, out, x.device};
+    return types::make_type(types::DTypeValue::of(x), out, x.device);
   }
   if (x.rank() < 1 || idx.rank() + 1 != x.rank()) {
     env.fail({"E0203", "the indices of `take_along_axis` must have rank " + std::to_string(x.rank() == 0 ? 0 : x.rank() - 1) +
@@ -138,7 +169,7 @@ std::optional<TensorType> type_indexing(OpKind op, const std::vector<TensorType>
     ++j;
   }
   if (!ok) return std::nullopt;
-  return TensorType{x.dtype, idx.shape, x.device};
+  return types::make_type(types::DTypeValue::of(x), idx.shape, x.device);
 }
 
 }  // namespace
@@ -184,10 +215,11 @@ bool check_well_formed(const TensorType& t, RuleEnv& env) {
 }
 
 bool check_subsumes(const TensorType& actual, const TensorType& expected, const std::string& what, RuleEnv& env) {
-  if (actual.dtype != expected.dtype) {
-    env.fail({"E0201", what + " has dtype " + std::string(types::dtype_name(actual.dtype)) + " where " +
-                           std::string(types::dtype_name(expected.dtype)) + " is expected",
-              expected.str(), actual.str(), {"convert with `(cast X " + std::string(types::dtype_name(expected.dtype)) + ")`"}});
+  if (!actual.same_dtype(expected)) {
+    auto notes = var_mismatch_notes(expected, actual);
+    notes.push_back("convert with `(cast X " + expected.dtype_str() + ")`");
+    env.fail({"E0201", what + " has dtype " + actual.dtype_str() + " where " + expected.dtype_str() + " is expected", expected.str(), actual.str(),
+              notes});
     return false;
   }
   if (actual.device != expected.device) {
@@ -223,11 +255,12 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       if (op_family(op) == OpFamily::Binary && !dtype_ok(op, in[0], env)) return std::nullopt;
       auto s = broadcast_shapes(in[0].shape, in[1].shape, "operands of " + opn(op), env);
       if (!s) return std::nullopt;
-      return TensorType{op_family(op) == OpFamily::Compare ? DType::Bool : in[0].dtype, *s, in[0].device};
+      return types::make_type(op_family(op) == OpFamily::Compare ? types::DTypeValue::concrete(DType::Bool) : types::DTypeValue::of(in[0]), *s,
+                              in[0].device);
     }
     case OpFamily::Select: {  // §4.7 T-Select
-      if (in[0].dtype != DType::Bool) {
-        env.fail({"E0201", "the condition of `select` must be bool, not " + std::string(types::dtype_name(in[0].dtype)), "", in[0].str(),
+      if (!dtypes_within(in[0], types::dtype_bit(DType::Bool))) {
+        env.fail({"E0201", "the condition of `select` must be bool, not " + not_within(in[0], types::dtype_bit(DType::Bool)), "", in[0].str(),
                   {"make a condition with a comparison such as `(gt X 0)`"}});
         return std::nullopt;
       }
@@ -236,21 +269,21 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       if (!s) return std::nullopt;
       s = broadcast_shapes(*s, in[2].shape, "operands of `select`", env);
       if (!s) return std::nullopt;
-      return TensorType{in[1].dtype, *s, in[0].device};
+      return types::make_type(types::DTypeValue::of(in[1]), *s, in[0].device);
     }
     case OpFamily::Cast:  // §4.8 T-Cast
-      return TensorType{at.dtype, in[0].shape, in[0].device};
+      return types::make_type(at.dtype_value(), in[0].shape, in[0].device);
     case OpFamily::Const:  // §4.9 T-Const
-      return TensorType{at.dtype, {}, at.device};
+      return types::make_type(at.dtype_value(), {}, at.device);
     case OpFamily::Fill: {  // §4.9 T-Fill
-      TensorType t{at.dtype, at.shape, at.device};
+      TensorType t = types::make_type(at.dtype_value(), at.shape, at.device);
       if (!check_well_formed(t, env)) return std::nullopt;
       return t;
     }
     case OpFamily::Iota: {  // §4.9 T-Iota
-      TensorType t{at.dtype, at.shape, at.device};
-      if (!types::is_numeric(t.dtype)) {
-        env.fail({"E0202", "`iota` makes numeric tensors, not " + std::string(types::dtype_name(t.dtype)), "", t.str(), {}});
+      TensorType t = types::make_type(at.dtype_value(), at.shape, at.device);
+      if (!dtypes_within(t, types::kNumericDTypes)) {
+        env.fail({"E0202", "`iota` makes numeric tensors, not " + not_within(t, types::kNumericDTypes), "", t.str(), {}});
         return std::nullopt;
       }
       if (at.axis < 0 || at.axis >= static_cast<int64_t>(t.rank())) {
@@ -291,7 +324,7 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       Shape out = *batch;
       out.push_back(a.shape[a.rank() - 2]);
       out.push_back(b.shape[b.rank() - 1]);
-      return TensorType{a.dtype, out, a.device};
+      return types::make_type(types::DTypeValue::of(a), out, a.device);
     }
     case OpFamily::Transpose: {  // §4.11 T-Transpose
       if (in[0].rank() < 2) {
@@ -319,7 +352,7 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       return t;
     }
     case OpFamily::Reshape: {  // §4.12 T-Reshape
-      TensorType t{in[0].dtype, at.shape, in[0].device};
+      TensorType t = types::make_type(types::DTypeValue::of(in[0]), at.shape, in[0].device);
       if (!check_well_formed(t, env)) return std::nullopt;
       Poly from = product(in[0].shape), to = product(at.shape);
       if (!require_eq(from, to,
@@ -333,7 +366,7 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
     case OpFamily::BroadcastTo: {  // §4.13 T-BroadcastTo
       const Shape& s = in[0].shape;
       const Shape& to = at.shape;
-      TensorType t{in[0].dtype, to, in[0].device};
+      TensorType t = types::make_type(types::DTypeValue::of(in[0]), to, in[0].device);
       if (!check_well_formed(t, env)) return std::nullopt;
       if (s.size() > to.size()) {
         env.fail({"E0203", "`broadcast_to` cannot lower the rank from " + std::to_string(s.size()) + " to " + std::to_string(to.size()),
@@ -414,9 +447,9 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
     case OpFamily::TakeAlongAxis:  // §4.25 T-TakeAlongAxis
       return type_indexing(op, in, at, env);
     case OpFamily::CopyToDevice:  // §4.17
-      return TensorType{in[0].dtype, in[0].shape, at.device};
+      return types::make_type(types::DTypeValue::of(in[0]), in[0].shape, at.device);
     case OpFamily::CopyToHost:
-      return TensorType{in[0].dtype, in[0].shape, types::Device::host()};
+      return types::make_type(types::DTypeValue::of(in[0]), in[0].shape, types::Device::host());
     case OpFamily::Softmax: {  // §4.21 T-Softmax
       if (!dtype_ok(op, in[0], env) || !rank_at_least_1(op, in[0], env) || !norm_axis(op, at.axis, in[0].rank(), env)) return std::nullopt;
       return in[0];
@@ -435,12 +468,13 @@ std::optional<TensorType> type_op(OpKind op, const std::vector<TensorType>& in, 
       return t;
     }
     case OpFamily::DimValue: {  // §4.23 T-DimValue
-      if (!types::is_numeric(at.dtype)) {
-        env.fail({"E0202", "`dim_value` makes numeric tensors, not " + std::string(types::dtype_name(at.dtype)), "", "",
+      TensorType t = types::make_type(at.dtype_value(), {}, at.device);
+      if (!dtypes_within(t, types::kNumericDTypes)) {
+        env.fail({"E0202", "`dim_value` makes numeric tensors, not " + not_within(t, types::kNumericDTypes), "", "",
                   {"compare the value instead, e.g. `(gt (dim_value N i64) 1)`"}});
         return std::nullopt;
       }
-      return TensorType{at.dtype, {}, at.device};
+      return t;
     }
     case OpFamily::Scan: {  // §4.27 T-Scan
       if (!dtype_ok(op, in[0], env) || !rank_at_least_1(op, in[0], env) || !norm_axis(op, at.axis, in[0].rank(), env)) return std::nullopt;
@@ -502,6 +536,27 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
                 pt.str(), args[i].str(), {}});
       return std::nullopt;
     }
+  }
+  // The callee's dtype and device variables (spec §3.5): each takes the
+  // dtype (device) of the first argument whose parameter type names it, and
+  // must be one its declaration allows; the parameter types, instantiated,
+  // then check against every argument as usual.
+  types::TypeBinding tb;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TensorType& pt = callee.values[callee.params[i]].type;
+    if (pt.dtype == DType::Var && !tb.dtypes.count(pt.dtype_var)) {
+      types::DTypeValue v = types::DTypeValue::of(args[i]);
+      if ((v.possible() & ~pt.dtype_set) != 0) {
+        std::string what = v.dtype == DType::Var ? "`" + v.var + "`, which may be " + types::dtype_set_str(v.possible() & ~pt.dtype_set)
+                                                  : v.str();
+        env.fail({"E0201", "argument " + std::to_string(i + 1) + " of `" + name + "` gives dtype variable `" + pt.dtype_var + "` the dtype " + what +
+                               ", which it does not range over",
+                  pt.str(), args[i].str(), {"`" + name + "` declares `(dtypes (" + pt.dtype_var + " " + types::dtype_set_str(pt.dtype_set) + "))`"}});
+        return std::nullopt;
+      }
+      tb.dtypes[pt.dtype_var] = v;
+    }
+    if (pt.device.is_var() && !tb.devices.count(pt.device.var)) tb.devices[pt.device.var] = args[i].device;
   }
   // The callee's shape variables, by the one rule of types/shape_inference.h
   // on the arguments' symbolic dimensions.
@@ -575,7 +630,7 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
                         {"E0305", "the call binds shape variable `" + d + "` of `" + name + "` to " + sub[d].str() + ", which may be less than 1", "",
                          "", {"inferred: " + bound, "every shape variable is >= 1: the callee was checked only for such values"}});
   for (size_t i = 0; i < args.size(); ++i) {
-    TensorType pt = callee.values[callee.params[i]].type;
+    TensorType pt = types::substitute(callee.values[callee.params[i]].type, tb);
     for (auto& d : pt.shape) d = d.subst(sub);
     ok &= check_subsumes(args[i], pt, "argument " + std::to_string(i + 1) + " of `" + name + "`", env);
   }
@@ -584,6 +639,7 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
   if (!ok) return std::nullopt;
   std::vector<TensorType> rts;
   for (auto t : callee.result_types) {
+    t = types::substitute(t, tb);
     for (auto& d : t.shape) d = d.subst(sub);
     rts.push_back(t);
   }

@@ -14,6 +14,7 @@
 #include "lower/gpu/plan_gpu.h"
 #include "obs/log.h"
 #include "obs/trace.h"
+#include "transform/specialize_types.h"
 
 namespace shapeml::driver {
 
@@ -34,15 +35,26 @@ Status validate_specialization(const ir::Module& m, const artifact::Specializati
   if (auto u = lower::cpu::undetermined_dims(*f); !u.empty())
     return runtime::invalid_argument("`" + s.entry + "` is not an entry point: its shape variable `" + u.front() +
                                      "` is not determined by its parameters; it is called from other functions with `:dims`");
-  for (const auto& [k, v] : s.bindings)
+  // A generic entry's dtype and device variables (spec §3.5) are bound too.
+  std::map<std::string, int64_t> shapes = s.bindings;
+  types::TypeBinding tb;
+  std::string type_error;
+  if (f->generic() && !transform::split_type_bindings(*f, shapes, tb, type_error)) return runtime::invalid_argument(type_error);
+  for (const auto& [k, v] : shapes)
     if (std::find(f->dims.begin(), f->dims.end(), k) == f->dims.end())
-      return runtime::invalid_argument("`" + s.entry + "` has no shape variable `" + k + "`");
+      return runtime::invalid_argument("`" + s.entry + "` has no shape variable `" + k + "`" +
+                                       (f->generic() ? "" : " (nor dtype or device variables: it is not generic)"));
   for (const auto& d : f->dims) {
     auto it = s.bindings.find(d);
     if (it == s.bindings.end()) return runtime::invalid_argument("the binding of `" + s.entry + "` does not give shape variable `" + d + "`");
-    if (it->second < 1)
-      return runtime::invalid_argument("shape variable `" + d + "` of `" + s.entry + "` is bound to " + std::to_string(it->second) +
-                                       "; shape variables are >= 1");
+    if (it->second < 1) {
+      // A dtype or device given for a shape variable reads as its binding value (< 1): name what was given.
+      auto dt = types::dtype_from_binding(it->second);
+      auto dv = types::device_from_binding(it->second);
+      std::string given = dt ? "the dtype " + types::dtype_binding_text(it->second)
+                             : dv ? "the device " + types::device_binding_text(it->second) : std::to_string(it->second);
+      return runtime::invalid_argument("shape variable `" + d + "` of `" + s.entry + "` is bound to " + given + "; shape variables are >= 1");
+    }
   }
   for (const auto& c : f->where) {
     auto holds = c.eval(s.bindings);
@@ -63,10 +75,10 @@ runtime::Result<std::string> lower_to_text(const ir::Module& m, const artifact::
   std::string error, text;
   const ir::Function* f = m.find(s.entry);
   const bool gpu_stage = stage == LowerStage::GpuPlan || stage == LowerStage::GpuKernels;
-  if (gpu_stage || (f && lower::gpu::is_device_function(*f))) {
+  if (gpu_stage || (f && lower::gpu::is_device_entry(*f, s.bindings))) {
     if (!gpu_stage)
       return runtime::invalid_argument("`" + s.entry + "` is a device function: it lowers to a dispatch plan (--emit=gpu-plan), not to CPU code");
-    if (!f || !lower::gpu::is_device_function(*f))
+    if (!f || !lower::gpu::is_device_entry(*f, s.bindings))
       return runtime::invalid_argument("`" + s.entry + "` touches no CUDA device: it is a host function (--emit=mlir or llvm show its code)");
     lower::gpu::PlanOptions options = gpu;
     options.graph = s.gpu_graph;
@@ -139,7 +151,7 @@ Status build_shared_object(const ir::Module& m, const std::vector<artifact::Spec
   std::vector<artifact::Specialization> planned = specs;
   for (auto& s : planned) {
     const ir::Function* f = m.find(s.entry);
-    if (!f || !lower::gpu::is_device_function(*f)) continue;
+    if (!f || !lower::gpu::is_device_entry(*f, s.bindings)) continue;
     lower::gpu::PlanOptions options = gpu;
     options.graph = s.gpu_graph;
     obs::Span plan_span("lower", "gpu plan");

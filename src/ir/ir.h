@@ -29,7 +29,15 @@ struct Attrs {
   int64_t axis = 0;               // concat, slice, iota; softmax, log_softmax, repeat_interleave, take_along_axis, cumsum (normalized: 0 <= axis < rank)
   types::Poly start, size;        // slice; `size` is also repeat_interleave's repeats and dim_value's dimension
   types::Shape shape;             // reshape, broadcast_to target
-  types::DType dtype = types::DType::F32;  // cast target, dim_value's dtype
+  types::DType dtype = types::DType::F32;  // cast target, dim_value's dtype, const/fill/iota's dtype
+  std::string dtype_var;                   // dtype == DType::Var: the dtype variable (spec §3.5)
+  types::DTypeSet dtype_set = 0;           // and what it ranges over
+  types::DTypeValue dtype_value() const { return {dtype, dtype_var, dtype_set}; }
+  void set_dtype(const types::DTypeValue& d) {
+    dtype = d.dtype;
+    dtype_var = d.var;
+    dtype_set = d.set;
+  }
   types::Device device;           // copy_to_device target, dim_value's device
   bool is_int = false;            // const/fill literal
   int64_t int_value = 0;
@@ -39,6 +47,13 @@ struct Attrs {
   /// dimension expressions over the caller's variables (spec §4.18).
   std::vector<std::pair<std::string, types::Poly>> call_dims;
 };
+
+/// The dtype and device fields of `a` with the variables `b` binds replaced.
+inline void substitute_types(Attrs& a, const types::TypeBinding& b) {
+  if (a.dtype == types::DType::Var)
+    if (auto it = b.dtypes.find(a.dtype_var); it != b.dtypes.end()) a.set_dtype(it->second);
+  a.device = types::substitute(a.device, b);
+}
 
 struct Binding {
   syntax::OpKind op = syntax::OpKind::Neg;
@@ -52,6 +67,13 @@ struct Function {
   std::string name;
   syntax::Span span;
   std::vector<std::string> dims;
+  /// `(dtypes ...)` and `(devices ...)` (spec §3.5): dtype variables with
+  /// the dtypes each ranges over, device variables; a function with any is
+  /// generic, checked once for every value of them and specialized per
+  /// binding before it is lowered (transform/specialize_types.h).
+  std::vector<std::pair<std::string, types::DTypeSet>> dtype_vars;
+  std::vector<std::string> device_vars;
+  bool generic() const { return !dtype_vars.empty() || !device_vars.empty(); }
   /// The shape variables of `dims` every call gives (`(given ...)`, spec
   /// §4.19), in the order written; never inferred from the arguments.
   std::vector<std::string> given;

@@ -22,7 +22,7 @@ static std::string attrs_text(const Binding& b) {
     case OpFamily::DimValue: s = ":dim " + a.size.str(); break;
     case OpFamily::Slice: s = ":axis " + std::to_string(a.axis) + " :start " + a.start.str() + " :size " + a.size.str(); break;
     case OpFamily::Reshape: case OpFamily::BroadcastTo: s = ":shape " + types::shape_str(a.shape); break;
-    case OpFamily::Cast: s = ":to " + std::string(types::dtype_name(a.dtype)); break;
+    case OpFamily::Cast: s = ":to " + a.dtype_value().str(); break;
     case OpFamily::CopyToDevice: s = ":device " + types::device_name(a.device); break;
     case OpFamily::Const: case OpFamily::Fill: {
       // to_chars: independent of the global C++ locale (6 significant
@@ -52,6 +52,8 @@ std::string print_module(const Module& m) {
     out += "\nfunc " + f.name + "[";
     for (size_t i = 0; i < f.dims.size(); ++i) out += (i ? ", " : "") + f.dims[i];
     out += "]";
+    for (const auto& [v, set] : f.dtype_vars) out += " dtype " + v + " in {" + types::dtype_set_str(set) + "}";
+    for (const auto& v : f.device_vars) out += " device " + v;
     if (!f.given.empty()) {
       out += " given";
       for (const auto& g : f.given) out += " " + g;

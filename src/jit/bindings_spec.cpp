@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "types/tensor_type.h"
+
 namespace shapeml::jit {
 
 static std::string trim(const std::string& s) {
@@ -43,8 +45,14 @@ bool parse_specialization(const std::string& raw, const std::string& default_ent
     int64_t v = 0;
     auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
     if (ec != std::errc() || p != val.data() + val.size() || v < 1) {
-      error = "the value of `" + var + "` must be a positive integer, not `" + val + "`";
-      return false;
+      // A dtype or device variable's value (spec §3.5): `T=bf16`, `Dv=cuda0`.
+      if (auto d = types::parse_dtype_binding(val)) v = *d;
+      else if (auto dv = types::parse_device_binding(val)) v = *dv;
+      else {
+        error = "the value of `" + var + "` must be a positive integer (a shape variable), a dtype (f32 f64 bf16 i32 i64 bool) or a device (host, cuda0, ...), not `" +
+                val + "`";
+        return false;
+      }
     }
     if (out.bindings.count(var)) {
       error = "`" + var + "` is bound twice";

@@ -34,7 +34,7 @@ runtime::Status classify_compile_error(const std::string& error) {
 
 runtime::Status JitCodeProvider::specialize(const std::string& entry, const std::map<std::string, int64_t>& bindings, std::string& symbol) {
   std::string error;
-  if (const ir::Function* f = module_.find(entry); f && lower::gpu::is_device_function(*f)) {
+  if (const ir::Function* f = module_.find(entry); f && lower::gpu::is_device_entry(*f, bindings)) {
     // A device entry: its specialization is a dispatch plan, kept as text.
     auto plan = lower::gpu::plan_function(module_, entry, bindings, error);
     if (!plan) return classify_compile_error(error);

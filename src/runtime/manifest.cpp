@@ -104,11 +104,15 @@ class Parser {
   }
 
   types::TensorType type(const SExpr& e, const std::set<std::string>& vars) const {
-    auto t = syntax::read_type(e, errfn());
+    auto t = syntax::read_type(e, errfn(), &type_vars_);
     if (t->dims.size() > static_cast<size_t>(kMaxRank))
       fail(&e, "a type of rank " + std::to_string(t->dims.size()) + "; the runtime's limit is " + std::to_string(kMaxRank));
     types::TensorType out;
     out.dtype = t->dtype;
+    if (t->dtype == types::DType::Var) {
+      out.dtype_var = t->dtype_var;
+      out.dtype_set = dtype_sets_.at(t->dtype_var);
+    }
     out.device = t->device;
     for (const auto& d : t->dims) out.shape.push_back(dim(d, vars, false));
     return out;
@@ -123,6 +127,8 @@ class Parser {
     EntrySig e;
     if (c.items.size() < 2) fail(&c, "expected (entry NAME ...)");
     e.name = name(c.items[1], "an entry name");
+    type_vars_ = {};
+    dtype_sets_.clear();
     std::set<std::string> vars;
     bool have_params = false, have_returns = false;
     std::vector<const SExpr*> specs;
@@ -131,8 +137,32 @@ class Parser {
       if (head_is(k, "dims")) {
         for (size_t j = 1; j < k.items.size(); ++j) {
           std::string v = name(k.items[j], "a shape variable");
-          if (!vars.insert(v).second) fail(&k.items[j], "shape variable `" + v + "` is declared twice");
+          if (type_vars_.dtypes.count(v) || type_vars_.devices.count(v) || !vars.insert(v).second) fail(&k.items[j], "shape variable `" + v + "` is declared twice");
           e.dims.push_back(v);
+        }
+      } else if (head_is(k, "dtypes")) {
+        // (dtypes (T f32 bf16) ...): every variable with its set, written out.
+        if (have_params || have_returns) fail(&k, "(dtypes ...) must come before the entry's params and returns");
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          const SExpr& d = k.items[j];
+          if (!d.is_list() || d.items.size() < 2) fail(&d, "expected a dtype variable (NAME DTYPE...)");
+          std::string v = name(d.items[0], "a dtype variable");
+          types::DTypeSet set = 0;
+          for (size_t q = 1; q < d.items.size(); ++q) {
+            auto dt = d.items[q].is_symbol() ? types::parse_dtype(d.items[q].text) : std::nullopt;
+            if (!dt) fail(&d.items[q], "expected a dtype");
+            set |= types::dtype_bit(*dt);
+          }
+          if (vars.count(v) || !type_vars_.dtypes.insert(v).second) fail(&d, "`" + v + "` is declared twice");
+          dtype_sets_[v] = set;
+          e.dtype_vars.push_back({v, set});
+        }
+      } else if (head_is(k, "devices")) {
+        if (have_params || have_returns) fail(&k, "(devices ...) must come before the entry's params and returns");
+        for (size_t j = 1; j < k.items.size(); ++j) {
+          std::string v = name(k.items[j], "a device variable");
+          if (vars.count(v) || type_vars_.dtypes.count(v) || !type_vars_.devices.insert(v).second) fail(&k.items[j], "`" + v + "` is declared twice");
+          e.device_vars.push_back(v);
         }
       } else if (head_is(k, "given")) {
         for (size_t j = 1; j < k.items.size(); ++j) {
@@ -190,8 +220,16 @@ class Parser {
       for (const WhereSig& w : e.where) where.push_back(w.constraint);
       e.inference = types::plan_shape_inference(e.dims, shapes, where, std::set<std::string>(e.given.begin(), e.given.end()));
     }
-    for (const ParamSig& p : e.params) e.device |= p.type.device.kind != types::Device::Kind::Host;
-    for (const auto& t : e.returns) e.device |= t.device.kind != types::Device::Kind::Host;
+    for (const ParamSig& p : e.params) e.device |= p.type.device.kind == types::Device::Kind::Cuda;
+    for (const auto& t : e.returns) e.device |= t.device.kind == types::Device::Kind::Cuda;
+    // A dtype or device variable that no parameter names could not be bound
+    // (the checker's E0308).
+    for (const auto& [v, set] : e.dtype_vars)
+      if (std::none_of(e.params.begin(), e.params.end(), [&](const ParamSig& p) { return p.type.dtype_var == v; }))
+        fail(&c, "dtype variable `" + v + "` of entry `" + e.name + "` is the dtype of no parameter, so no call could bind it");
+    for (const auto& v : e.device_vars)
+      if (std::none_of(e.params.begin(), e.params.end(), [&](const ParamSig& p) { return p.type.device.var == v; }))
+        fail(&c, "device variable `" + v + "` of entry `" + e.name + "` is the device of no parameter, so no call could bind it");
     for (const std::string& v : e.inference.undetermined)
       fail(&c, "shape variable `" + v + "` of entry `" + e.name +
                    "` is determined by no parameter dimension and no `where` equality, so no call could bind it");
@@ -199,6 +237,10 @@ class Parser {
     for (const SExpr* s : specs) {
       SpecializationSig sp = specialization(*s, e, vars);
       if (!bound.insert(sp.bind).second) fail(s, "two specializations of `" + e.name + "` bind " + binding_str(e, sp.bind));
+      if (e.generic()) {  // its device is the binding's (checked when the instance is made)
+        e.specializations.push_back(std::move(sp));
+        continue;
+      }
       if (sp.gpu_plan != e.device)
         fail(s, e.device ? "entry `" + e.name + "` lives on a device: its specializations must be (kind gpu-plan)"
                          : "entry `" + e.name + "` is a host entry: a (kind gpu-plan) specialization does not belong to it");
@@ -216,6 +258,22 @@ class Parser {
         have_bind = true;
         for (size_t j = 1; j < k.items.size(); ++j) {
           const SExpr& b = k.items[j];
+          if (b.is_list() && b.items.size() == 2 && b.items[0].is_symbol() && b.items[1].is_symbol()) {
+            // (T bf16), (Dv cuda0): a dtype or device variable's value.
+            const std::string& v = b.items[0].text;
+            std::optional<int64_t> value;
+            if (type_vars_.dtypes.count(v)) {
+              value = types::parse_dtype_binding(b.items[1].text);
+              if (value && !(dtype_sets_.at(v) & types::dtype_bit(*types::dtype_from_binding(*value)))) value.reset();
+            } else if (type_vars_.devices.count(v)) {
+              value = types::parse_device_binding(b.items[1].text);
+            } else {
+              fail(&b, "`" + v + "` is not a dtype or device variable of entry `" + e.name + "`");
+            }
+            if (!value) fail(&b, "`" + b.items[1].text + "` is not a value of `" + v + "`");
+            if (!sp.bind.emplace(v, *value).second) fail(&b, "`" + v + "` is bound twice");
+            continue;
+          }
           if (!b.is_list() || b.items.size() != 2 || !b.items[0].is_symbol() || b.items[1].kind != SExpr::Kind::Int)
             fail(&b, "expected a binding (VAR INT)");
           const std::string& v = b.items[0].text;
@@ -239,6 +297,10 @@ class Parser {
     if (!have_symbol) fail(&s, "specialization has no (symbol NAME)");
     for (const std::string& v : e.dims)
       if (!sp.bind.count(v)) fail(&s, "specialization does not bind shape variable `" + v + "`");
+    for (const auto& [v, set] : e.dtype_vars)
+      if (!sp.bind.count(v)) fail(&s, "specialization does not bind dtype variable `" + v + "`");
+    for (const auto& v : e.device_vars)
+      if (!sp.bind.count(v)) fail(&s, "specialization does not bind device variable `" + v + "`");
     for (const WhereSig& w : e.where)
       if (w.constraint.eval(sp.bind) != true)
         fail(&s, "specialization " + binding_str(e, sp.bind) + " violates where constraint " + w.text);
@@ -247,6 +309,9 @@ class Parser {
 
   const syntax::SourceFile& src_;
   const std::string& origin_;
+  // The entry being read: its dtype and device variables.
+  syntax::TypeVarScope type_vars_;
+  std::map<std::string, types::DTypeSet> dtype_sets_;
 
 };
 
@@ -260,12 +325,78 @@ const EntrySig* Manifest::find(const std::string& entry) const {
 
 std::string binding_str(const EntrySig& e, const Binding& b) {
   std::string s;
+  for (const auto& [v, set] : e.dtype_vars)
+    if (auto it = b.find(v); it != b.end()) s += (s.empty() ? "" : " ") + v + "=" + types::dtype_binding_text(it->second);
+  for (const std::string& v : e.device_vars)
+    if (auto it = b.find(v); it != b.end()) s += (s.empty() ? "" : " ") + v + "=" + types::device_binding_text(it->second);
   for (const std::string& v : e.dims) {
     auto it = b.find(v);
     if (it == b.end()) continue;
     s += (s.empty() ? "" : " ") + v + "=" + std::to_string(it->second);
   }
   return s.empty() ? "(no shape variables)" : s;
+}
+
+Result<Binding> bind_type_variables(const EntrySig& e, size_t inputs, const std::function<types::DType(size_t)>& dtype,
+                                    const std::function<types::Device(size_t)>& device) {
+  Binding b;
+  for (size_t i = 0; i < e.params.size() && i < inputs; ++i) {
+    const types::TensorType& t = e.params[i].type;
+    if (t.dtype == types::DType::Var && !b.count(t.dtype_var)) {
+      types::DType d = dtype(i);
+      if (!(t.dtype_set & types::dtype_bit(d)))
+        return invalid_argument("entry `" + e.name + "`: input " + std::to_string(i) + " (`" + e.params[i].name + "`) has dtype " +
+                                std::string(types::dtype_name(d)) + ", which dtype variable " + t.dtype_var + " (type " + t.str() +
+                                ") does not range over (" + types::dtype_set_str(t.dtype_set) + ")");
+      b[t.dtype_var] = types::dtype_binding_value(d);
+    }
+    if (t.device.is_var() && !b.count(t.device.var)) b[t.device.var] = types::device_binding_value(device(i));
+  }
+  return b;
+}
+
+Result<EntrySig> instantiate_entry(const EntrySig& e, const Binding& type_bind) {
+  types::TypeBinding tb;
+  for (const auto& [v, set] : e.dtype_vars) {
+    auto it = type_bind.find(v);
+    auto d = it == type_bind.end() ? std::nullopt : types::dtype_from_binding(it->second);
+    if (!d) return invalid_argument("entry `" + e.name + "`: dtype variable " + v + " is not given a dtype (one of " + types::dtype_set_str(set) + ")");
+    if (!(set & types::dtype_bit(*d)))
+      return invalid_argument("entry `" + e.name + "`: dtype variable " + v + " ranges over " + types::dtype_set_str(set) + ", not " +
+                              std::string(types::dtype_name(*d)));
+    tb.dtypes[v] = types::DTypeValue::concrete(*d);
+  }
+  for (const auto& v : e.device_vars) {
+    auto it = type_bind.find(v);
+    auto d = it == type_bind.end() ? std::nullopt : types::device_from_binding(it->second);
+    if (!d) return invalid_argument("entry `" + e.name + "`: device variable " + v + " is not given a device (host or cudaN)");
+    tb.devices[v] = *d;
+  }
+  for (const auto& [v, value] : type_bind)
+    if (!tb.dtypes.count(v) && !tb.devices.count(v))
+      return invalid_argument("entry `" + e.name + "` has no dtype or device variable `" + v + "`");
+  EntrySig r = e;
+  r.type_bind = type_bind;
+  r.device = false;
+  for (ParamSig& p : r.params) {
+    p.type = types::substitute(p.type, tb);
+    r.device |= p.type.device.kind == types::Device::Kind::Cuda;
+  }
+  for (auto& t : r.returns) {
+    t = types::substitute(t, tb);
+    r.device |= t.device.kind == types::Device::Kind::Cuda;
+  }
+  r.specializations.clear();
+  for (const SpecializationSig& sp : e.specializations) {
+    bool match = true;
+    for (const auto& [v, value] : type_bind) match &= sp.bind.count(v) && sp.bind.at(v) == value;
+    if (!match) continue;
+    if (sp.gpu_plan != r.device)
+      return invalid_argument("entry `" + e.name + "` at " + binding_str(e, sp.bind) + (r.device ? " lives on a device, but its specialization is not (kind gpu-plan)"
+                                                                                            : " is a host entry, but its specialization is (kind gpu-plan)"));
+    r.specializations.push_back(sp);
+  }
+  return r;
 }
 
 Result<Manifest> parse_manifest(const std::string& text, const std::string& origin) {

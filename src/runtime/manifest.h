@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,7 +26,9 @@ struct WhereSig {
   std::string text;  // as written in the manifest, for messages
 };
 
-/// Values of an entry's shape variables, by name.
+/// Values of an entry's shape variables, by name; for a generic entry's
+/// instance also those of its dtype and device variables (encoded as
+/// types::dtype_binding_value / device_binding_value).
 using Binding = std::map<std::string, int64_t>;
 
 struct SpecializationSig {
@@ -49,6 +52,18 @@ struct IndexSite {
 struct EntrySig {
   std::string name;
   std::vector<std::string> dims;  // shape variables, in declaration order
+  /// `(dtypes ...)` and `(devices ...)` (spec §3.5): the dtype variables with
+  /// what each ranges over, and the device variables, of a generic entry.
+  /// A call binds them from its inputs and runs the entry's instance at
+  /// those values (instantiate_entry).
+  std::vector<std::pair<std::string, types::DTypeSet>> dtype_vars;
+  std::vector<std::string> device_vars;
+  /// An instance (instantiate_entry): the values of dtype_vars and
+  /// device_vars, as types/tensor_type.h's binding values; every binding
+  /// of the instance includes them. Empty for any other entry.
+  Binding type_bind;
+  /// Generic and not an instance: a call must instantiate it first.
+  bool generic() const { return (!dtype_vars.empty() || !device_vars.empty()) && type_bind.empty(); }
   /// `(given ...)`: the variables of `dims` every call supplies (call
   /// options), in the order declared; the inference plan starts with them.
   std::vector<std::string> given;
@@ -92,7 +107,22 @@ struct Manifest {
 /// same values.
 Result<Manifest> parse_manifest(const std::string& text, const std::string& origin);
 
-/// "B=4 S=128" in the entry's declaration order.
+/// "T=bf16 Dv=cuda0 B=4 S=128": dtype, device, then shape variables, each
+/// in the entry's declaration order.
 std::string binding_str(const EntrySig& e, const Binding& b);
+
+/// The dtype and device variables of generic entry `e` bound from its inputs'
+/// dtypes and devices (the first parameter naming each; spec §3.5), as
+/// binding values. INVALID_ARGUMENT when an input's dtype is not one its
+/// variable ranges over (naming the input, the variable and its set).
+/// `dtype(i)`, `device(i)`: input i's.
+Result<Binding> bind_type_variables(const EntrySig& e, size_t inputs, const std::function<types::DType(size_t)>& dtype,
+                                    const std::function<types::Device(size_t)>& device);
+
+/// Generic entry `e` at `type_bind` (every dtype and device variable bound,
+/// nothing else): the parameter and result types substituted, `device` as
+/// the substituted types say, the specializations that bind these values.
+/// INVALID_ARGUMENT for a missing, unknown or out-of-set value.
+Result<EntrySig> instantiate_entry(const EntrySig& e, const Binding& type_bind);
 
 }  // namespace shapeml::runtime

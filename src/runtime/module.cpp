@@ -179,8 +179,32 @@ Result<Module::Lease> Module::acquire(const EntrySig& e, const Binding& b) {
   return Result<Lease>(std::move(lease));
 }
 
+Result<const EntrySig*> Module::instance(const EntrySig& e, const Binding& type_bind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = instances_[e.name][type_bind];
+  if (!slot) {
+    auto made = instantiate_entry(e, type_bind);
+    if (!made) {
+      instances_[e.name].erase(type_bind);
+      return made.status();
+    }
+    slot = std::make_unique<EntrySig>(std::move(made).value());
+  }
+  return static_cast<const EntrySig*>(slot.get());
+}
+
 Status Module::specialize(const EntrySig& e, const Binding& b) {
   return guarded("Module::specialize", [&]() -> Status {
+    if (e.generic()) {  // the binding names the instance: its dtype and device values
+      Binding tb;
+      for (const auto& [v, set] : e.dtype_vars)
+        if (b.count(v)) tb[v] = b.at(v);
+      for (const auto& v : e.device_vars)
+        if (b.count(v)) tb[v] = b.at(v);
+      auto inst = instance(e, tb);
+      if (!inst) return inst.status();
+      return specialize(**inst, b);
+    }
     if (Status s = check_binding(e, b); !s.ok()) return s;
     auto lease = acquire(e, b);
     return lease.ok() ? Status() : lease.status();
@@ -320,6 +344,25 @@ Status Module::call(const EntrySig& entry, std::span<Tensor* const> inputs, std:
 
 Status Module::call_unscoped(const EntrySig& entry, std::span<Tensor* const> inputs, std::vector<TensorRef>& outputs, const CallOptions& options) {
   return guarded("Module::call", [&]() -> Status {
+    if (entry.generic()) {
+      // Spec §3.5: the dtype and device variables from the inputs, then the
+      // instance at those values runs as any entry.
+      if (inputs.size() != entry.params.size())
+        return invalid_argument("entry `" + entry.name + "` takes " + std::to_string(entry.params.size()) + " input" +
+                                (entry.params.size() == 1 ? "" : "s") + ", got " + std::to_string(inputs.size()));
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (!inputs[i]) return invalid_argument("entry `" + entry.name + "`: input " + std::to_string(i) + " (`" + entry.params[i].name + "`) is NULL");
+      auto tb = bind_type_variables(
+          entry, inputs.size(), [&](size_t i) { return inputs[i]->dtype(); },
+          [&](size_t i) {
+            const DLDevice d = inputs[i]->dl().device;
+            return d.device_type == kDLCUDA ? types::Device::cuda(d.device_id) : types::Device::host();
+          });
+      if (!tb) return tb.status();
+      auto inst = instance(entry, *tb);
+      if (!inst) return inst.status();
+      return call_unscoped(**inst, inputs, outputs, options);
+    }
     const EntrySig* e = &entry;
     const MemoryResourcePtr& mr = options.memory ? options.memory : memory_;
     std::string fn_name = "entry `" + e->name + "`";

@@ -196,6 +196,11 @@ class Module {
   size_t capacity_ = kDefaultCacheCapacity;
   mutable std::mutex mu_;
   std::map<std::string, std::map<Binding, std::shared_ptr<Slot>>> cache_;  // entry -> binding -> slot
+  /// The instances of generic entries made so far (entry -> dtype/device
+  /// binding -> instance); never removed, so references stay valid.
+  std::map<std::string, std::map<Binding, std::unique_ptr<EntrySig>>> instances_;
+  /// The instance of generic `e` at `type_bind`, made on first use.
+  Result<const EntrySig*> instance(const EntrySig& e, const Binding& type_bind);
   size_t made_ = 0;   // slots made by the provider (counted against capacity_)
   uint64_t tick_ = 0; // LRU clock
 };

@@ -188,6 +188,7 @@ const char* descr_of(types::DType d) {
     case types::DType::I64: return "<i8";
     case types::DType::Bool: return "|b1";
     case types::DType::BF16: return nullptr;
+    case types::DType::Var: return nullptr;
   }
   return nullptr;
 }

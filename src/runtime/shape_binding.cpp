@@ -151,7 +151,11 @@ Result<Binding> bind_shape_variables(const EntrySig& e, std::span<const std::spa
     for (size_t i = 0; i < shapes.size(); ++i)
       if (shapes[i].size() != e.params[i].type.shape.size()) return internal_error("bind_shape_variables: rank differs from the signature");
     try {
-      return Binder{e, shapes, given, {}, {}}.run();
+      Result<Binding> b = Binder{e, shapes, given, {}, {}}.run();
+      // An instance's bindings carry its dtype and device values (manifest.h).
+      if (b.ok())
+        for (const auto& [v, value] : e.type_bind) b->emplace(v, value);
+      return b;
     } catch (const types::DimOverflow& ex) {
       return invalid_argument("entry `" + e.name + "`: " + ex.what());
     }
@@ -162,6 +166,10 @@ Status check_binding(const EntrySig& e, const Binding& b) {
   return guarded("check_binding", [&]() -> Status {
     std::string who = "entry `" + e.name + "`";
     for (const auto& [var, value] : b) {
+      if (auto t = e.type_bind.find(var); t != e.type_bind.end()) {  // an instance's dtype/device value
+        if (value != t->second) return invalid_argument(who + ": the binding of `" + var + "` is not this instance's");
+        continue;
+      }
       if (std::find(e.dims.begin(), e.dims.end(), var) == e.dims.end()) {
         std::string dims;
         for (const std::string& d : e.dims) dims += (dims.empty() ? "" : " ") + d;
@@ -171,6 +179,8 @@ Status check_binding(const EntrySig& e, const Binding& b) {
     }
     for (const std::string& d : e.dims)
       if (!b.count(d)) return invalid_argument(who + ": the binding does not give shape variable `" + d + "` a value");
+    for (const auto& [v, value] : e.type_bind)
+      if (!b.count(v)) return invalid_argument(who + ": the binding does not give `" + v + "` a value");
     for (const WhereSig& w : e.where) {
       auto holds = w.constraint.eval(b);
       if (holds == true) continue;

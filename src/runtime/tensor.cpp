@@ -23,6 +23,7 @@ DLDataType to_dl_dtype(types::DType d) {
     case types::DType::I32: return {kDLInt, 32, 1};
     case types::DType::I64: return {kDLInt, 64, 1};
     case types::DType::Bool: return {kDLBoolCode, 8, 1};
+    case types::DType::Var: break;  // never a tensor's (a generic signature's only)
   }
   return {kDLOpaqueHandle, 0, 0};
 }
@@ -57,6 +58,7 @@ size_t dtype_size(types::DType d) {
     case types::DType::I32: return 4;
     case types::DType::I64: return 8;
     case types::DType::Bool: return 1;
+    case types::DType::Var: break;
   }
   return 0;
 }

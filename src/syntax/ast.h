@@ -23,6 +23,7 @@ struct DimAst {
 
 struct TypeAst {
   types::DType dtype = types::DType::F32;
+  std::string dtype_var;  // dtype == DType::Var: a dtype variable of the function (spec §3.5)
   std::vector<DimAst> dims;
   types::Device device;
   Span span;
@@ -51,6 +52,7 @@ struct ExprAst {
   std::vector<int64_t> ints;      // permute's permutation, reductions' :axes
   bool has_axes = false;
   std::optional<types::DType> dtype;    // cast, const, dim_value
+  std::string dtype_var;                // dtype == DType::Var: the dtype variable's name
   std::optional<types::Device> device;  // const, copy_to_device, dim_value
   std::optional<int64_t> axis;          // concat, slice, iota, softmax, log_softmax, repeat_interleave
   bool keepdims = false;
@@ -97,6 +99,16 @@ struct FuncAst {
   std::vector<std::pair<std::string, Span>> wrt;
   bool has_wrt = false;
   std::vector<std::pair<std::string, Span>> dims;
+  /// `(dtypes T (U f32 bf16) ...)` and `(devices Dv ...)` (spec §3.5): the
+  /// function's dtype variables with the set each ranges over (a bare name:
+  /// every dtype), and its device variables.
+  struct DTypeVarAst {
+    std::string name;
+    types::DTypeSet set = types::kAllDTypes;
+    Span span;
+  };
+  std::vector<DTypeVarAst> dtype_vars;
+  std::vector<std::pair<std::string, Span>> device_vars;
   /// `(given V ...)`: shape variables of `dims` that every call supplies
   /// (spec §4.19): `:dims` inside the module, the call options at the host.
   std::vector<std::pair<std::string, Span>> given;

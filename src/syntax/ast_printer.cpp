@@ -47,11 +47,14 @@ SExpr dims_sx(const std::vector<DimAst>& ds) {
 
 SExpr device_sx(const types::Device& d) {
   if (d.kind == types::Device::Kind::Host) return sym("host");
+  if (d.is_var()) return sym(d.var);
   return list({sym("cuda"), num(d.ordinal)});
 }
 
+SExpr dtype_sx(types::DType d, const std::string& var) { return sym(d == types::DType::Var ? var : std::string(types::dtype_name(d))); }
+
 SExpr type_sx(const TypeAst& t) {
-  return list({sym("tensor"), sym(std::string(types::dtype_name(t.dtype))), dims_sx(t.dims), device_sx(t.device)});
+  return list({sym("tensor"), dtype_sx(t.dtype, t.dtype_var), dims_sx(t.dims), device_sx(t.device)});
 }
 
 SExpr expr_sx(const ExprAst& x) {
@@ -69,9 +72,9 @@ SExpr expr_sx(const ExprAst& x) {
   }
   for (const auto& o : x.operands) items.push_back(expr_sx(o));
   switch (op_family(x.op)) {
-    case OpFamily::Cast: items.push_back(sym(std::string(types::dtype_name(*x.dtype)))); break;
+    case OpFamily::Cast: items.push_back(dtype_sx(*x.dtype, x.dtype_var)); break;
     case OpFamily::Const:
-      items.push_back(sym(std::string(types::dtype_name(*x.dtype))));
+      items.push_back(dtype_sx(*x.dtype, x.dtype_var));
       if (x.device) items.push_back(device_sx(*x.device));
       break;
     case OpFamily::Fill:
@@ -88,7 +91,7 @@ SExpr expr_sx(const ExprAst& x) {
     case OpFamily::CopyToDevice: items.push_back(device_sx(*x.device)); break;
     case OpFamily::DimValue:
       items.push_back(dim_sx(*x.repeats));
-      items.push_back(sym(std::string(types::dtype_name(*x.dtype))));
+      items.push_back(dtype_sx(*x.dtype, x.dtype_var));
       if (x.device) items.push_back(device_sx(*x.device));
       break;
     default: break;
@@ -127,6 +130,25 @@ SExpr func_sx(const FuncAst& f) {
   if (!f.dims.empty()) {
     std::vector<SExpr> d{sym("dims")};
     for (const auto& [n, sp] : f.dims) d.push_back(sym(n));
+    items.push_back(list(std::move(d)));
+  }
+  if (!f.dtype_vars.empty()) {
+    std::vector<SExpr> d{sym("dtypes")};
+    for (const auto& v : f.dtype_vars) {
+      if (v.set == types::kAllDTypes) {
+        d.push_back(sym(v.name));
+        continue;
+      }
+      std::vector<SExpr> one{sym(v.name)};
+      for (types::DType t : {types::DType::F32, types::DType::F64, types::DType::BF16, types::DType::I32, types::DType::I64, types::DType::Bool})
+        if (v.set & types::dtype_bit(t)) one.push_back(sym(std::string(types::dtype_name(t))));
+      d.push_back(list(std::move(one)));
+    }
+    items.push_back(list(std::move(d)));
+  }
+  if (!f.device_vars.empty()) {
+    std::vector<SExpr> d{sym("devices")};
+    for (const auto& [n, sp] : f.device_vars) d.push_back(sym(n));
     items.push_back(list(std::move(d)));
   }
   if (!f.given.empty()) {

@@ -40,6 +40,8 @@ class Parser {
 
  private:
   void err(const SExpr& at, std::string msg) { diags_.report("E0003", at.span, std::move(msg)); }
+  // The current function's dtype and device variables.
+  TypeVarScope vars_;
 
   static bool head_is(const SExpr& e, const char* h) { return e.is_list() && !e.items.empty() && e.items[0].is_symbol(h); }
 
@@ -57,6 +59,7 @@ class Parser {
     }
     f.name = e.items[1].text;
     f.name_span = e.items[1].span;
+    vars_ = {};
     bool ok = true, seen_params = false, seen_returns = false, seen_return = false;
     for (size_t i = 2; i < e.items.size(); ++i) {
       const SExpr& s = e.items[i];
@@ -70,6 +73,8 @@ class Parser {
           if (!s.items[k].is_symbol()) { err(s.items[k], "a shape variable must be a name"); ok = false; continue; }
           f.dims.push_back({s.items[k].text, s.items[k].span});
         }
+      } else if (head_is(s, "dtypes") || head_is(s, "devices")) {
+        ok &= type_vars(s, f, seen_params || seen_returns);
       } else if (head_is(s, "given")) {
         if (s.items.size() < 2) { err(s, "`given` names at least one shape variable of `dims`"); ok = false; }
         for (size_t k = 1; k < s.items.size(); ++k) {
@@ -111,7 +116,7 @@ class Parser {
           if (auto x = expr(s.items[k])) f.results.push_back(std::move(*x));
           else ok = false;
       } else {
-        err(s, "expected one of `dims`, `given`, `where`, `params`, `returns`, `let`, `return` in a function");
+        err(s, "expected one of `dims`, `dtypes`, `devices`, `given`, `where`, `params`, `returns`, `let`, `return` in a function");
         ok = false;
       }
     }
@@ -120,6 +125,53 @@ class Parser {
     if (!seen_return) { err(e, "function `" + f.name + "` does not end with `(return ...)`"); ok = false; }
     if (!ok) return std::nullopt;
     return f;
+  }
+
+  // `(dtypes T (U f32 bf16) ...)` or `(devices Dv ...)` (spec §3.5), before
+  // the types that use them.
+  bool type_vars(const SExpr& s, FuncAst& f, bool after_types) {
+    const bool dt = head_is(s, "dtypes");
+    if (after_types) {
+      err(s, std::string("`") + (dt ? "dtypes" : "devices") + "` comes before `params` and `returns`, whose types use its variables");
+      return false;
+    }
+    bool ok = true;
+    for (size_t k = 1; k < s.items.size(); ++k) {
+      const SExpr& v = s.items[k];
+      const SExpr& name = v.is_list() && !v.items.empty() ? v.items[0] : v;
+      if (!name.is_symbol() || (v.is_list() && (!dt || v.items.size() < 2))) {
+        err(v, dt ? "a dtype variable is a name, or `(NAME DTYPE-OR-CLASS ...)` such as `(T f32 bf16)` or `(T floating)`"
+                  : "a device variable is a name");
+        ok = false;
+        continue;
+      }
+      if (types::parse_dtype_set_word(name.text) || name.text == "host" || name.text == "cuda") {
+        err(name, "`" + name.text + "` names a dtype, a dtype class or a device; a variable needs another name");
+        ok = false;
+        continue;
+      }
+      if (!dt) {
+        f.device_vars.push_back({name.text, name.span});
+        vars_.devices.insert(name.text);
+        continue;
+      }
+      FuncAst::DTypeVarAst d{name.text, types::kAllDTypes, name.span};
+      if (v.is_list()) {
+        d.set = 0;
+        for (size_t j = 1; j < v.items.size(); ++j) {
+          auto w = v.items[j].is_symbol() ? types::parse_dtype_set_word(v.items[j].text) : std::nullopt;
+          if (!w) {
+            err(v.items[j], "expected a dtype (f32 f64 bf16 i32 i64 bool) or a class (floating, integral, numeric, any)");
+            ok = false;
+            continue;
+          }
+          d.set |= *w;
+        }
+      }
+      f.dtype_vars.push_back(d);
+      vars_.dtypes.insert(name.text);
+    }
+    return ok;
   }
 
   // `(grad NAME OF)` or `(grad NAME OF :wrt (P...))` (spec §4.26).
@@ -206,9 +258,10 @@ class Parser {
     }
     return out;
   }
-  std::optional<types::Device> device(const SExpr& s) { return read_device(s, errfn()); }
-  std::optional<types::DType> dtype(const SExpr& s) { return read_dtype(s, errfn()); }
-  std::optional<TypeAst> type(const SExpr& s) { return read_type(s, errfn()); }
+  std::optional<types::Device> device(const SExpr& s) { return read_device(s, errfn(), &vars_); }
+  // A dtype in an operation (cast, const, dim_value): maybe a variable.
+  std::optional<types::DType> dtype(const SExpr& s, ExprAst& x) { return read_dtype_or_var(s, &vars_, x.dtype_var, errfn()); }
+  std::optional<TypeAst> type(const SExpr& s) { return read_type(s, errfn(), &vars_); }
   std::optional<ConstraintAst> constraint(const SExpr& s) { return read_constraint(s, errfn()); }
 
   // Attributes `:name value` at the end of an op form.
@@ -285,7 +338,7 @@ class Parser {
   // `const` and `dim_value`: `(OP VALUE DTYPE)` or `(OP VALUE DTYPE DEVICE)`
   // (n positional items); the device defaults to host in the elaborator.
   bool dtype_and_device(const SExpr& s, size_t n, ExprAst& x) {
-    auto d = dtype(s.items[2]);
+    auto d = dtype(s.items[2], x);
     if (!d) return false;
     x.dtype = d;
     if (n == 3) {
@@ -352,7 +405,7 @@ class Parser {
         break;
       case OpFamily::Cast: {
         if (!arity(2, "(cast X DTYPE)") || !operands(s, 1, 2, x)) return std::nullopt;
-        auto d = dtype(s.items[2]);
+        auto d = dtype(s.items[2], x);
         if (!d || !attrs(s, end, x, {})) return std::nullopt;
         x.dtype = d;
         break;

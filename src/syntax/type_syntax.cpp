@@ -57,29 +57,58 @@ std::optional<DimAst> read_dim(const SExpr& s, const SyntaxErrorFn& err) {
 }
 
 std::optional<types::DType> read_dtype(const SExpr& s, const SyntaxErrorFn& err) {
-  if (s.is_symbol())
+  std::string var;
+  return read_dtype_or_var(s, nullptr, var, err);
+}
+
+std::optional<types::DType> read_dtype_or_var(const SExpr& s, const TypeVarScope* vars, std::string& var, const SyntaxErrorFn& err) {
+  var.clear();
+  if (s.is_symbol()) {
     if (auto d = types::parse_dtype(s.text)) return d;
-  fail(err, s, "expected a dtype: f32, f64, bf16, i32, i64 or bool");
+    if (vars && vars->dtypes.count(s.text)) {
+      var = s.text;
+      return types::DType::Var;
+    }
+  }
+  std::string msg = "expected a dtype: f32, f64, bf16, i32, i64 or bool";
+  if (vars && !vars->dtypes.empty()) {
+    std::string names;
+    for (const auto& n : vars->dtypes) names += (names.empty() ? "" : ", ") + n;
+    msg += ", or a dtype variable of this function (" + names + ")";
+  } else if (vars && s.is_symbol()) {
+    msg += "; a generic function declares its dtype variables with `(dtypes " + s.text + ")`";
+  }
+  fail(err, s, msg);
   return std::nullopt;
 }
 
-std::optional<types::Device> read_device(const SExpr& s, const SyntaxErrorFn& err) {
+std::optional<types::Device> read_device(const SExpr& s, const SyntaxErrorFn& err, const TypeVarScope* vars) {
   if (s.is_symbol("host")) return types::Device::host();
   if (head_is(s, "cuda") && s.items.size() == 2 && s.items[1].kind == SExpr::Kind::Int && s.items[1].int_value >= 0 &&
       s.items[1].int_value < (1 << 16))
     return types::Device::cuda(static_cast<int32_t>(s.items[1].int_value));
-  fail(err, s, "expected a device: `host` or `(cuda N)` with 0 <= N < 65536");
+  if (s.is_symbol() && vars && vars->devices.count(s.text)) return types::Device::variable(s.text);
+  std::string msg = "expected a device: `host` or `(cuda N)` with 0 <= N < 65536";
+  if (vars && !vars->devices.empty()) {
+    std::string names;
+    for (const auto& n : vars->devices) names += (names.empty() ? "" : ", ") + n;
+    msg += ", or a device variable of this function (" + names + ")";
+  } else if (vars && s.is_symbol()) {
+    msg += "; a generic function declares its device variables with `(devices " + s.text + ")`";
+  }
+  fail(err, s, msg);
   return std::nullopt;
 }
 
-std::optional<TypeAst> read_type(const SExpr& s, const SyntaxErrorFn& err) {
+std::optional<TypeAst> read_type(const SExpr& s, const SyntaxErrorFn& err, const TypeVarScope* vars) {
   if (!head_is(s, "tensor") || s.items.size() != 4) {
     fail(err, s, "expected a tensor type `(tensor DTYPE (DIMS...) DEVICE)`");
     return std::nullopt;
   }
   TypeAst t;
   t.span = s.span;
-  auto dt = read_dtype(s.items[1], err);
+  std::string dtype_var;
+  auto dt = read_dtype_or_var(s.items[1], vars, dtype_var, err);
   std::optional<std::vector<DimAst>> ds;
   if (!s.items[2].is_list()) {
     fail(err, s.items[2], "expected a list of dimensions `(D1 D2 ...)`");
@@ -94,9 +123,10 @@ std::optional<TypeAst> read_type(const SExpr& s, const SyntaxErrorFn& err) {
       ds->push_back(std::move(*d));
     }
   }
-  auto dv = read_device(s.items[3], err);
+  auto dv = read_device(s.items[3], err, vars);
   if (!dt || !ds || !dv) return std::nullopt;
   t.dtype = *dt;
+  t.dtype_var = dtype_var;
   t.dims = std::move(*ds);
   t.device = *dv;
   return t;

@@ -9,6 +9,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "syntax/ast.h"
@@ -21,12 +22,23 @@ using SyntaxErrorFn = std::function<void(const std::string& code, Span span, con
 
 /// INT | VAR | (+ d d ...) | (* d d ...) | (- d d) | (floordiv d INT) | (mod d INT). E0003.
 std::optional<DimAst> read_dim(const SExpr& s, const SyntaxErrorFn& err);
+/// The dtype and device variables in scope (a function's `(dtypes ...)` and
+/// `(devices ...)`, spec §3.5): a name in a dtype or device position is one
+/// of these or an error.
+struct TypeVarScope {
+  std::set<std::string> dtypes, devices;
+};
+
 /// f32 f64 bf16 i32 i64 bool. E0003.
 std::optional<types::DType> read_dtype(const SExpr& s, const SyntaxErrorFn& err);
-/// host | (cuda N). E0003.
-std::optional<types::Device> read_device(const SExpr& s, const SyntaxErrorFn& err);
-/// (tensor DTYPE (DIM...) DEVICE). E0003.
-std::optional<TypeAst> read_type(const SExpr& s, const SyntaxErrorFn& err);
+/// A dtype or a dtype variable of `vars` (then DType::Var, and `var` is its
+/// name). E0003.
+std::optional<types::DType> read_dtype_or_var(const SExpr& s, const TypeVarScope* vars, std::string& var, const SyntaxErrorFn& err);
+/// host | (cuda N) | a device variable of `vars`. E0003.
+std::optional<types::Device> read_device(const SExpr& s, const SyntaxErrorFn& err, const TypeVarScope* vars = nullptr);
+/// (tensor DTYPE (DIM...) DEVICE), DTYPE and DEVICE possibly variables of
+/// `vars` (the dtype variable's set is the reader's to fill in). E0003.
+std::optional<TypeAst> read_type(const SExpr& s, const SyntaxErrorFn& err, const TypeVarScope* vars = nullptr);
 /// (= a b) (!= a b) (< a b) (<= a b) (> a b) (>= a b) (divides a b). E0003.
 std::optional<ConstraintAst> read_constraint(const SExpr& s, const SyntaxErrorFn& err);
 

@@ -20,12 +20,13 @@ types::Shape subst(const types::Shape& s, const std::map<std::string, Poly>& sub
 // Appends the body of `f` (already flat) to `out`, its parameters bound to
 // `args`, its shape variables substituted by `sub`; returns its results.
 std::vector<ir::ValueId> splice(const ir::Function& f, const std::vector<ir::ValueId>& args, const std::map<std::string, Poly>& sub,
-                                const std::string& prefix, ir::Function& out) {
+                                const types::TypeBinding& tb, const std::string& prefix, ir::Function& out) {
   std::vector<ir::ValueId> map(f.values.size(), UINT32_MAX);
   for (size_t i = 0; i < f.params.size(); ++i) map[f.params[i]] = args.at(i);
   auto fresh = [&](ir::ValueId v) {
     ir::Value val = f.values[v];
     val.name = prefix + val.name;
+    val.type = types::substitute(val.type, tb);
     val.type.shape = subst(val.type.shape, sub);
     out.values.push_back(std::move(val));
     return map[v] = static_cast<ir::ValueId>(out.values.size() - 1);
@@ -40,6 +41,7 @@ std::vector<ir::ValueId> splice(const ir::Function& f, const std::vector<ir::Val
     nb.attrs.start = nb.attrs.start.subst(sub);
     nb.attrs.size = nb.attrs.size.subst(sub);
     nb.attrs.shape = subst(nb.attrs.shape, sub);
+    ir::substitute_types(nb.attrs, tb);
     out.body.push_back(std::move(nb));
   }
   std::vector<ir::ValueId> rs;
@@ -56,6 +58,8 @@ ir::Function flatten(const ir::Module& m, const ir::Function& f, std::set<std::s
   out.name = f.name;
   out.span = f.span;
   out.dims = f.dims;
+  out.dtype_vars = f.dtype_vars;
+  out.device_vars = f.device_vars;
   out.given = f.given;
   out.where = f.where;
   out.result_types = f.result_types;
@@ -100,7 +104,14 @@ ir::Function flatten(const ir::Module& m, const ir::Function& f, std::set<std::s
     if (solved.failed_step) throw std::logic_error("inlining `" + c->name + "` into `" + f.name + "`: its shape variables cannot be inferred");
     for (const auto& d : c->dims)
       if (!solved.substitution.count(d)) throw std::logic_error("inlining `" + c->name + "`: shape variable `" + d + "` is not bound");
-    std::vector<ir::ValueId> rs = splice(flat, args, solved.substitution, c->name + ".", out);
+    // Its dtype and device variables, as T-Call binds them (spec §3.5).
+    std::vector<types::TensorType> param_types, arg_types;
+    for (size_t i = 0; i < c->params.size(); ++i) {
+      param_types.push_back(c->values[c->params[i]].type);
+      arg_types.push_back(out.values.at(args.at(i)).type);
+    }
+    std::vector<ir::ValueId> rs =
+        splice(flat, args, solved.substitution, types::bind_type_variables(param_types, arg_types), c->name + ".", out);
     for (size_t i = 0; i < b.results.size(); ++i) map[b.results[i]] = rs.at(i);
   }
   for (ir::ValueId r : f.results) {

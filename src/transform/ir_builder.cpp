@@ -23,9 +23,9 @@ ir::ValueId IrBuilder::emit(syntax::OpKind op, std::vector<ir::ValueId> operands
   return r;
 }
 
-ir::ValueId IrBuilder::constant(double v, types::DType dtype, const types::Device& device, syntax::Span span) {
+ir::ValueId IrBuilder::constant(double v, const types::DTypeValue& dtype, const types::Device& device, syntax::Span span) {
   ir::Attrs a;
-  a.dtype = dtype;
+  a.set_dtype(dtype);
   a.device = device;
   a.float_value = v;
   a.is_int = false;
@@ -34,7 +34,7 @@ ir::ValueId IrBuilder::constant(double v, types::DType dtype, const types::Devic
 
 ir::ValueId IrBuilder::fill(double v, const types::TensorType& t, syntax::Span span) {
   ir::Attrs a;
-  a.dtype = t.dtype;
+  a.set_dtype(types::DTypeValue::of(t));
   a.device = t.device;
   a.shape = t.shape;
   a.float_value = v;

@@ -23,7 +23,7 @@ class IrBuilder final : public check::RuleEnv {
   /// rule of `op`; returns the result. `span`: where its error would point.
   ir::ValueId emit(syntax::OpKind op, std::vector<ir::ValueId> operands, ir::Attrs attrs, syntax::Span span);
   /// A rank-0 constant of `dtype` on `device`.
-  ir::ValueId constant(double v, types::DType dtype, const types::Device& device, syntax::Span span);
+  ir::ValueId constant(double v, const types::DTypeValue& dtype, const types::Device& device, syntax::Span span);
   /// `(fill v TYPE)`.
   ir::ValueId fill(double v, const types::TensorType& t, syntax::Span span);
   /// A new value of type `t` named `name` (a parameter, or a result of a

@@ -40,7 +40,7 @@ class ReverseSweep {
     for (ValueId p : wrt) varied[p] = true;
     for (const auto& bd : g_.body) {
       bool any = std::any_of(bd.operands.begin(), bd.operands.end(), [&](ValueId o) { return varied[o]; });
-      for (ValueId r : bd.results) varied[r] = any && types::is_floating(g_.values[r].type.dtype);
+      for (ValueId r : bd.results) varied[r] = any && (g_.values[r].type.possible_dtypes() & ~types::kFloatingDTypes) == 0;
     }
     useful[output] = true;
     for (auto it = g_.body.rbegin(); it != g_.body.rend(); ++it)
@@ -92,7 +92,7 @@ class ReverseSweep {
   ValueId emit(OpKind op, std::vector<ValueId> operands, ir::Attrs a = {}) { return b_.emit(op, std::move(operands), std::move(a), span_); }
   ValueId un(OpKind op, ValueId x) { return emit(op, {x}); }
   ValueId bin(OpKind op, ValueId x, ValueId y) { return emit(op, {x, y}); }
-  ValueId scalar(double v, ValueId like) { return b_.constant(v, type(like).dtype, type(like).device, span_); }
+  ValueId scalar(double v, ValueId like) { return b_.constant(v, types::DTypeValue::of(type(like)), type(like).device, span_); }
   ValueId reshape(ValueId x, const Shape& s) {
     ir::Attrs a;
     a.shape = s;
@@ -148,7 +148,7 @@ class ReverseSweep {
       case OpKind::Abs: {  // sign(x), 0 at 0 as in PyTorch
         ValueId zero = scalar(0, x[0]);
         ir::Attrs c;
-        c.dtype = type(x[0]).dtype;
+        c.set_dtype(types::DTypeValue::of(type(x[0])));
         ValueId pos = emit(OpKind::Cast, {bin(OpKind::Gt, x[0], zero)}, c);
         ValueId neg = emit(OpKind::Cast, {bin(OpKind::Lt, x[0], zero)}, c);
         return bin(OpKind::Mul, g, bin(OpKind::Sub, pos, neg));
@@ -217,7 +217,7 @@ class ReverseSweep {
       }
       case OpKind::Cast: {
         ir::Attrs c;
-        c.dtype = type(x[0]).dtype;
+        c.set_dtype(types::DTypeValue::of(type(x[0])));
         return emit(OpKind::Cast, {g}, c);
       }
       case OpKind::Matmul: {  // dA = g B^T, dB = A^T g, each summed over the batch axes it was broadcast along
@@ -257,7 +257,7 @@ class ReverseSweep {
         if (bd.op == OpKind::ReduceMean) {
           ir::Attrs n;
           n.size = count;
-          n.dtype = xt.dtype;
+          n.set_dtype(types::DTypeValue::of(xt));
           n.device = xt.device;
           gk = bin(OpKind::Div, gk, emit(OpKind::DimValue, {}, n));
         }
@@ -272,7 +272,7 @@ class ReverseSweep {
         ValueId yk = at.keepdims ? y : reshape(y, kept);
         ValueId hit = bin(OpKind::Eq, x[0], yk);
         ir::Attrs c;
-        c.dtype = xt.dtype;
+        c.set_dtype(types::DTypeValue::of(xt));
         ValueId count = reduce_sum(emit(OpKind::Cast, {hit}, c), at.axes, true);
         return emit(OpKind::Select, {hit, bin(OpKind::Div, gk, count), scalar(0, g)});
       }
@@ -298,7 +298,7 @@ class ReverseSweep {
         const TensorType xt = type(x[0]);
         size_t ax = static_cast<size_t>(at.axis);
         ir::Attrs io;
-        io.dtype = type(x[1]).dtype;
+        io.set_dtype(types::DTypeValue::of(type(x[1])));
         io.device = xt.device;
         io.shape = xt.shape;
         io.axis = at.axis;
@@ -371,12 +371,12 @@ class ReverseSweep {
     for (size_t k = 1; k < tt.rank(); ++k) row = row * tt.shape[k];
     ValueId ids = reshape(bd.operands[1], {n, Poly::constant(1)});
     ir::Attrs io;
-    io.dtype = it.dtype;
+    io.set_dtype(types::DTypeValue::of(it));
     io.device = tt.device;
     io.shape = {Poly::constant(1), tt.shape[0]};
     io.axis = 1;
     ir::Attrs c;
-    c.dtype = tt.dtype;
+    c.set_dtype(types::DTypeValue::of(tt));
     ValueId onehot = emit(OpKind::Cast, {bin(OpKind::Eq, ids, emit(OpKind::Iota, {}, io))}, c);  // [N V]
     ValueId rows = reshape(g, {n, row});                                                          // [N prod(d)]
     ValueId d = bin(OpKind::Matmul, transpose(onehot), rows);                                     // [V prod(d)]

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import ROOT, Runner  # noqa: E402
+import shapeml  # noqa: E402
 
 MULTIPLIER, ATOL = 2.0, 1e-7
 EPS = 1e-5  # RMSNorm epsilon, as in the .sml
@@ -119,9 +120,32 @@ def main():
             so = os.path.join(tmp, "block.so")
 
             def aot(a, so=so, B=B, S=S, H=H, Dh=Dh, Fd=Fd):
-                R.sdk.build(src, [f"block:B={B},S={S},D={H * Dh},H={H},Dh={Dh},F={Fd}"], so, name="transformer_block.sml")
+                # The block is generic in its dtype T and device Dv (spec §3.5): an AOT build binds them too.
+                R.sdk.build(src, [f"block:T=f32,Dv=host,B={B},S={S},D={H * Dh},H={H},Dh={Dh},F={Fd}"], so, name="transformer_block.sml")
                 return R.runtime.load(so).call("block", *a)
             gate(f"block AOT {tag}", aot, args, H)
+    # The same source in bf16 on the CPU (T = bf16 from the inputs): within 2x
+    # PyTorch bf16's own error against float64 (plus a bf16 half-ulp at O(1)).
+    for (B, S, H, Dh, Fd), args in cases[:2]:
+        tag = f"B={B},S={S},H={H},Dh={Dh},D={H * Dh},F={Fd}"
+        try:
+            y = R.module(src, "examples/transformer_block.sml").call("block", *[shapeml.bf16(a) for a in args])[0]
+            bf = [torch.from_numpy(np.asarray(a)).to(torch.bfloat16) for a in args]
+            ref = reference(*[torch.from_numpy(np.asarray(a, np.float64)) for a in args], H, None).numpy()
+            base = rmse(reference(*bf, H, None).float().numpy(), ref)
+            err = rmse(np.asarray(y, np.float64), ref)
+            bound = MULTIPLIER * base
+            R.report(f"block JIT bf16 {tag}", err, err <= bound and np.isfinite(y).all(), f"torch_bf16={base:.2e} bound={bound:.2e}")
+        except Exception as ex:  # noqa: BLE001
+            R.report(f"block JIT bf16 {tag}", "-", False, f"{type(ex).__name__}: {ex}".replace("\n", " | ")[:300])
+    # One dtype variable, two dtypes: T is bf16 from x, so the f32 g1 is refused, by name.
+    args = cases[0][1]
+    try:
+        R.module(src, "examples/transformer_block.sml").call("block", shapeml.bf16(args[0]), *args[1:])
+        R.report("block bf16 x with f32 weights is refused", "-", False, "the call succeeded")
+    except Exception as ex:  # noqa: BLE001
+        msg = str(ex)
+        R.report("block bf16 x with f32 weights is refused", "-", "INVALID_ARGUMENT" in msg and "`g1`" in msg and "f32" in msg, msg[:160])
     # The grouped-query variant: Hkv key/value heads, G = H / Hkv.
     for B, S, H, Hkv, Dh, Fd in [(2, 16, 4, 2, 8, 64), (1, 9, 6, 2, 16, 96), (2, 5, 4, 1, 8, 32)]:
         args = make_inputs(rng, B, S, H, Dh, Fd, Hkv)

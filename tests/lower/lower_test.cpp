@@ -66,6 +66,7 @@ size_t width(DType d) {
     case DType::F64: case DType::I64: return 8;
     case DType::BF16: return 2;
     case DType::Bool: return 1;
+    case DType::Var: break;
   }
   return 4;
 }
@@ -96,6 +97,7 @@ void store(void* p, DType dt, int64_t i, double x) {
     case DType::I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(x); break;
     case DType::I64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(x); break;
     case DType::Bool: static_cast<uint8_t*>(p)[i] = x != 0; break;
+    case DType::Var: break;
   }
 }
 
@@ -112,6 +114,7 @@ double load(const void* p, DType dt, int64_t i) {
     case DType::I32: return static_cast<const int32_t*>(p)[i];
     case DType::I64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
     case DType::Bool: return static_cast<const uint8_t*>(p)[i];
+    case DType::Var: break;
   }
   return 0;
 }
@@ -544,6 +547,7 @@ double cast_ref(double x, DType from, DType to) {
     case DType::F32: return static_cast<float>(x);
     case DType::F64: return x;
     case DType::BF16: return to_bf16(static_cast<float>(x));
+    case DType::Var: return x;
     case DType::I32:
     case DType::I64: {
       if (from == DType::I32 || from == DType::I64 || from == DType::Bool) {

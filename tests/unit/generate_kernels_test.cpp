@@ -23,6 +23,7 @@
 #include "lower/gpu/plan_gpu.h"
 #include "plan/plan.h"
 #include "plan/verify.h"
+#include "concrete_block.h"
 
 namespace {
 
@@ -33,12 +34,8 @@ using shapeml::plan::LaunchKind;
 // launches (pattern fusion off), elementwise fusion as `fuse` says, its
 // kernels generated or interpreted as `generate` says.
 GpuPlan block_plan(bool generate, bool fuse = true) {
-  std::ifstream f(std::string(SHAPEML_SOURCE_DIR) + "/examples/transformer_block.sml");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string src = std::regex_replace(ss.str(), std::regex("\\bhost\\b"), "(cuda 0)");
-  auto r = shapeml::driver::check_source("t.sml", src);
-  EXPECT_TRUE(r.ok());
+  auto r = concrete_block("f32");
+  EXPECT_TRUE(r.module);
   shapeml::lower::gpu::PlanOptions o;
   o.fuse_patterns = false;
   o.fuse = fuse;

@@ -17,6 +17,7 @@
 #include "lower/gpu/fuse_elementwise.h"
 #include "lower/gpu/plan_gpu.h"
 #include "plan/verify.h"
+#include "concrete_block.h"
 
 namespace plan = shapeml::plan;
 
@@ -113,20 +114,8 @@ void expect_sound(const GpuPlan& p) {
     }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
-shapeml::check::CheckResult checked(const std::string& src) {
-  auto r = shapeml::driver::check_source("t.sml", src);
-  EXPECT_TRUE(r.ok()) << (r.diags.all().empty() ? "" : r.diags.all()[0].message);
-  return r;
-}
 
-std::string on_device(std::string src) { return std::regex_replace(src, std::regex("\\bhost\\b"), "(cuda 0)"); }
 
 }  // namespace
 
@@ -410,9 +399,8 @@ TEST(GpuFusion, ValidateRejectsMalformedPrograms) {
 // fused launch legal and within the caps, the same outputs, and the option
 // turns it off.
 TEST(GpuFusion, TransformerBlockPlanLosesItsElementwiseLaunches) {
-  std::string src = read_file(std::string(SHAPEML_SOURCE_DIR) + "/examples/transformer_block.sml");
-  ASSERT_FALSE(src.empty());
-  auto r = checked(on_device(src));
+  auto r = concrete_block("f32");
+  ASSERT_TRUE(r.module);
   std::string err;
   std::map<std::string, int64_t> bind{{"B", 4}, {"S", 128}, {"D", 256}, {"H", 4}, {"Dh", 64}, {"F", 704}};
   // The elementwise pass on the planner's own launches (pattern fusion,

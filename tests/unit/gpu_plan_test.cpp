@@ -13,6 +13,7 @@
 #include "plan/verify.h"
 #include "plan/layout.h"
 #include "lower/gpu/split_fp32_matmuls.h"
+#include "concrete_block.h"
 
 namespace plan = shapeml::plan;
 
@@ -248,13 +249,7 @@ TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
 }
 
 TEST(GpuPlan, TheTransformerBlockPlansWithTheNewOperations) {
-  FILE* f = std::fopen(SHAPEML_SOURCE_DIR "/examples/transformer_block.sml", "rb");
-  ASSERT_NE(f, nullptr);
-  std::string src;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) src.append(buf, n);
-  std::fclose(f);
-  auto r = checked(on_gpu(src));
+  auto r = concrete_block("f32");
   std::string err;
   for (const char* entry : {"block", "block_gqa"}) {
     std::map<std::string, int64_t> b = {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}};
@@ -351,29 +346,12 @@ TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
 
 namespace {
 
-std::string read_example(const char* name) {
-  FILE* f = std::fopen((std::string(SHAPEML_SOURCE_DIR "/examples/") + name).c_str(), "rb");
-  EXPECT_NE(f, nullptr) << name;
-  std::string src;
-  if (!f) return src;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) src.append(buf, n);
-  std::fclose(f);
-  return src;
-}
-
 std::map<std::string, int> kernel_counts(const GpuPlan& p) {
   std::map<std::string, int> n;
   for (const auto& l : p.launches) ++n[shapeml::plan::launch_kind_name(l.kind) + (l.op.empty() ? std::string() : " " + l.op)];
   return n;
 }
 
-// The transformer block with every f32 replaced by `dtype`.
-std::string block_in(const std::string& dtype) {
-  std::string src = on_gpu(read_example("transformer_block.sml"));
-  for (size_t at = 0; (at = src.find("f32", at)) != std::string::npos; at += dtype.size()) src.replace(at, 3, dtype);
-  return src;
-}
 
 }  // namespace
 
@@ -386,7 +364,7 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
   // f64 with attention fusion off (bf16 and short f32 sequences fuse it:
   // TheBf16BlockGetsOneAttentionLaunch..., TheF32BlockFusesShortAttention...).
   for (const char* dtype : {"f32", "f64"}) {
-    auto r = checked(block_in(dtype));
+    auto r = concrete_block(dtype);
     std::string err;
     shapeml::lower::gpu::PlanOptions chain;
     chain.fuse_attention = false;
@@ -455,7 +433,7 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
 // attention launch reading q, k and v in place from that GEMM's result and
 // writing the merged heads, wo (+x), RMSNorm, gate, up, silu*mul, down (+h).
 TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace) {
-  auto r = checked(block_in("bf16"));
+  auto r = concrete_block("bf16");
   std::string err;
   const int64_t B = 2, S = 16, D = 32, H = 4, Dh = 8;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", B}, {"S", S}, {"D", D}, {"H", H}, {"Dh", Dh}, {"F", 48}}, err);
@@ -579,7 +557,7 @@ TEST(GpuPatterns, ThePlanFormatChecksAttentionLaunches) {
 }
 
 TEST(GpuPatterns, TheGroupedQueryBlockAndStoryLmKeepTheirFusedLaunches) {
-  auto r = checked(block_in("f32"));
+  auto r = concrete_block("f32");
   std::string err;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "block_gqa",
                                                {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"Hkv", 2}, {"G", 2}, {"F", 48}}, err);
@@ -602,7 +580,7 @@ TEST(GpuPatterns, TheF32BlockFusesShortAttentionAndKeepsTheGemmsForLongOnes) {
   // f32 attention runs on the FP32 cores: fused up to 256 keys, where the
   // unfused chain is bound by its launches; the GEMMs stay beyond (the
   // measurements: docs/design/gpu-attention.md).
-  auto r = checked(block_in("f32"));
+  auto r = concrete_block("f32");
   std::string err;
   for (int64_t S : {128, 256, 257, 512}) {
     auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 2}, {"S", S}, {"D", 64}, {"H", 4}, {"Dh", 16}, {"F", 96}}, err);
@@ -628,7 +606,7 @@ TEST(GpuPatterns, TheTf32BlockFusesAttentionAtEveryLengthOnTensorCores) {
   // keys the launch says op tf32 (attention_tf32.cu); up to 256 it is the
   // FP32-core launch (no op), as in an f32 plan. The small projections stay
   // apart (TF32 GEMMs are not merged: merge_projections.h).
-  auto r = checked(block_in("f32"));
+  auto r = concrete_block("f32");
   std::string err;
   shapeml::lower::gpu::PlanOptions tf32;
   tf32.allow_tf32 = true;
@@ -727,7 +705,7 @@ TEST(GpuPlan, SlotSizesThatOverflowAreRejectedNotWrapped) {
 TEST(GpuPatterns, LargeProjectionWeightsStaySeparateGemmsWithOneGroupedHeadSplit) {
   // 3 x [2048 x 2048] f32 weights are 48 MiB: copying them side by side per
   // call costs more than two GEMM launches save (kMergeWeightBytes).
-  auto r = checked(block_in("f32"));
+  auto r = concrete_block("f32");
   std::string err;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 4}, {"S", 512}, {"D", 2048}, {"H", 16}, {"Dh", 128}, {"F", 5632}}, err);
   ASSERT_TRUE(p) << err;

@@ -385,6 +385,7 @@ void fill_random(shapeml::runtime::Tensor& t, uint64_t seed) {
       case shapeml::types::DType::I32: static_cast<int32_t*>(d)[k] = i(g); break;
       case shapeml::types::DType::I64: static_cast<int64_t*>(d)[k] = i(g); break;
       case shapeml::types::DType::Bool: static_cast<uint8_t*>(d)[k] = static_cast<uint8_t>(g() & 1); break;
+      case shapeml::types::DType::Var: break;  // never a tensor's
       case shapeml::types::DType::BF16: {
         float x = static_cast<float>(u(g));
         uint32_t bits;
@@ -480,7 +481,18 @@ int cmd_run(const CodegenArgs& a) {
       }
       shape.push_back(*x);
     }
-    auto t = rt::Tensor::create(fn->values[fn->params[i]].type.dtype, shape);
+    shapeml::types::DType dt = fn->values[fn->params[i]].type.dtype;
+    if (dt == shapeml::types::DType::Var) {  // a generic entry's dtype variable: from --bind T=...
+      const std::string& var = fn->values[fn->params[i]].type.dtype_var;
+      auto it = bound.find(var);
+      auto d = it == bound.end() ? std::nullopt : shapeml::types::dtype_from_binding(it->second);
+      if (!d) {
+        std::cerr << "shapemlc: --random " << k << ": its dtype is the variable `" << var << "`; give it with --bind " << var << "=f32 (or bf16, ...)\n";
+        return 2;
+      }
+      dt = *d;
+    }
+    auto t = rt::Tensor::create(dt, shape);
     if (!t.ok()) {
       std::cerr << "shapemlc: " << t.status().message() << "\n";
       return 2;

@@ -12,6 +12,7 @@
 // of each operation are scalar_math.h's, the matmul tiling is
 // matmul_strategy.h's, the index-check sites are index_sites.h's.
 #include "lower/cpu/emit_mlir.h"
+#include "transform/specialize_types.h"
 
 #include <cmath>
 #include <cstdio>
@@ -104,6 +105,7 @@ std::string scalar_attr(const Lit& l, DType d) {
     case DType::F32:
     case DType::F64: return float_attr(l.as_double(), d) + " : " + elem_ty(d);
     case DType::BF16: return bf16_bits_attr(static_cast<float>(l.as_double())) + " : i16";
+    case DType::Var: break;  // specialized away before lowering
   }
   return "?";
 }
@@ -658,6 +660,7 @@ class Emitter final : public NameSource {
           case DType::I32: l.is_int = true; l.i = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(*v))); break;
           case DType::I64: l.is_int = true; l.i = *v; break;
           case DType::Bool: fail("internal: dim_value of dtype bool");
+          case DType::Var: fail("internal: a dtype variable reached the CPU back end");
         }
         return Val{"", rt, l};
       }
@@ -1360,6 +1363,7 @@ int64_t ConcreteTensor::byte_size() const {
     case DType::F64: case DType::I64: w = 8; break;
     case DType::BF16: w = 2; break;
     case DType::Bool: w = 1; break;
+    case DType::Var: break;
   }
   return num_elements() * w;
 }
@@ -1396,8 +1400,17 @@ bool specialize_signature(const ir::Module& m, const std::string& entry, const s
 std::string emit_mlir(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings, const EmitOptions& opts,
                       std::string* error) {
   try {
-    Emitter e(m, opts);
-    return e.run(entry, bindings);
+    // A generic entry (spec §3.5): the module at its dtype/device values.
+    std::map<std::string, int64_t> shape_bindings = bindings;
+    std::optional<ir::Module> storage;
+    std::string serr;
+    const ir::Module* mm = transform::specialize_for_binding(m, entry, shape_bindings, storage, serr);
+    if (!mm) {
+      if (error) *error = serr;
+      return "";
+    }
+    Emitter e(*mm, opts);
+    return e.run(entry, shape_bindings);
   } catch (const EmitError& ex) {
     if (error) *error = ex.what();
   } catch (const types::DimOverflow& ex) {

@@ -5,6 +5,7 @@
 #include "lower/gpu/fuse_patterns.h"
 #include "lower/gpu/merge_projections.h"
 #include "lower/gpu/split_fp32_matmuls.h"
+#include "transform/specialize_types.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +33,7 @@ struct PlanError : std::runtime_error {
 
 plan::GpuDType gpu_dtype(types::DType d) { return static_cast<plan::GpuDType>(static_cast<int32_t>(d)); }
 
-bool on_device(const types::TensorType& t) { return t.device.kind != types::Device::Kind::Host; }
+bool on_device(const types::TensorType& t) { return t.device.kind == types::Device::Kind::Cuda; }
 
 using plan::gpu_dtype_is_float;
 
@@ -611,6 +612,19 @@ class Planner {
 
 }  // namespace
 
+bool is_device_entry(const ir::Function& f, const std::map<std::string, int64_t>& bindings) {
+  if (f.device_vars.empty()) return is_device_function(f);
+  types::TypeBinding b;
+  for (const auto& v : f.device_vars)
+    if (auto it = bindings.find(v); it != bindings.end())
+      if (auto d = types::device_from_binding(it->second)) b.devices[v] = *d;
+  for (const auto& v : f.values)
+    if (on_device(types::substitute(v.type, b))) return true;
+  for (const auto& t : f.result_types)
+    if (on_device(types::substitute(t, b))) return true;
+  return false;
+}
+
 bool is_device_function(const ir::Function& f) {
   for (const auto& v : f.values)
     if (on_device(v.type)) return true;
@@ -622,13 +636,18 @@ bool is_device_function(const ir::Function& f) {
 
 std::optional<plan::GpuPlan> plan_function(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                           std::string& error, const PlanOptions& options) {
-  const ir::Function* f = m.find(entry);
-  if (!f) {
+  if (!m.find(entry)) {
     error = "no function `" + entry + "`";
     return std::nullopt;
   }
+  // A generic entry (spec §3.5): the module at its dtype/device values.
+  std::map<std::string, int64_t> shape_bindings = bindings;
+  std::optional<ir::Module> storage;
+  const ir::Module* mm = transform::specialize_for_binding(m, entry, shape_bindings, storage, error);
+  if (!mm) return std::nullopt;
+  const ir::Function* f = mm->find(entry);
   try {
-    plan::GpuPlan p = Planner(m, options).run(*f, bindings);
+    plan::GpuPlan p = Planner(*mm, options).run(*f, shape_bindings);
     if (options.fuse) {
       plan::GpuPlan fused = fuse_elementwise(p);
       // Every plan pass ends with the plan verifier (as check/verify.cpp

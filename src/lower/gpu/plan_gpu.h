@@ -28,6 +28,9 @@ namespace shapeml::lower::gpu {
 /// inlined, so a host function that calls a device function is not one: it
 /// fails in the CPU back end, which names the device value.)
 bool is_device_function(const ir::Function& f);
+/// Whether entry `f` runs on a device at `bindings`: as is_device_function,
+/// with a generic entry's device variables at their bound values (spec §3.5).
+bool is_device_entry(const ir::Function& f, const std::map<std::string, int64_t>& bindings);
 
 /// Choices a user makes for the GPU code (compile options).
 struct PlanOptions {
