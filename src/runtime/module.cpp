@@ -43,7 +43,7 @@ Result<std::shared_ptr<Module>> Module::create(const std::string& manifest_text,
           return invalid_argument(origin + ": the manifest names symbol `" + s.symbol + "` for entry `" + e.name + "` (" +
                                   binding_str(e, s.bind) + "), but the module does not export it");
         auto slot = std::make_shared<Slot>();
-        if (e.device) {
+        if (s.gpu_plan) {  // (a generic entry's specializations say it each: its device is the binding's)
           slot->symbol = s.symbol;  // a plan getter, not code
         } else {
           slot->fn = reinterpret_cast<common::CompiledEntryFn>(fn);

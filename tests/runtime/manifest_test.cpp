@@ -233,3 +233,69 @@ TEST(Manifest, ModuleId) {
   expect_error("(module-id)", "expected (module-id ID)");
   expect_error("(module-id a b)", "expected (module-id ID)");
 }
+
+// A generic entry (spec §3.5): its dtype and device variables, the types that
+// name them, specializations that bind them by name; an instance per binding
+// with the types substituted, host or device as the bound device says, and
+// only the specializations of that binding.
+TEST(Manifest, GenericEntriesAndTheirInstances) {
+  auto r = parse(R"((entry norm (dtypes (T f32 bf16)) (devices Dv) (dims N)
+    (params (x (tensor T (N) Dv)) (i (tensor i64 (N) Dv))) (returns (tensor T (N) Dv))
+    (specialization (bind (T bf16) (Dv cuda0) (N 4)) (symbol p0) (kind gpu-plan))
+    (specialization (bind (T f32) (Dv host) (N 4)) (symbol c0))))");
+  ASSERT_TRUE(r.ok()) << r.status().str();
+  const EntrySig& e = r->entries.at(0);
+  EXPECT_TRUE(e.generic());
+  EXPECT_FALSE(e.device);
+  EXPECT_EQ(e.params[0].type.str(), "(tensor T (N) Dv)");
+  ASSERT_EQ(e.specializations.size(), 2u);
+  EXPECT_EQ(binding_str(e, e.specializations[0].bind), "T=bf16 Dv=cuda0 N=4");
+
+  using shapeml::types::DType;
+  using shapeml::types::Device;
+  auto tb = bind_type_variables(
+      e, 2, [](size_t i) { return i == 0 ? DType::BF16 : DType::I64; }, [](size_t) { return Device::cuda(0); });
+  ASSERT_TRUE(tb.ok()) << tb.status().str();
+  auto gpu = instantiate_entry(e, *tb);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().str();
+  EXPECT_FALSE(gpu->generic());
+  EXPECT_TRUE(gpu->device);
+  EXPECT_EQ(gpu->params[0].type.str(), "(tensor bf16 (N) (cuda 0))");
+  EXPECT_EQ(gpu->params[1].type.str(), "(tensor i64 (N) (cuda 0))");
+  ASSERT_EQ(gpu->specializations.size(), 1u);
+  EXPECT_EQ(gpu->specializations[0].symbol, "p0");
+  // Its bindings carry the dtype and device values; check_binding wants them.
+  Binding full = gpu->type_bind;
+  full["N"] = 4;
+  EXPECT_TRUE(check_binding(*gpu, full).ok());
+  full.erase("T");
+  EXPECT_FALSE(check_binding(*gpu, full).ok());
+
+  auto host = instantiate_entry(e, *bind_type_variables(
+                                       e, 2, [](size_t i) { return i == 0 ? DType::F32 : DType::I64; }, [](size_t) { return Device::host(); }));
+  ASSERT_TRUE(host.ok());
+  EXPECT_FALSE(host->device);
+  ASSERT_EQ(host->specializations.size(), 1u);
+  EXPECT_EQ(host->specializations[0].symbol, "c0");
+
+  // f64 is not among T's dtypes: refused, naming the input and the set.
+  auto bad = bind_type_variables(
+      e, 2, [](size_t i) { return i == 0 ? DType::F64 : DType::I64; }, [](size_t) { return Device::host(); });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("input 0 (`x`) has dtype f64, which dtype variable T"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("(f32 bf16)"), std::string::npos) << bad.status().message();
+}
+
+TEST(Manifest, GenericEntryErrors) {
+  expect_error("(entry f (dtypes (T f32)) (dims N) (params (x (tensor U (N) host))) (returns (tensor T (N) host)))", "expected a dtype");
+  expect_error("(entry f (dtypes (T f32)) (dims N) (params (x (tensor f32 (N) host))) (returns (tensor T (N) host)))",
+               "dtype variable `T` of entry `f` is the dtype of no parameter");
+  expect_error("(entry f (dtypes (T f32)) (dims N) (params (x (tensor T (N) host))) (returns (tensor T (N) host))"
+               " (specialization (bind (T bf16) (N 2)) (symbol s)))",
+               "`bf16` is not a value of `T`");
+  expect_error("(entry f (dtypes (T f32)) (dims N) (params (x (tensor T (N) host))) (returns (tensor T (N) host))"
+               " (specialization (bind (N 2)) (symbol s)))",
+               "does not bind dtype variable `T`");
+  expect_error("(entry f (dims N) (params (x (tensor f32 (N) host))) (dtypes (T f32)) (returns (tensor f32 (N) host)))",
+               "must come before the entry's params");
+}
