@@ -32,7 +32,8 @@ def aot_module(build, prompt_len, t_max=S.T_MAX):
     lib = S.library(build)
     with open(S.SOURCE, encoding="utf-8") as f:
         src = f.read()
-    dims = f"V={S.V},D={S.D},H={S.H},Dh={S.DH},F={S.F}"
+    # The program is generic in its dtype Ty and device Dv (spec §3.5): an AOT build binds them.
+    dims = f"Ty=f32,Dv=host,V={S.V},D={S.D},H={S.H},Dh={S.DH},F={S.F}"
     out = os.path.join(tempfile.mkdtemp(prefix="storylm0-"), "storylm0.so")
     lib.build(src, [f"prefill:T={prompt_len},{dims}", f"decode:Tm={t_max},{dims}"], out, name="storylm0.sml",
               target=S.shapeml.TARGET_X86_64)
