@@ -336,16 +336,15 @@ class Elaborator final : public RuleEnv {
     // Every dtype and device variable must be some parameter's (spec §3.5):
     // a call, and the host at an entry point, read it from the arguments.
     if (fn.params.size() == f.params.size()) {
-      auto undetermined = [&](const std::string& v, Span at, const char* kind) {
+      auto undetermined = [&](const std::string& v, Span at, const std::string& kind) {
         for (ir::ValueId p : fn.params) {
           const TensorType& t = fn.values[p].type;
           if ((t.dtype == types::DType::Var && t.dtype_var == v) || (t.device.is_var() && t.device.var == v)) return;
         }
-        auto& d = res_.diags.report("E0308", at, std::string(kind) + " variable `" + v + "` of `" + f.name + "` is not the " +
-                                                     (kind[1] == 't' ? "dtype" : "device") + " of any parameter");
+        auto& d = res_.diags.report("E0308", at, kind + " variable `" + v + "` of `" + f.name + "` is not the " + kind + " of any parameter");
         d.notes.push_back("a call binds it from its arguments, as the host does at an entry point; a variable that no parameter type names "
                           "could not be bound");
-        d.notes.push_back("help: use `" + v + "` in a parameter's type, or replace it by a concrete " + (kind[1] == 't' ? "dtype" : "device"));
+        d.notes.push_back("help: use `" + v + "` in a parameter's type, or replace it by a concrete " + kind);
       };
       for (const auto& d : f.dtype_vars)
         if (dtype_sets_.count(d.name)) undetermined(d.name, d.span, "dtype");
