@@ -689,7 +689,7 @@ class TT:
         return len(self.dims)
 
     def text(self):
-        return '(tensor %s (%s) %s)' % (self.dtype, ' '.join(dtext(d) for d in self.dims), self.dev)
+        return '(tensor %s (%s) %s)' % (dtype_text(self.dtype), ' '.join(dtext(d) for d in self.dims), device_text(self.dev))
 
     def __repr__(self):
         return self.text()
@@ -754,6 +754,23 @@ class Program:
         self.header = []
 
 
+# print_program(prog, device_var='Dv') writes every function with a host
+# parameter generic in its device (spec §3.5): `(devices Dv)`, and Dv where
+# it says host; float_var='Tf' every function with a floating parameter
+# generic in its floating dtype: `(dtypes (Tf floating))`, and Tf for each
+# of f32, f64 and bf16. The variables of the function being printed, or None.
+_DEVICE_VAR = None
+_FLOAT_VAR = None
+
+
+def device_text(dev):
+    return _DEVICE_VAR if dev == 'host' and _DEVICE_VAR else dev
+
+
+def dtype_text(dt):
+    return _FLOAT_VAR if dt in FLOAT and _FLOAT_VAR else dt
+
+
 def etext(x):
     if isinstance(x, Ref):
         return x.name
@@ -764,9 +781,9 @@ def etext(x):
     n, a = x.name, x.a
     args = ' '.join(etext(y) for y in x.args)
     if n == 'cast':
-        return '(cast %s %s)' % (args, a['dtype'])
+        return '(cast %s %s)' % (args, dtype_text(a['dtype']))
     if n == 'const':
-        return '(const %s %s%s)' % (a['num'], a['dtype'], ' ' + a['device'] if a.get('device') else '')
+        return '(const %s %s%s)' % (a['num'], dtype_text(a['dtype']), ' ' + device_text(a['device']) if a.get('device') else '')
     if n == 'fill':
         if a.get('type') is None:  # checking mode: takes the ascribed type
             return '(fill %s)' % a['num']
@@ -799,7 +816,7 @@ def etext(x):
     if n == 'top_k':
         return '(top_k %s :k %d :axis %d)' % (args, a['k'], a['axis'])
     if n == 'dim_value':
-        return '(dim_value %s %s%s)' % (dtext(a['dim']), a['dtype'], ' ' + a['device'] if a.get('device') else '')
+        return '(dim_value %s %s%s)' % (dtext(a['dim']), dtype_text(a['dtype']), ' ' + device_text(a['device']) if a.get('device') else '')
     if n in REDUCE:
         s = '(%s %s' % (n, args)
         if a.get('axes') is not None:
@@ -818,8 +835,12 @@ def let_text(l):
     return '(let %s%s %s)' % (head, asc, etext(l.expr))
 
 
-def print_program(prog):
-    """Source text and, per function, the line of each construct."""
+def print_program(prog, device_var=None, float_var=None):
+    """Source text and, per function, the line of each construct.
+    `device_var`, `float_var`: functions with a host (floating) parameter
+    become generic in their device (floating dtype), under that name (spec
+    §3.5)."""
+    global _DEVICE_VAR, _FLOAT_VAR
     out = []
 
     def emit(s):
@@ -832,6 +853,12 @@ def print_program(prog):
     layout = []
     for fi, f in enumerate(prog.funcs):
         lay = {'first': emit('  (func %s' % f.name)}
+        _DEVICE_VAR = device_var if device_var and any(t.dev == 'host' for _, t in f.params) else None
+        _FLOAT_VAR = float_var if float_var and any(t.dtype in FLOAT for _, t in f.params) else None
+        if _FLOAT_VAR:
+            emit('    (dtypes (%s floating))' % _FLOAT_VAR)
+        if _DEVICE_VAR:
+            emit('    (devices %s)' % _DEVICE_VAR)
         emit('    (dims %s)' % ' '.join(f.dims))
         if f.where:
             lay['where'] = emit('    (where %s)' % ' '.join(ctext(c) for c in f.where))
@@ -848,6 +875,7 @@ def print_program(prog):
         lay['ret'] = emit('    (return %s)%s' % (' '.join(f.results), close))
         lay['last'] = lay['ret']
         layout.append(lay)
+    _DEVICE_VAR = _FLOAT_VAR = None
     return '\n'.join(out) + '\n', layout
 
 

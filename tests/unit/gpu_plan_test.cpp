@@ -199,10 +199,6 @@ void expect_no_live_overlap(const GpuPlan& p) {
     }
 }
 
-std::string on_gpu(std::string src) {
-  for (size_t at = 0; (at = src.find(" host)", at)) != std::string::npos;) src.replace(at, 6, " (cuda 0))");
-  return src;
-}
 
 }  // namespace
 
@@ -210,11 +206,11 @@ TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
   // (matmul q (transpose k)): cuBLASLt reads k transposed, no transpose
   // launch; (add h (matmul a w)) with h of the product's shape: C = h,
   // beta = 1; the reshaped result is written straight into the output.
-  auto r = checked(on_gpu(
-      "(module m (func f (dims M K N) (params (q (tensor f32 (2 M K) host)) (k (tensor f32 (2 N K) host)) (h (tensor f32 (2 M N) host))"
-      "  (w (tensor f32 (N N) host)))"
-      " (returns (tensor f32 ((* 2 M) N) host))"
-      " (let s (matmul q (transpose k))) (let y (add h (matmul s w))) (return (reshape y ((* 2 M) N)))))"));
+  auto r = checked(
+      "(module m (func f (dims M K N) (params (q (tensor f32 (2 M K) (cuda 0))) (k (tensor f32 (2 N K) (cuda 0))) (h (tensor f32 (2 M N) (cuda 0)))"
+      "  (w (tensor f32 (N N) (cuda 0))))"
+      " (returns (tensor f32 ((* 2 M) N) (cuda 0)))"
+      " (let s (matmul q (transpose k))) (let y (add h (matmul s w))) (return (reshape y ((* 2 M) N)))))");
   std::string err;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 3}, {"K", 4}, {"N", 5}}, err);
   ASSERT_TRUE(p) << err;
@@ -231,10 +227,10 @@ TEST(GpuPlan, TransposedOperandsAndResidualAddsFoldIntoTheGemm) {
   EXPECT_EQ(p->slots[res.outputs[0]].kind, GpuSlot::Kind::Output);  // the view's root is the output buffer
   EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   // Not folded: a transpose read twice, an integer matmul, an addend that broadcasts.
-  auto r2 = checked(on_gpu(
-      "(module m (func f (dims M K) (params (a (tensor f32 (M K) host)) (b (tensor i32 (M K) host)) (c (tensor f32 (M 1) host)))"
-      " (returns (tensor f32 (M M) host) (tensor f32 (K M) host) (tensor i32 (M M) host))"
-      " (let t (transpose a)) (return (add c (matmul a t)) t (matmul b (transpose b)))))"));
+  auto r2 = checked(
+      "(module m (func f (dims M K) (params (a (tensor f32 (M K) (cuda 0))) (b (tensor i32 (M K) (cuda 0))) (c (tensor f32 (M 1) (cuda 0))))"
+      " (returns (tensor f32 (M M) (cuda 0)) (tensor f32 (K M) (cuda 0)) (tensor i32 (M M) (cuda 0)))"
+      " (let t (transpose a)) (return (add c (matmul a t)) t (matmul b (transpose b)))))");
   auto p2 = shapeml::lower::gpu::plan_function(*r2.module, "f", {{"M", 3}, {"K", 4}}, err);
   ASSERT_TRUE(p2) << err;
   int transposes = 0;
@@ -287,11 +283,11 @@ TEST(GpuPlan, TheTransformerBlockPlansWithTheNewOperations) {
 }
 
 TEST(GpuPlan, IndexOperationsGetABoundsCheckRecordAndNoGraph) {
-  auto r = checked(on_gpu(
-      "(module m (func f (dims V D B T) (params (e (tensor f32 (V D) host)) (ids (tensor i64 (B T) host))"
-      "  (logits (tensor f32 (B T V) host)))"
-      " (returns (tensor f32 (B T D) host) (tensor f32 (B T) host))"
-      " (return (gather e ids) (take_along_axis (log_softmax logits) ids))))"));
+  auto r = checked(
+      "(module m (func f (dims V D B T) (params (e (tensor f32 (V D) (cuda 0))) (ids (tensor i64 (B T) (cuda 0)))"
+      "  (logits (tensor f32 (B T V) (cuda 0))))"
+      " (returns (tensor f32 (B T D) (cuda 0)) (tensor f32 (B T) (cuda 0)))"
+      " (return (gather e ids) (take_along_axis (log_softmax logits) ids))))");
   std::string err;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"V", 10}, {"D", 4}, {"B", 2}, {"T", 3}}, err);
   ASSERT_TRUE(p) << err;
@@ -320,11 +316,11 @@ TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
   // plan time (1/sqrt(16) = 0.25) and becomes the GEMM's alpha; no launch is
   // left for the fill, the rsqrt or the mul. Not when the product is read
   // elsewhere, or the scale is a tensor.
-  auto r = checked(on_gpu(
-      "(module m (func f (dims M K N) (params (a (tensor f32 (M K) host)) (b (tensor f32 (K N) host)) (t (tensor f32 (N) host)))"
-      " (returns (tensor f32 (M N) host) (tensor f32 (M N) host) (tensor f32 (M N) host))"
+  auto r = checked(
+      "(module m (func f (dims M K N) (params (a (tensor f32 (M K) (cuda 0))) (b (tensor f32 (K N) (cuda 0))) (t (tensor f32 (N) (cuda 0))))"
+      " (returns (tensor f32 (M N) (cuda 0)) (tensor f32 (M N) (cuda 0)) (tensor f32 (M N) (cuda 0)))"
       " (let p (matmul a b)) (let q (matmul a b))"
-      " (return (mul p (rsqrt (dim_value K f32 host))) (mul q t) (add (mul (matmul a b) 2.0) (matmul a b)))))"));
+      " (return (mul p (rsqrt (dim_value K f32 (cuda 0)))) (mul q t) (add (mul (matmul a b) 2.0) (matmul a b)))))");
   std::string err;
   auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 3}, {"K", 16}, {"N", 5}}, err);
   ASSERT_TRUE(p) << err;
@@ -509,21 +505,21 @@ TEST(GpuPatterns, AttentionStaysUnfusedWhereTheChainIsReadElsewhere) {
   // The probabilities are also a result; the value head dimension differs.
   // A plain (unmasked) attention over [N S Dh] fuses, as rank 3, in bf16 and
   // in f32 (10 keys: short enough for the f32 kernel); f64 never fuses.
-  auto src = [](const char* dt) {
-    return on_gpu(std::string("(module m (func f (dims N S Dh E)") +
-                  " (params (q (tensor DT (N S Dh) host)) (k (tensor DT (N S Dh) host)) (v (tensor DT (N S Dh) host)) (w (tensor DT (N S E) host)))"
-                  " (returns (tensor DT (N S Dh) host) (tensor DT (N S S) host) (tensor DT (N S E) host) (tensor DT (N S Dh) host))"
+  auto src = [] {
+    return std::string("(module m (func f (dtypes (DT floating)) (dims N S Dh E)") +
+                  " (params (q (tensor DT (N S Dh) (cuda 0))) (k (tensor DT (N S Dh) (cuda 0))) (v (tensor DT (N S Dh) (cuda 0))) (w (tensor DT (N S E) (cuda 0))))"
+                  " (returns (tensor DT (N S Dh) (cuda 0)) (tensor DT (N S S) (cuda 0)) (tensor DT (N S E) (cuda 0)) (tensor DT (N S Dh) (cuda 0)))"
                   " (let p (softmax (matmul q (transpose k)) :axis -1))"
                   " (let p2 (softmax (matmul q (transpose k)) :axis -1))"
                   " (let p3 (softmax (mul (matmul q (transpose k)) 0.5) :axis -1))"
-                  " (return (matmul p v) p (matmul p2 w) (matmul p3 v))))");
+                  " (return (matmul p v) p (matmul p2 w) (matmul p3 v))))";
   };
   for (const char* dt : {"bf16", "f32", "f64"}) {
-    std::string s = src(dt);
-    for (size_t at = 0; (at = s.find("DT", at)) != std::string::npos;) s.replace(at, 2, dt);
-    auto r = checked(s);
+    auto r = checked(src());
     std::string err;
-    auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"N", 3}, {"S", 10}, {"Dh", 8}, {"E", 16}}, err);
+    // One generic source (spec §3.5), planned at each dtype.
+    const int64_t at = shapeml::types::dtype_binding_value(*shapeml::types::parse_dtype(dt));
+    auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"DT", at}, {"N", 3}, {"S", 10}, {"Dh", 8}, {"E", 16}}, err);
     ASSERT_TRUE(p) << err;
     auto n = kernel_counts(*p);
     EXPECT_EQ(n["attention"], std::string(dt) == "f64" ? 0 : 1) << dt << "\n" << p->to_text();
@@ -643,18 +639,18 @@ TEST(GpuPatterns, GroupsWhoseIntermediatesAreReadElsewhereOrWhoseShapeDiffersSta
   // An RMSNorm whose statistics are also a result; a mask keeping the upper
   // triangle (j >= i: not causal); a softmax over the first axis; a silu
   // read twice. None fuses; a strict causal mask (i > j) fuses with offset -1.
-  auto r = checked(on_gpu(
-      "(module m (func f (dims N D) (params (x (tensor f32 (N D) host)) (g (tensor f32 (D) host)) (s (tensor f32 (N N) host)))"
-      " (returns (tensor f32 (N D) host) (tensor f32 (N 1) host) (tensor f32 (N N) host) (tensor f32 (N N) host) (tensor f32 (N D) host)"
-      "  (tensor f32 (N N) host))"
+  auto r = checked(
+      "(module m (func f (dims N D) (params (x (tensor f32 (N D) (cuda 0))) (g (tensor f32 (D) (cuda 0))) (s (tensor f32 (N N) (cuda 0))))"
+      " (returns (tensor f32 (N D) (cuda 0)) (tensor f32 (N 1) (cuda 0)) (tensor f32 (N N) (cuda 0)) (tensor f32 (N N) (cuda 0)) (tensor f32 (N D) (cuda 0))"
+      "  (tensor f32 (N N) (cuda 0)))"
       " (let ms (reduce_mean (mul x x) :axes (-1) :keepdims true))"
       " (let y (mul (mul x (rsqrt (add ms 1e-5))) g))"
-      " (let i (iota (tensor i32 (N N) host) :axis 0)) (let j (iota (tensor i32 (N N) host) :axis 1))"
+      " (let i (iota (tensor i32 (N N) (cuda 0)) :axis 0)) (let j (iota (tensor i32 (N N) (cuda 0)) :axis 1))"
       " (let upper (softmax (select (le i j) s -inf) :axis -1))"
       " (let first (softmax (select (ge i j) s -inf) :axis 0))"
       " (let a (silu x))"
       " (let strict (softmax (select (gt i j) s -inf) :axis -1))"
-      " (return y ms upper first (add (mul a x) a) strict)))"));
+      " (return y ms upper first (add (mul a x) a) strict)))");
   std::string err;
   shapeml::lower::gpu::PlanOptions no_elementwise;
   no_elementwise.fuse = false;  // what the patterns leave, as the planner's own launches
@@ -819,10 +815,10 @@ TEST(GpuPlan3xTf32, SmallMatmulsTheDefaultAndTf32PlansAreLeftAlone) {
 }
 
 TEST(GpuPlan3xTf32, AnActivationReadByTwoGemmsIsSplitOnceAndTransposedWeightsAlongTheirLastAxis) {
-  auto r = checked(on_gpu(
-      "(module m (func f (dims M K N) (params (x (tensor f32 (M K) host)) (wq (tensor f32 (K N) host)) (wk (tensor f32 (N K) host)))"
-      " (returns (tensor f32 (M N) host))"
-      " (return (add (matmul x wq) (matmul x (transpose wk))))))"));
+  auto r = checked(
+      "(module m (func f (dims M K N) (params (x (tensor f32 (M K) (cuda 0))) (wq (tensor f32 (K N) (cuda 0))) (wk (tensor f32 (N K) (cuda 0))))"
+      " (returns (tensor f32 (M N) (cuda 0)))"
+      " (return (add (matmul x wq) (matmul x (transpose wk))))))");
   std::string err;
   auto o = three_x_tf32();
   o.split_min_flops = 1;
