@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity.
+From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity Generic.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -209,3 +209,10 @@ Print Assumptions ShapeML.Necessity.tabulate_opt_none.
 Print Assumptions ShapeML.Necessity.in_bounds_z_mid.
 Print Assumptions ShapeML.Necessity.in_bounds_zeros.
 Print Assumptions ShapeML.Necessity.slice_obligation_needed.
+
+(* Generic.v *)
+Print Assumptions ShapeML.Generic.lookup_inst.
+Print Assumptions ShapeML.Generic.inst_in_may.
+Print Assumptions ShapeML.Generic.forallb_inst.
+Print Assumptions ShapeML.Generic.gsynth_instances.
+Print Assumptions ShapeML.Generic.class_needs_every_member.
