@@ -1341,6 +1341,41 @@ SHAPEML_API shapeml_status* shapeml_unstable_context_default_stream(shapeml_cont
  */
 SHAPEML_API shapeml_status* shapeml_unstable_stream_wait_tensor(void* stream, const shapeml_tensor* tensor);
 
+/* -- Generic entries (0.4, unstable: spec §3.5, docs/design/generic-types.md) -- */
+
+/** One dtype or device variable of a generic entry, filled by
+ *  shapeml_unstable_entry_get_type_variable(). `name` is borrowed from the module. */
+typedef struct shapeml_unstable_type_variable {
+  size_t struct_size; /**< Set by the caller: sizeof(shapeml_unstable_type_variable). */
+  const char* name;   /**< As declared, e.g. "T" or "Dv". */
+  int32_t is_device;  /**< 1 for a device variable, 0 for a dtype variable. */
+  uint32_t dtypes;    /**< A dtype variable's dtypes: bit (1u << SHAPEML_DTYPE_x) for each it ranges over; 0 for a device variable. */
+} shapeml_unstable_type_variable;
+
+/** Initializer for shapeml_unstable_type_variable. */
+#define SHAPEML_UNSTABLE_TYPE_VARIABLE_INIT {sizeof(shapeml_unstable_type_variable), NULL, 0, 0}
+
+/** A dtype variable's value `dtype` (a SHAPEML_DTYPE_*) among shapeml_entry_specialize()'s
+ *  `values`, beside the shape variables' (which are >= 1, so neither is taken for the other).
+ *  A call binds dtype and device variables from its inputs and needs none of these. */
+#define SHAPEML_UNSTABLE_BIND_DTYPE(dtype) ((int64_t)-16 - (int64_t)(dtype))
+/** A device variable's value: the host (see SHAPEML_UNSTABLE_BIND_DTYPE). */
+#define SHAPEML_UNSTABLE_BIND_HOST ((int64_t)-1000)
+/** A device variable's value: CUDA device `n` (see SHAPEML_UNSTABLE_BIND_DTYPE). */
+#define SHAPEML_UNSTABLE_BIND_CUDA(n) ((int64_t)-1001 - (int64_t)(n))
+
+/** @return how many dtype and device variables `entry` has (0 for an entry
+ *  that is not generic, or NULL): its dtype variables in declaration order,
+ *  then its device variables. */
+SHAPEML_API size_t shapeml_unstable_entry_type_variable_count(const shapeml_entry* entry);
+
+/** Fills `*out` (caller sets struct_size) with variable `index`, 0 ..
+ *  shapeml_unstable_entry_type_variable_count() - 1.
+ *  @return NULL on success; INVALID_ARGUMENT for NULL arguments, an index
+ *          out of range or a bad `struct_size`. */
+SHAPEML_API shapeml_status* shapeml_unstable_entry_get_type_variable(const shapeml_entry* entry, size_t index,
+                                                                    shapeml_unstable_type_variable* out);
+
 /* -- Threads (0.4, unstable: docs/design/cpu-threads.md) -- */
 
 /** Iterations [begin, end) of one parallel loop of generated code. */

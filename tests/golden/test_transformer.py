@@ -138,6 +138,10 @@ def main():
             R.report(f"block JIT bf16 {tag}", err, err <= bound and np.isfinite(y).all(), f"torch_bf16={base:.2e} bound={bound:.2e}")
         except Exception as ex:  # noqa: BLE001
             R.report(f"block JIT bf16 {tag}", "-", False, f"{type(ex).__name__}: {ex}".replace("\n", " | ")[:300])
+    # The entry's variables as the C ABI reports them (spec §3.5).
+    e = R.module(src, "examples/transformer_block.sml").entry("block")
+    R.report("block introspection names T and Dv", "-", e.dtype_variables == {"T": ["f32", "f64", "bf16"]} and e.device_variables == ["Dv"]
+             and e.params[0].type == "(tensor T (B S D) Dv)", f"{e.dtype_variables} {e.device_variables} {e.params[0].type}")
     # One dtype variable, two dtypes: T is bf16 from x, so the f32 g1 is refused, by name.
     args = cases[0][1]
     try:

@@ -708,6 +708,10 @@ class _DimInfo(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("kind", C.c_int32), ("value", C.c_int64), ("variable", C.c_char_p), ("text", C.c_char_p)]
 
 
+class _TypeVariable(C.Structure):  # shapeml_unstable_type_variable
+    _fields_ = [("struct_size", C.c_size_t), ("name", C.c_char_p), ("is_device", C.c_int32), ("dtypes", C.c_uint32)]
+
+
 def _s(b):
     return b.decode() if b is not None else ""
 
@@ -790,6 +794,22 @@ class Entry:
             L.shapeml_entry_shape_variable_is_given.restype = C.c_int32
             L.shapeml_entry_shape_variable_is_given.argtypes = [vp, sz]
             self.given_shape_variables = [v for i, v in enumerate(self.shape_variables) if L.shapeml_entry_shape_variable_is_given(handle, i)]
+        # A generic entry's variables (spec §3.5): dtype variables with the dtypes each ranges
+        # over, e.g. {"T": ["f32", "f64", "bf16"]}, and device variables, e.g. ["Dv"]; a call
+        # binds them from its arguments. Empty for other entries (and libraries before 0.4).
+        self.dtype_variables, self.device_variables = {}, []
+        if hasattr(L, "shapeml_unstable_entry_type_variable_count"):
+            L.shapeml_unstable_entry_type_variable_count.restype, L.shapeml_unstable_entry_type_variable_count.argtypes = sz, [vp]
+            L.shapeml_unstable_entry_get_type_variable.restype = vp
+            L.shapeml_unstable_entry_get_type_variable.argtypes = [vp, sz, C.POINTER(_TypeVariable)]
+            for i in range(L.shapeml_unstable_entry_type_variable_count(handle)):
+                tv = _TypeVariable()
+                tv.struct_size = C.sizeof(_TypeVariable)
+                self.module.lib._check(L.shapeml_unstable_entry_get_type_variable(handle, i, C.byref(tv)))
+                if tv.is_device:
+                    self.device_variables.append(_s(tv.name))
+                else:
+                    self.dtype_variables[_s(tv.name)] = [n for d, n in sorted(DTYPE_NAMES.items()) if tv.dtypes & (1 << d)]
         self.constraints = [_s(L.shapeml_entry_constraint(handle, i)) for i in range(L.shapeml_entry_constraint_count(handle))]
         self.params = [self._info(0, i) for i in range(L.shapeml_entry_param_count(handle))]
         self.results = [self._info(1, i) for i in range(L.shapeml_entry_result_count(handle))]
