@@ -88,7 +88,7 @@ def main():
     res = {}
     with tempfile.TemporaryDirectory() as tmp:
         mlp_so, mm_so = os.path.join(tmp, "libmlp.so"), os.path.join(tmp, "libmm.so")
-        subprocess.run([shapemlc, "build", os.path.join(root, "examples", "mlp.sml"), "-o", mlp_so, "--bind", "B=4,S=128,D=256,F=1024"],
+        subprocess.run([shapemlc, "build", os.path.join(root, "examples", "mlp.sml"), "-o", mlp_so, "--bind", "T=f32,Dv=host,B=4,S=128,D=256,F=1024"],
                        check=True, capture_output=True)
         subprocess.run([shapemlc, "build", os.path.join(root, "bench", "matmul.sml"), "-o", mm_so, "--bind", "M=512,K=512,N=512"],
                        check=True, capture_output=True)
@@ -99,7 +99,7 @@ def main():
         strat = re.findall(r"// matmul strategy: ([^\n]*)", mlir)
         res["shapeml_matmul_strategy"] = strat[0].strip() if strat else "see --emit=mlir"
     # Compile latency: check + lower + JIT of the MLP (first call), then a cached call.
-    run = subprocess.run([shapemlc, "run", os.path.join(root, "examples", "mlp.sml"), "--bind", "B=4,S=128,D=256,F=1024"] +
+    run = subprocess.run([shapemlc, "run", os.path.join(root, "examples", "mlp.sml"), "--bind", "T=f32,Dv=host,B=4,S=128,D=256,F=1024"] +
                          sum([["--random", f"{p}={i}"] for i, p in enumerate(["x", "w1", "b1", "w2", "b2"])], []),
                          capture_output=True, text=True, check=True).stdout
     m = re.search(r"first call ([0-9.]+) ms \(includes JIT\), second call ([0-9.]+) ms", run)

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 WORKLOADS = {
-    "mlp": dict(src="examples/mlp.sml", entry="mlp", bind="B=4,S=128,D=256,F=1024", iters=30,
+    "mlp": dict(src="examples/mlp.sml", entry="mlp", bind="T=f32,Dv=host,B=4,S=128,D=256,F=1024", iters=30,
                 shapes=["4x128x256", "256x1024", "1024", "1024x256", "256"]),
     "block_small": dict(src="examples/transformer_block.sml", entry="block", bind="T=f32,Dv=host,B=4,S=128,D=256,H=4,Dh=64,F=704", iters=20,
                         shapes=["4x128x256", "256", "256x4x64", "256x4x64", "256x4x64", "4x64x256", "256", "256x704", "256x704", "704x256"]),

@@ -1,5 +1,9 @@
 ; A 2-layer MLP on a [B, S, D] input: D -> F (GELU) -> D.
-; Milestone 2 runs this on cuda(0) with B=4, S=128, D=256, F=1024.
+; Milestone 2 runs this on cuda(0) with B=4, S=128, D=256, F=1024. The MLP
+; itself is examples/mlp.sml, generic in its dtype and device; this concrete
+; copy (entry `mlp_gpu`) is the GPU C-ABI tests' fixture, and
+; tests/lit/emit/gpu-plan.test checks that mlp.sml bound to (cuda 0) plans
+; exactly as it does.
 (module mlp_gpu
   (func mlp_gpu
     (dims B S D F)

@@ -104,7 +104,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         so = os.path.join(tmp, "libmlp.so")
-        sdk.build(source, [f"mlp:B={B},S={S},D={D},F={F}"], so, name="examples/mlp.sml")
+        sdk.build(source, [f"mlp:T=f32,Dv=host,B={B},S={S},D={D},F={F}"], so, name="examples/mlp.sml")
         rt = shapeml.Library(os.path.join(build, "libshapeml_runtime.so"))
         aot = rt.load(so)
         (y_aot,) = aot.call("mlp", *args)

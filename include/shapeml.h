@@ -756,7 +756,7 @@ SHAPEML_API shapeml_status* shapeml_module_load(const char* path, const shapeml_
 /**
  * Compiles `source` ahead of time into a shared object at `out_path`.
  * `bindings` lists the specializations, separated by `;`, each
- * `ENTRY:VAR=VALUE,VAR=VALUE` (e.g. "mlp:B=4,S=128,D=256,F=1024").
+ * `ENTRY:VAR=VALUE,VAR=VALUE` (e.g. "mlp:T=f32,Dv=host,B=4,S=128,D=256,F=1024").
  * Only in libshapeml.so. Since 0.3, prefer shapeml_module_build(), which
  * takes the bindings as arrays.
  * @return NULL on success; INVALID_ARGUMENT for NULL arguments, an unknown

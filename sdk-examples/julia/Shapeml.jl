@@ -264,7 +264,7 @@ end
 "The CPU a module's code is generated for (`shapeml_target`); the default, as in shapemlc and every binding, is `TARGET_NATIVE`."
 const TARGET_NATIVE, TARGET_X86_64, TARGET_X86_64_V3, TARGET_X86_64_V4 = Int32(0), Int32(1), Int32(2), Int32(3)
 
-"Builds ahead of time; `bindings` as shapemlc build --bind, e.g. \"mlp:B=2,S=8,D=16,F=32\"; `target` one of the `TARGET_*`."
+"Builds ahead of time; `bindings` as shapemlc build --bind, e.g. \"mlp:T=f32,Dv=host,B=2,S=8,D=16,F=32\"; `target` one of the `TARGET_*`."
 function build(lib::Library, source::AbstractString, bindings::AbstractString, out::AbstractString, name::AbstractString="<source>";
                target::Int32=TARGET_NATIVE)
     check_status(lib, ccall(fn(lib, :module_build_shared_object), Ptr{Cvoid},

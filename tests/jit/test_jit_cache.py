@@ -35,7 +35,7 @@ def check(cond, what):
         failures.append(what)
 
 
-def run(tmp, cache_env, bind="B=2,S=4,D=8,F=16", source=mlp, target=None, tag="r"):
+def run(tmp, cache_env, bind="T=f32,B=2,S=4,D=8,F=16", source=mlp, target=None, tag="r"):
     """Runs the MLP; returns (result bytes, span names of the trace, stderr)."""
     trace = os.path.join(tmp, tag + ".json")
     out = os.path.join(tmp, tag + ".npy")
@@ -70,7 +70,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(y1 == y2, "the cached code gives the bit-identical result")
     check(e1 == "" and e2 == "", "nothing on stderr")
 
-    y3, s3, _ = run(tmp, env, bind="B=3,S=4,D=8,F=16", tag="bind")
+    y3, s3, _ = run(tmp, env, bind="T=f32,B=3,S=4,D=8,F=16", tag="bind")
     check("llvm optimize" in s3 and len(entries(cache)) == 2, "another binding is a miss with its own entry")
     _, s4, _ = run(tmp, env, target="x86-64", tag="target")
     check("llvm optimize" in s4 and len(entries(cache)) == 3, "another target is a miss with its own entry")
@@ -111,7 +111,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     small = os.path.join(tmp, "small")
     for b in range(2, 7):
-        run(tmp, {"SHAPEML_JIT_CACHE_DIR": small, "SHAPEML_JIT_CACHE_MAX_MB": "0.02"}, bind=f"B={b},S=4,D=8,F=16", tag=f"small{b}")
+        run(tmp, {"SHAPEML_JIT_CACHE_DIR": small, "SHAPEML_JIT_CACHE_MAX_MB": "0.02"}, bind=f"T=f32,B={b},S=4,D=8,F=16", tag=f"small{b}")
     size = sum(os.path.getsize(os.path.join(small, n)) for n in entries(small))
     check(0 < size <= 0.02 * (1 << 20) and len(entries(small)) < 5, f"the size bound holds ({size} bytes in {len(entries(small))} entries)")
 

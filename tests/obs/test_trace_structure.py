@@ -31,7 +31,7 @@ with tempfile.TemporaryDirectory() as tmp:
     trace_path = os.path.join(tmp, "trace.json")
     env = dict(os.environ, SHAPEML_TRACE=trace_path)
     env.pop("SHAPEML_LOG", None)
-    args = [shapemlc, "run", mlp, "--bind", "B=2,S=4,D=8,F=16"] + [a for i, p in enumerate(["x", "w1", "b1", "w2", "b2"]) for a in ("--random", f"{p}={i + 1}")]
+    args = [shapemlc, "run", mlp, "--bind", "T=f32,B=2,S=4,D=8,F=16"] + [a for i, p in enumerate(["x", "w1", "b1", "w2", "b2"]) for a in ("--random", f"{p}={i + 1}")]
     r = subprocess.run(args, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         print(r.stdout, r.stderr)

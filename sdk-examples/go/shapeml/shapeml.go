@@ -344,7 +344,7 @@ func (l *Library) Compile(name, source string) (*Module, error) {
 
 // Build compiles ahead of time into a shared object for the default target
 // (TargetNative); bindings as `shapemlc build --bind`, e.g.
-// "mlp:B=2,S=8,D=16,F=32".
+// "mlp:T=f32,Dv=host,B=2,S=8,D=16,F=32".
 func (l *Library) Build(name, source, bindings, out string) error {
 	return l.BuildFor(name, source, bindings, out, TargetNative)
 }
@@ -475,6 +475,9 @@ const (
 	F64 DType = 1
 	I32 DType = 3
 	I64 DType = 4
+	// DTypeVariable is a generic entry's dtype variable in its signature
+	// (Params, Results), never a tensor's (SHAPEML_DTYPE_VARIABLE).
+	DTypeVariable DType = 6
 )
 
 // Array is Go's side of a tensor: a flat slice ([]float32, []float64,

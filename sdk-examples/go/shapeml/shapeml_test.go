@@ -161,7 +161,7 @@ func TestCompileIntrospectCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	params, err := e.Params()
-	if err != nil || len(params) != 5 || params[0].Name != "x" || params[0].Type != "(tensor f32 (B S D) host)" || params[0].DType != F32 {
+	if err != nil || len(params) != 5 || params[0].Name != "x" || params[0].Type != "(tensor T (B S D) Dv)" || params[0].DType != DTypeVariable {
 		t.Fatalf("%+v %v", params, err)
 	}
 	if v := e.ShapeVariables(); strings.Join(v, " ") != "B S D F" {
@@ -214,10 +214,10 @@ func TestErrors(t *testing.T) {
 func TestBuildTargetsNativeByDefaultAndOthersWhenAsked(t *testing.T) {
 	l := openSDK(t)
 	native, portable := filepath.Join(t.TempDir(), "native.so"), filepath.Join(t.TempDir(), "x86-64.so")
-	if err := l.Build("mlp.sml", mlpSource(t), "mlp:B=1,S=2,D=4,F=8", native); err != nil {
+	if err := l.Build("mlp.sml", mlpSource(t), "mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8", native); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.BuildFor("mlp.sml", mlpSource(t), "mlp:B=1,S=2,D=4,F=8", portable, TargetX86_64); err != nil {
+	if err := l.BuildFor("mlp.sml", mlpSource(t), "mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8", portable, TargetX86_64); err != nil {
 		t.Fatal(err)
 	}
 	has := func(path, s string) bool {
@@ -336,7 +336,7 @@ func TestCallWithThreadCount(t *testing.T) {
 func TestAOTThenRuntimeLibrary(t *testing.T) {
 	l := openSDK(t)
 	out := filepath.Join(t.TempDir(), "mlp.so")
-	if err := l.Build("mlp.sml", mlpSource(t), "mlp:B=1,S=2,D=4,F=8", out); err != nil {
+	if err := l.Build("mlp.sml", mlpSource(t), "mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8", out); err != nil {
 		t.Fatal(err)
 	}
 	rt, err := Open(filepath.Join(libDir(), "libshapeml_runtime.so.0"))

@@ -20,7 +20,7 @@ lib = Library(joinpath(dir, "libshapeml.so.0"))
     @test !r.passed && r.diagnostics[1].code == "E0303" && !isempty(r.diagnostics[1].counterexample)
     e = entry(compile(lib, mlp, "mlp.sml"), "mlp")
     @test shape_variables(e) == ["B", "S", "D", "F"]
-    @test params(e)[1].type == "(tensor f32 (B S D) host)"
+    @test params(e)[1].type == "(tensor T (B S D) Dv)"
     B, S, D, F = 2, 3, 8, 16
     x, w1, b1, w2, b2 = randn(Float32, B, S, D), randn(Float32, D, F), randn(Float32, F), randn(Float32, F, D), randn(Float32, D)
     y, = call(e, x, w1, b1, w2, b2)

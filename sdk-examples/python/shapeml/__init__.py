@@ -55,6 +55,8 @@ _DTYPES = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("int32"): 3,
 _NP = {v: k for k, v in _DTYPES.items()}
 DTYPE_BF16 = 2
 DTYPE_NAMES = {0: "f32", 1: "f64", 2: "bf16", 3: "i32", 4: "i64", 5: "bool"}
+# A generic entry's dtype variable in its signature (SHAPEML_DTYPE_VARIABLE), never a tensor's.
+DTYPE_VARIABLE = 6
 BF16_MODES = ("float32", "bits")
 
 

@@ -107,8 +107,10 @@ def compile_introspect_call():
     e = m.entry("mlp")
     assert e.shape_variables == ["B", "S", "D", "F"]
     assert [p.name for p in e.params] == ["x", "w1", "b1", "w2", "b2"]
-    assert e.params[0].type == "(tensor f32 (B S D) host)" and e.params[0].dims == ("B", "S", "D")
-    assert e.params[0].dtype == np.float32 and e.results[0].rank == 3
+    assert e.params[0].type == "(tensor T (B S D) Dv)" and e.params[0].dims == ("B", "S", "D")
+    # Generic in its dtype and device (spec §3.5): the call below binds them from its inputs.
+    assert e.params[0].dtype == shapeml.DTYPE_VARIABLE and e.results[0].rank == 3
+    assert e.dtype_variables == {"T": ["f32", "f64", "bf16"]} and e.device_variables == ["Dv"]
     args = mlp_inputs(2, 3, 8, 16)
     (y,) = e(*args)
     assert y.shape == (2, 3, 8) and y.dtype == np.float32
@@ -222,8 +224,8 @@ def build_targets_native_by_default_and_others_when_asked():
     lib = shapeml.Library(SDK)
     with tempfile.TemporaryDirectory() as d:
         native, portable = os.path.join(d, "native.so"), os.path.join(d, "x86-64.so")
-        lib.build(MLP, ["mlp:B=1,S=2,D=4,F=8"], native, name="mlp.sml")
-        lib.build(MLP, ["mlp:B=1,S=2,D=4,F=8"], portable, name="mlp.sml", target=shapeml.TARGET_X86_64)
+        lib.build(MLP, ["mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8"], native, name="mlp.sml")
+        lib.build(MLP, ["mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8"], portable, name="mlp.sml", target=shapeml.TARGET_X86_64)
         assert b'(target "x86-64")' in open(portable, "rb").read()
         assert b'(target "x86-64")' not in open(native, "rb").read()
         args = mlp_inputs(1, 2, 4, 8)
@@ -236,7 +238,7 @@ def aot_then_runtime_library():
     lib = shapeml.Library(SDK)
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "mlp.so")
-        lib.build(MLP, ["mlp:B=1,S=2,D=4,F=8"], out, name="mlp.sml")
+        lib.build(MLP, ["mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8"], out, name="mlp.sml")
         rt = shapeml.Library(RUNTIME)
         assert not rt.has_compiler
         try:

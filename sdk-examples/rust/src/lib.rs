@@ -441,7 +441,7 @@ impl Library {
 
     /// Compiles ahead of time into a shared object for the default target
     /// (`Target::Native`); `bindings` as `shapemlc build --bind`, e.g.
-    /// "mlp:B=2,S=8,D=16,F=32" (`;` between several).
+    /// "mlp:T=f32,Dv=host,B=2,S=8,D=16,F=32" (`;` between several).
     pub fn build<P: AsRef<Path>>(&self, name: &str, source: &str, bindings: &str, out: P) -> Result<()> {
         self.build_for(name, source, bindings, out, Target::default())
     }

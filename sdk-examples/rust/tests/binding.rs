@@ -118,7 +118,7 @@ fn compile_introspect_and_call() {
     let params = mlp.params().unwrap();
     assert_eq!(params.len(), 5);
     assert_eq!(params[0].name, "x");
-    assert_eq!(params[0].type_text, "(tensor f32 (B S D) host)");
+    assert_eq!(params[0].type_text, "(tensor T (B S D) Dv)");
     assert_eq!(mlp.results().unwrap()[0].rank, 3);
 
     let (b, s, d, f) = (2, 3, 8, 16);
@@ -154,7 +154,7 @@ fn errors_map_to_codes() {
 fn aot_build_then_runtime_library() {
     let lib = sdk();
     let out = std::env::temp_dir().join(format!("shapeml-rust-{}.so", std::process::id()));
-    lib.build("mlp.sml", MLP, "mlp:B=1,S=2,D=4,F=8", &out).unwrap();
+    lib.build("mlp.sml", MLP, "mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8", &out).unwrap();
     let rt = Library::open(lib_dir().join("libshapeml_runtime.so.0")).unwrap();
     assert!(!rt.has_compiler());
     assert_eq!(rt.compile("mlp.sml", MLP).err().unwrap().code, Code::Unimplemented);
@@ -355,8 +355,8 @@ fn build_targets_native_by_default_and_others_when_asked() {
     let dir = std::env::temp_dir();
     let (native, portable) = (dir.join(format!("shapeml-rust-native-{}.so", std::process::id())),
                               dir.join(format!("shapeml-rust-x86-64-{}.so", std::process::id())));
-    lib.build("mlp.sml", MLP, "mlp:B=1,S=2,D=4,F=8", &native).unwrap();
-    lib.build_for("mlp.sml", MLP, "mlp:B=1,S=2,D=4,F=8", &portable, Target::X86_64).unwrap();
+    lib.build("mlp.sml", MLP, "mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8", &native).unwrap();
+    lib.build_for("mlp.sml", MLP, "mlp:T=f32,Dv=host,B=1,S=2,D=4,F=8", &portable, Target::X86_64).unwrap();
     let has = |p: &PathBuf, s: &str| std::fs::read(p).unwrap().windows(s.len()).any(|w| w == s.as_bytes());
     assert!(has(&portable, "(target \"x86-64\")"));
     assert!(!has(&native, "(target \"x86-64\")"));
