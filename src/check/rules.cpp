@@ -541,11 +541,14 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
   // dtype (device) of the first argument whose parameter type names it, and
   // must be one its declaration allows; the parameter types, instantiated,
   // then check against every argument as usual.
-  types::TypeBinding tb;
+  std::vector<TensorType> param_types;
+  for (ir::ValueId p : callee.params) param_types.push_back(callee.values[p].type);
+  const types::TypeBinding tb = types::bind_type_variables(param_types, args);
+  std::set<std::string> checked;
   for (size_t i = 0; i < args.size(); ++i) {
-    const TensorType& pt = callee.values[callee.params[i]].type;
-    if (pt.dtype == DType::Var && !tb.dtypes.count(pt.dtype_var)) {
-      types::DTypeValue v = types::DTypeValue::of(args[i]);
+    const TensorType& pt = param_types[i];
+    if (pt.dtype == DType::Var && checked.insert(pt.dtype_var).second) {
+      const types::DTypeValue& v = tb.dtypes.at(pt.dtype_var);
       if ((v.possible() & ~pt.dtype_set) != 0) {
         std::string what = v.dtype == DType::Var ? "`" + v.var + "`, which may be " + types::dtype_set_str(v.possible() & ~pt.dtype_set)
                                                   : v.str();
@@ -554,9 +557,7 @@ std::optional<std::vector<TensorType>> type_call(const ir::Function& callee, con
                   pt.str(), args[i].str(), {"`" + name + "` declares `(dtypes (" + pt.dtype_var + " " + types::dtype_set_str(pt.dtype_set) + "))`"}});
         return std::nullopt;
       }
-      tb.dtypes[pt.dtype_var] = v;
     }
-    if (pt.device.is_var() && !tb.devices.count(pt.device.var)) tb.devices[pt.device.var] = args[i].device;
   }
   // The callee's shape variables, by the one rule of types/shape_inference.h
   // on the arguments' symbolic dimensions.

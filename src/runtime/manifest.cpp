@@ -339,19 +339,24 @@ std::string binding_str(const EntrySig& e, const Binding& b) {
 
 Result<Binding> bind_type_variables(const EntrySig& e, size_t inputs, const std::function<types::DType(size_t)>& dtype,
                                     const std::function<types::Device(size_t)>& device) {
-  Binding b;
+  // The language's one rule (types::bind_type_variables) on the inputs' types.
+  std::vector<types::TensorType> params, args;
   for (size_t i = 0; i < e.params.size() && i < inputs; ++i) {
-    const types::TensorType& t = e.params[i].type;
-    if (t.dtype == types::DType::Var && !b.count(t.dtype_var)) {
-      types::DType d = dtype(i);
-      if (!(t.dtype_set & types::dtype_bit(d)))
-        return invalid_argument("entry `" + e.name + "`: input " + std::to_string(i) + " (`" + e.params[i].name + "`) has dtype " +
-                                std::string(types::dtype_name(d)) + ", which dtype variable " + t.dtype_var + " (type " + t.str() +
-                                ") does not range over (" + types::dtype_set_str(t.dtype_set) + ")");
-      b[t.dtype_var] = types::dtype_binding_value(d);
-    }
-    if (t.device.is_var() && !b.count(t.device.var)) b[t.device.var] = types::device_binding_value(device(i));
+    params.push_back(e.params[i].type);
+    args.push_back(types::make_type(types::DTypeValue::concrete(dtype(i)), {}, device(i)));
   }
+  const types::TypeBinding tb = types::bind_type_variables(params, args);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const types::TensorType& t = params[i];
+    auto it = t.dtype == types::DType::Var ? tb.dtypes.find(t.dtype_var) : tb.dtypes.end();
+    if (it != tb.dtypes.end() && it->second.dtype == args[i].dtype && !(t.dtype_set & types::dtype_bit(args[i].dtype)))
+      return invalid_argument("entry `" + e.name + "`: input " + std::to_string(i) + " (`" + e.params[i].name + "`) has dtype " +
+                              std::string(types::dtype_name(args[i].dtype)) + ", which dtype variable " + t.dtype_var + " (type " + t.str() +
+                              ") does not range over (" + types::dtype_set_str(t.dtype_set) + ")");
+  }
+  Binding b;
+  for (const auto& [v, d] : tb.dtypes) b[v] = types::dtype_binding_value(d.dtype);
+  for (const auto& [v, d] : tb.devices) b[v] = types::device_binding_value(d);
   return b;
 }
 
