@@ -36,6 +36,7 @@ as tf32_noattn is beside the TF32 plan (whose attention runs on the TF32
 tensor cores); *_chain are the plans with --gpu-graph-branches off (the
 graph one chain in plan order), which must give the same bits as the
 default plans (whose graphs run independent launches side by side);
+bf16_nogroup with --gpu-group-matmuls off (one GEMM per projection of one activation);
 *_nomerge are built with --gpu-merge-projections off (one GEMM per small
 projection instead of copied weights and one wider GEMM), timed beside them.
 fp32_nopat_fused and fp32_nopat_interp fuse fp32_nopat's elementwise
@@ -115,7 +116,7 @@ def cmd_build(a):
                         ("fp32_chain", chain), ("tf32_chain", ["--gpu-tf32"] + chain), ("bf16_chain", chain),
                         ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
                         ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
-                        ("bf16_nomerge", ["--gpu-merge-projections", "off"]),
+                        ("bf16_nomerge", ["--gpu-merge-projections", "off"]), ("bf16_nogroup", ["--gpu-group-matmuls", "off"]),
                         ("fp32_3xtf32", ["--gpu-fp32-matmul", "3xtf32"]),
                         # Elementwise fusion over the planner's own launches (patterns off), its kernels
                         # generated (the default) or interpreted; fp32_fused_interp: the default plan interpreted.
@@ -185,7 +186,7 @@ def cmd_run(a):
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
     for m in ("fp32_unfused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
-              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
+              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "bf16_nogroup", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
               "fp32_3xtf32"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
@@ -284,7 +285,7 @@ def cmd_run(a):
                 dev.sync()
                 yg = np.asarray(dev.download(out_bf), np.float64)
                 check(f"{entry} {size} bf16 graph replay == direct", np.array_equal(yg, y))
-        if entry == "block" and not a.check_only:
+        if entry == "block" and not a.check_only and size in a.sizes.split(","):
             bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods)
         for t in ins + [out] + (ins_bf or []) + ([out_bf] if out_bf is not None else []):
             dev.free(t)
@@ -389,6 +390,8 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
                 c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_nomerge" in mods:
                 c["shapeml_nomerge_graph"] = (lambda: run_shapeml(f"{mode}_nomerge", "block", mi, mo, graph=True), dev.sync)
+            if f"{mode}_nogroup" in mods:
+                c["shapeml_nogroup_graph"] = (lambda: run_shapeml(f"{mode}_nogroup", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_chain" in mods:
                 # One chain against branches: the same launches, so the same bits.
                 run_shapeml(mode, "block", mi, mo, graph=True)
@@ -449,6 +452,8 @@ def bench_jax(a, res):
         return h + (jax.nn.silu(n2 @ p[6]) * (n2 @ p[7])) @ p[8]
 
     for size, s in SIZES.items():
+        if size not in a.sizes.split(","):
+            continue
         x, g1, wq, wk, wv, wo, g2, wg, wu, wd = make_inputs(s)
         D = s["D"]
         for mode, prec, dt in (("fp32", "highest", jnp.float32), ("tf32", "default", jnp.float32), ("bf16", "default", jnp.bfloat16)):
@@ -507,6 +512,7 @@ def main():
     r.add_argument("--no-jax", action="store_true")
     r.add_argument("--no-autotune", action="store_true", help="skip torch.compile max-autotune-no-cudagraphs (minutes of compiling)")
     r.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per (size, dtype)")
+    r.add_argument("--sizes", default="small,large", help="the block sizes to time (every size is checked)")
     a = ap.parse_args()
     if a.cmd == "build":
         return cmd_build(a)

@@ -107,6 +107,8 @@ step block_ncu 300 bash -c "if ! command -v ncu >/dev/null; then echo 'ncu not f
   for m in bf16 bf16_noattn; do ncu --profile-from-start off --clock-control none --csv --metrics gpu__time_duration.sum \
     python3 bench/profile_block_gpu.py --runtime \"$carry/lib/libshapeml_runtime.so\" --dir \"$carry/transformer\" --mode \$m --size large \
     > \"$out/ncu-large-\$m.csv\" || exit 1; done"
+# q/k/v and gate/up as separate, pointer-array batched, strided-batched or merged GEMMs.
+step gemm_grouping 240 bash -c "set -o pipefail; \"$carry/bin/gemm_grouping\" | tee \"$out/gemm_grouping.txt\""
 step plan_bench 120 "$carry/bin/gpu_plan_bench"
 # Observability: the overhead of instrumentation (default mode, tracing,
 # GPU timing) against a build with it compiled out, on the MLP and the

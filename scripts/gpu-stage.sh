@@ -28,6 +28,10 @@ cp "$build/tests/cuda/shapeml_cuda_kernel_tests" "$build/tests/cuda/shapeml_cuda
    "$build/tests/cuda/shapeml_cuda_graph_tests" "$build/tests/cuda/gpu_graph_bench" "$build/tests/gpu/shapeml_gpu_graph_tests" \
    "$build/tests/gpu/shapeml_gpu_memory_tests" "$build/tests/gpu/shapeml_gpu_tensor_tests" "$build/cuda_memory_bench" \
    "$build/tests/gpu/shapeml_gpu_context_streams_tests" "$carry/bin/"
+# GEMMs that share their input, separate, batched or merged (bench/gemm_grouping.cu): a plain
+# CUDA program against cuBLASLt, built with the CUDA compiler this build found.
+nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+"$nvcc" -O3 -arch=sm_90 bench/gemm_grouping.cu -lcublasLt -o "$carry/bin/gemm_grouping"
 strip --strip-debug "$carry"/lib/* "$carry"/bin/*
 "$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64
 "$build/shapemlc" build tests/gpu/context_streams.sml -o "$carry/modules/context_streams.so" --bind slow:N=2048 --bind twice:N=2048 --target x86-64

@@ -16,7 +16,7 @@
 // ints = {batch, heads, group, sq, sk, dh, offset,
 //         q.offset, q.batch, q.head, q.row,  k..., v..., o...}   (23)
 // flag = causal: key j is masked (-inf before the softmax) for the query at
-// position i when j > i + offset. scalar = scale (the score multiplier).
+// position i when j > i + offset. scalar = scale (the score multiplier, > 0).
 // op = "tf32" (f32 only): the two products may run on TF32 tensor cores, as
 // the matmuls it replaced would have (a `--gpu-tf32` plan); "" (`-`): full
 // f32 (bf16: the bf16 tensor cores).
@@ -86,7 +86,10 @@ inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
   if (a.batch > 65535 || a.heads > 65535 || a.sq > (int64_t{1} << 30) || a.sk > (int64_t{1} << 30))
     return "attention: batch and heads must be <= 65535 and the sequence lengths <= 2^30";
   if (a.offset < -(int64_t{1} << 31) || a.offset > (int64_t{1} << 31)) return "attention: the mask offset must lie in [-2^31, 2^31]";
-  if (!std::isfinite(l.scalar)) return "attention: the scale must be finite";
+  // Positive: the bf16 kernel takes the row max of the raw scores and folds
+  // the scale into the exponent's FMA (max(s) scale = max(s scale) only for
+  // scale > 0); a chain with another scale stays unfused.
+  if (!std::isfinite(l.scalar) || !(l.scalar > 0)) return "attention: the scale must be positive and finite";
   const char* names[4] = {"q", "k", "v", "o"};
   const AttentionAccess* acc[4] = {&a.q, &a.k, &a.v, &a.o};
   const int32_t slot[4] = {l.inputs[0], l.inputs[1], l.inputs[2], l.outputs[0]};

@@ -20,5 +20,7 @@ constexpr int kFusedMaxOperands = 16;
 /// Separate strided-batched GEMMs one matmul launch may take (a broadcast
 /// of batch dimensions that does not coalesce into one batch).
 constexpr int64_t kMaxGemmPieces = 65536;
+/// The most weights one matmul group (plan.h) multiplies A by.
+constexpr int64_t kMaxGemmGroup = 8;
 
 }  // namespace shapeml::plan

@@ -37,7 +37,11 @@
 //             third input is C of the output's shape (out = alpha A B + C);
 //             or 3 in, the third a bias [N] added to every row (fused into
 //             the cuBLASLt epilogue: `(add (matmul a w) b)`); every floating
-//             dtype, bf16 included (f32 compute and scale)
+//             dtype, bf16 included (f32 compute and scale);
+//             or a group (lower/gpu/group_matmuls.h): ints = {transA,
+//             transB, k}, 1 + k in (one A [..., M, K], k weights of one
+//             shape [K, N] / [N, K]), k out (out i = A B_i), floating, no
+//             scale, bias or residual: one batched GEMM over the k weights
 //   transpose 1 in, 1 out; ints = the permutation (out dim i = in dim perm[i])
 //   reduce    op in {sum max min mean}; 1 in, 1 out; ints = axes (sorted);
 //             `flag` = keepdims

@@ -80,7 +80,13 @@ class LaunchVerifier {
         return want(1, 1);
       case LaunchKind::Binary: case LaunchKind::Compare: case LaunchKind::RmsNorm: case LaunchKind::Gated: return want(2, 1);
       case LaunchKind::Gather: case LaunchKind::TakeAlong: return want(2, 2);  // the result and the bounds-check record
-      case LaunchKind::Matmul: return want(n_in == 3 ? 3 : 2, 1);             // optional bias or residual
+      case LaunchKind::Matmul:
+        if (l_.ints.size() == 3) {  // a group: one A, k weights, k results
+          const int64_t k = l_.ints[2];
+          if (k < 2 || k > kMaxGemmGroup) return bad("a matmul group has 2 to " + std::to_string(kMaxGemmGroup) + " weights");
+          return want(static_cast<size_t>(1 + k), static_cast<size_t>(k));
+        }
+        return want(n_in == 3 ? 3 : 2, 1);  // optional bias or residual
       case LaunchKind::Select: case LaunchKind::Attention: return want(3, 1);
       case LaunchKind::Fill: case LaunchKind::Iota: return want(0, 1);
       case LaunchKind::Concat:
@@ -336,23 +342,49 @@ class LaunchVerifier {
     return fits(ks, {kst}) && fits(rs, {rst});
   }
 
+  // k GEMMs of one A and k weights of one shape (plan.h): each as a plain
+  // matmul, the weights 2-D (one batched GEMM over them, A's batch folded
+  // into its rows).
+  bool matmul_group() {
+    const int64_t k = l_.ints[2];
+    if (l_.scalar != 0 || l_.flag) return bad("a matmul group has no scale, bias or residual");
+    if (!l_.op.empty()) return bad("a matmul group has no op");
+    if (!gpu_dtype_is_float(in(0).dtype)) return bad("a matmul group needs a floating dtype");
+    if (in(1).shape.size() != 2) return bad("a matmul group's weights are matrices");
+    for (int64_t i = 0; i < k; ++i) {
+      const GpuSlot &b = in(static_cast<size_t>(1 + i)), &c = p_.slots[static_cast<size_t>(l_.outputs[static_cast<size_t>(i)])];
+      if (b.shape != in(1).shape || b.dtype != in(1).dtype) return bad("the weights of a matmul group differ in shape or dtype");
+      if (c.shape != out().shape || c.dtype != out().dtype) return bad("the results of a matmul group differ in shape or dtype");
+      for (int64_t j = 0; j < k; ++j)
+        if (l_.outputs[static_cast<size_t>(j)] == l_.inputs[static_cast<size_t>(1 + i)] || (j != i && l_.outputs[static_cast<size_t>(j)] == l_.outputs[static_cast<size_t>(i)]))
+          return bad("a matmul group writes one slot twice or over a weight");
+    }
+    return matmul_of(in(0), in(1), out(), nullptr);
+  }
+
   bool matmul() {
-    const GpuSlot &a = in(0), &b = in(1);
-    if (a.dtype != b.dtype || a.dtype != out().dtype || !is_numeric(a.dtype)) return bad("matmul needs one numeric dtype");
+    if (l_.ints.size() == 3) return matmul_group();
+    return matmul_of(in(0), in(1), out(), l_.inputs.size() == 3 ? &in(2) : nullptr);
+  }
+
+  // out = A B (+ the addend: a bias or, `flag`, a residual), the launch's
+  // ints {transA, transB} (a group's third int is its size).
+  bool matmul_of(const GpuSlot& a, const GpuSlot& b, const GpuSlot& o, const GpuSlot* addend) {
+    if (a.dtype != b.dtype || a.dtype != o.dtype || !is_numeric(a.dtype)) return bad("matmul needs one numeric dtype");
     if (!l_.op.empty() && l_.op != "tf32") return bad("unknown matmul op `" + l_.op + "`");
-    if (!l_.ints.empty() && (l_.ints.size() != 2 || (l_.ints[0] != 0 && l_.ints[0] != 1) || (l_.ints[1] != 0 && l_.ints[1] != 1)))
-      return bad("matmul ints must be {transA, transB}, each 0 or 1");
+    if (!l_.ints.empty() && (l_.ints.size() < 2 || l_.ints.size() > 3 || (l_.ints[0] != 0 && l_.ints[0] != 1) || (l_.ints[1] != 0 && l_.ints[1] != 1)))
+      return bad("matmul ints must be {transA, transB}, each 0 or 1, and for a group its size");
     const bool trans_a = !l_.ints.empty() && l_.ints[0] == 1, trans_b = !l_.ints.empty() && l_.ints[1] == 1;
     const bool fl = gpu_dtype_is_float(a.dtype);
     if (l_.scalar != 0 && l_.scalar != 1 && !fl) return bad("a matmul scale (alpha) needs a floating dtype");
     if ((trans_a || trans_b) && !fl) return bad("transposed operands need a floating dtype (cuBLASLt)");
     MatmulGeometry g;
     if (std::string e = matmul_geometry(a.shape, b.shape, trans_a, trans_b, g); !e.empty()) return bad(e);
-    if (l_.inputs.size() == 3) {
-      const GpuSlot& c = in(2);
+    if (addend) {
+      const GpuSlot& c = *addend;
       if (!fl || c.dtype != a.dtype) return bad("a fused addend must have the product's floating dtype");
       if (l_.flag) {
-        if (c.shape != out().shape) return bad("a fused residual must have the output's shape " + shape_str(out().shape));
+        if (c.shape != o.shape) return bad("a fused residual must have the output's shape " + shape_str(o.shape));
       } else {
         if (c.shape != Shape{g.n}) return bad("a fused bias must be a vector of the output's last dimension");
         if (g.k == 0 && numel(g.batch) > 0 && g.m > 0 && g.n > 0) return bad("a fused bias with an empty inner dimension");
@@ -361,7 +393,7 @@ class LaunchVerifier {
     Shape want = g.batch;
     want.push_back(g.m);
     want.push_back(g.n);
-    if (want != out().shape) return bad("output shape " + shape_str(out().shape) + ", expected " + shape_str(want));
+    if (want != o.shape) return bad("output shape " + shape_str(o.shape) + ", expected " + shape_str(want));
     if (!g.folded && numel(g.batch) > 0 && g.m > 0 && g.n > 0 && g.k > 0) {  // what runs as GEMMs
       if (g.coalesced_batch.size() > static_cast<size_t>(kMaxRank))
         return over("more than " + std::to_string(kMaxRank) + " dimensions after coalescing the batch " + shape_str(g.batch));

@@ -437,9 +437,9 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
   auto n = kernel_counts(*p);
   EXPECT_EQ(n["attention"], 1) << p->to_text();
   EXPECT_EQ(n["softmax softmax"] + n["transpose"] + n["select"], 0) << p->to_text();
-  EXPECT_EQ(n["matmul"], 5);
+  EXPECT_EQ(n["matmul"], 4) << "merged q/k/v, the gate/up group, wo, down";
   EXPECT_EQ(n["concat"], 1);
-  EXPECT_EQ(p->launches.size(), 10u) << p->to_text();
+  EXPECT_EQ(p->launches.size(), 9u) << p->to_text();
   for (const auto& l : p->launches) {
     if (l.kind != plan::LaunchKind::Attention) continue;
     shapeml::plan::AttentionLayout a;
@@ -478,13 +478,14 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
   // No slot of the unfused chain (scores, probabilities) is left to take workspace.
   for (const auto& sl : p->slots) EXPECT_NE(sl.shape, (std::vector<int64_t>{B, H, S, S}));
 
-  // The large block: separate projections (large weights), read in place.
+  // The large block: the projections' large weights not copied; q/k/v one
+  // matmul group read in place (and gate/up another: GpuMatmulGroups).
   auto big = shapeml::lower::gpu::plan_function(*r.module, "block", {{"B", 4}, {"S", 512}, {"D", 2048}, {"H", 16}, {"Dh", 128}, {"F", 5632}}, err);
   ASSERT_TRUE(big) << err;
   auto m = kernel_counts(*big);
   EXPECT_EQ(m["attention"], 1);
   EXPECT_EQ(m["concat"] + m["transpose"] + m["softmax softmax"], 0) << big->to_text();
-  EXPECT_EQ(big->launches.size(), 11u) << big->to_text();
+  EXPECT_EQ(big->launches.size(), 8u) << big->to_text();
 
   // Grouped-query heads: k and v read from their Hkv heads, no repeat.
   auto g = shapeml::lower::gpu::plan_function(*r.module, "block_gqa", {{"B", 2}, {"S", 16}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"Hkv", 2}, {"G", 2}, {"F", 48}}, err);
@@ -502,17 +503,21 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
 }
 
 TEST(GpuPatterns, AttentionStaysUnfusedWhereTheChainIsReadElsewhere) {
-  // The probabilities are also a result; the value head dimension differs.
-  // A plain (unmasked) attention over [N S Dh] fuses, as rank 3, in bf16 and
-  // in f32 (10 keys: short enough for the f32 kernel); f64 never fuses.
+  // The probabilities are also a result; the value head dimension differs;
+  // the scale is negative (the kernels fold a positive one into the
+  // exponent). A plain (unmasked) attention over [N S Dh] fuses, as rank 3,
+  // in bf16 and in f32 (10 keys: short enough for the f32 kernel); f64
+  // never fuses.
   auto src = [] {
     return std::string("(module m (func f (dtypes (DT floating)) (dims N S Dh E)") +
                   " (params (q (tensor DT (N S Dh) (cuda 0))) (k (tensor DT (N S Dh) (cuda 0))) (v (tensor DT (N S Dh) (cuda 0))) (w (tensor DT (N S E) (cuda 0))))"
-                  " (returns (tensor DT (N S Dh) (cuda 0)) (tensor DT (N S S) (cuda 0)) (tensor DT (N S E) (cuda 0)) (tensor DT (N S Dh) (cuda 0)))"
+                  " (returns (tensor DT (N S Dh) (cuda 0)) (tensor DT (N S S) (cuda 0)) (tensor DT (N S E) (cuda 0)) (tensor DT (N S Dh) (cuda 0))"
+                  " (tensor DT (N S Dh) (cuda 0)))"
                   " (let p (softmax (matmul q (transpose k)) :axis -1))"
                   " (let p2 (softmax (matmul q (transpose k)) :axis -1))"
                   " (let p3 (softmax (mul (matmul q (transpose k)) 0.5) :axis -1))"
-                  " (return (matmul p v) p (matmul p2 w) (matmul p3 v))))";
+                  " (let p4 (softmax (mul (matmul q (transpose k)) -0.5) :axis -1))"
+                  " (return (matmul p v) p (matmul p2 w) (matmul p3 v) (matmul p4 v))))";
   };
   for (const char* dt : {"bf16", "f32", "f64"}) {
     auto r = checked(src());
@@ -548,6 +553,9 @@ TEST(GpuPatterns, ThePlanFormatChecksAttentionLaunches) {
   // Two heads cannot be shared by groups of 3.
   EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 3 0 1 2 out 1 3 ints 23 1 2 3 5 5 8 0 0 80 40 8 0 80 40 8 0 80 40 8 0 80 40 8 scalar 1 flag 0\n", err));
   EXPECT_NE(err.find("not a multiple of the group"), std::string::npos) << err;
+  // A scale the kernels cannot fold into the exponent.
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar -0.35 flag 1\n", err));
+  EXPECT_NE(err.find("the scale must be positive"), std::string::npos) << err;
   EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 2 0 1 out 1 3 ints 23 " + dense + " scalar 1 flag 0\n", err));
   EXPECT_NE(err.find("expects 3 input(s)"), std::string::npos) << err;
 }
@@ -714,6 +722,103 @@ TEST(GpuPatterns, LargeProjectionWeightsStaySeparateGemmsWithOneGroupedHeadSplit
   EXPECT_TRUE(grouped) << "the three head splits are still one launch";
   EXPECT_EQ(shapeml::plan::verify_message(*p), "");
   expect_no_live_overlap(*p);
+}
+
+// ---- matmul groups (lower/gpu/group_matmuls.h) --------------------------------
+
+TEST(GpuMatmulGroups, TheLargeBf16BlocksProjectionsOfOneActivationRunAsBatchedGemms) {
+  auto r = concrete_block("bf16");
+  std::string err;
+  const std::map<std::string, int64_t> env = {{"B", 4}, {"S", 512}, {"D", 2048}, {"H", 16}, {"Dh", 128}, {"F", 5632}};
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "block", env, err);
+  ASSERT_TRUE(p) << err;
+  // The block's parameters: x g1 wq wk wv wo g2 w_gate w_up w_down (inputs 0..9).
+  auto input_index = [&](int32_t s) { return p->slots[static_cast<size_t>(p->root(s))].kind == GpuSlot::Kind::Input ? p->slots[p->root(s)].index : -1; };
+  std::vector<std::vector<int32_t>> groups;
+  for (const auto& l : p->launches) {
+    if (l.kind != plan::LaunchKind::Matmul || l.ints.size() != 3) continue;
+    ASSERT_EQ(l.ints[2] + 1, static_cast<int64_t>(l.inputs.size()));
+    ASSERT_EQ(l.ints[2], static_cast<int64_t>(l.outputs.size()));
+    std::vector<int32_t> w;
+    for (size_t i = 1; i < l.inputs.size(); ++i) w.push_back(input_index(l.inputs[i]));
+    groups.push_back(w);
+    for (int32_t o : l.outputs) EXPECT_EQ(p->slots[o].dtype, plan::GpuDType::BF16);
+  }
+  ASSERT_EQ(groups.size(), 2u) << p->to_text();
+  EXPECT_EQ(groups[0], (std::vector<int32_t>{2, 3, 4})) << "wq wk wv";
+  EXPECT_EQ(groups[1], (std::vector<int32_t>{7, 8})) << "w_gate w_up";
+  // The gated launch reads the group's two results as it read the two GEMMs'.
+  for (size_t i = 0; i < p->launches.size(); ++i)
+    if (p->launches[i].kind == plan::LaunchKind::Gated) {
+      const auto& g = p->launches[i - 1];
+      ASSERT_EQ(g.ints.size(), 3u);
+      EXPECT_EQ(p->launches[i].inputs, g.outputs);
+    }
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
+  expect_no_live_overlap(*p);
+  auto round = GpuPlan::parse(p->to_text(), err);
+  ASSERT_TRUE(round) << err;
+  EXPECT_EQ(round->to_text(), p->to_text());
+
+  // Off: one GEMM per projection, as before.
+  shapeml::lower::gpu::PlanOptions off;
+  off.group_matmuls = false;
+  auto q = shapeml::lower::gpu::plan_function(*r.module, "block", env, err, off);
+  ASSERT_TRUE(q) << err;
+  EXPECT_EQ(q->launches.size(), 11u) << q->to_text();
+  // f32 plans (not measured) keep separate GEMMs.
+  auto f = concrete_block("f32");
+  auto fp = shapeml::lower::gpu::plan_function(*f.module, "block", env, err);
+  ASSERT_TRUE(fp) << err;
+  for (const auto& l : fp->launches) EXPECT_NE(l.ints.size() == 3 && l.kind == plan::LaunchKind::Matmul, true) << fp->to_text();
+}
+
+TEST(GpuMatmulGroups, GemmsWhoseOperandsChangeBetweenThemOrDifferStayApart) {
+  // y1 = x w1 and y2 = x w2 group; z = (x w1) w3 reads y1's result (not A);
+  // x w4 has another weight shape; y5 = (x + y1) w5 has another A.
+  const std::string src =
+      "(module m (func f (dims M K N)"
+      " (params (x (tensor bf16 (M K) (cuda 0))) (w1 (tensor bf16 (K K) (cuda 0))) (w2 (tensor bf16 (K K) (cuda 0)))"
+      "         (w3 (tensor bf16 (K K) (cuda 0))) (w4 (tensor bf16 (K N) (cuda 0))))"
+      " (returns (tensor bf16 (M K) (cuda 0)) (tensor bf16 (M K) (cuda 0)) (tensor bf16 (M K) (cuda 0)) (tensor bf16 (M N) (cuda 0)))"
+      " (let y1 (matmul x w1))"
+      " (return (matmul y1 w3) (matmul x w2) y1 (matmul x w4))))";
+  auto r = checked(src);
+  std::string err;
+  auto p = shapeml::lower::gpu::plan_function(*r.module, "f", {{"M", 8}, {"K", 16}, {"N", 24}}, err);
+  ASSERT_TRUE(p) << err;
+  int groups = 0;
+  for (const auto& l : p->launches)
+    if (l.kind == plan::LaunchKind::Matmul && l.ints.size() == 3) {
+      ++groups;
+      EXPECT_EQ(l.ints[2], 2) << p->to_text();
+      EXPECT_EQ(p->slots[p->root(l.inputs[1])].index, 1) << "w1";
+      EXPECT_EQ(p->slots[p->root(l.inputs[2])].index, 2) << "w2";
+    }
+  EXPECT_EQ(groups, 1) << p->to_text();
+  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
+}
+
+TEST(GpuMatmulGroups, ThePlanFormatChecksMatmulGroups) {
+  const std::string head =
+      "gpu-plan f device 0 inputs 3 outputs 2 workspace 0\nslot 0 input 0 bf16 2 4 8 offset 0\nslot 1 input 1 bf16 2 8 6 offset 0\n"
+      "slot 2 input 2 bf16 2 8 6 offset 0\nslot 3 output 0 bf16 2 4 6 offset 0\nslot 4 output 1 bf16 2 4 6 offset 0\n";
+  std::string err;
+  EXPECT_TRUE(GpuPlan::parse(head + "launch matmul - cublasLt in 3 0 1 2 out 2 3 4 ints 3 0 0 2 scalar 0 flag 0\n", err)) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch matmul - cublasLt in 2 0 1 out 1 3 ints 3 0 0 1 scalar 0 flag 0\n", err));
+  EXPECT_NE(err.find("a matmul group has 2 to 8 weights"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch matmul - cublasLt in 3 0 1 2 out 1 3 ints 3 0 0 2 scalar 0 flag 0\n", err));
+  EXPECT_NE(err.find("expects 2 output(s)"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch matmul - cublasLt in 3 0 1 2 out 2 3 3 ints 3 0 0 2 scalar 0 flag 0\n", err));
+  EXPECT_NE(err.find("writes one slot twice"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch matmul - cublasLt in 3 0 1 2 out 2 3 4 ints 3 0 0 2 scalar 0.5 flag 0\n", err));
+  EXPECT_NE(err.find("no scale, bias or residual"), std::string::npos) << err;
+  // The second weight [8, 6] read as [4, 8]: the shapes differ.
+  const std::string odd =
+      "gpu-plan f device 0 inputs 3 outputs 2 workspace 0\nslot 0 input 0 bf16 2 4 8 offset 0\nslot 1 input 1 bf16 2 8 6 offset 0\n"
+      "slot 2 input 2 bf16 2 6 8 offset 0\nslot 3 output 0 bf16 2 4 6 offset 0\nslot 4 output 1 bf16 2 4 6 offset 0\n";
+  EXPECT_FALSE(GpuPlan::parse(odd + "launch matmul - cublasLt in 3 0 1 2 out 2 3 4 ints 3 0 0 2 scalar 0 flag 0\n", err));
+  EXPECT_NE(err.find("weights of a matmul group differ"), std::string::npos) << err;
 }
 
 TEST(GpuPlan, AViewWithAnOffsetStaysInsideWhatItAliases) {

@@ -75,6 +75,9 @@ Options:
   --gpu-merge-projections on|off
                          device entries: projections of one activation with
                          small weights as one wider GEMM (default on)
+  --gpu-group-matmuls on|off
+                         device entries: bf16 GEMMs of one activation and
+                         weights of one shape as one batched GEMM (default on)
   --gpu-fp32-matmul simt|3xtf32
                          device entries: f32 matmuls on the FP32 cores (simt,
                          the default) or, from 2^31 flops, as 3xTF32 on
@@ -192,7 +195,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 // What the code-generating commands share.
 struct CodegenArgs {
   std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
-              gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_fuse_codegen = "on",
+              gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_group_matmuls = "on", gpu_fuse_codegen = "on",
               gpu_fp32_matmul = "simt";
   std::vector<std::string> binds, inputs, randoms, outputs;
   unsigned timeout = 2000;
@@ -206,6 +209,7 @@ struct CodegenArgs {
     o.fuse_attention = gpu_fuse_attention == "on";
     o.graph_branches = gpu_graph_branches == "on";
     o.merge_projections = gpu_merge_projections == "on";
+    o.group_matmuls = gpu_group_matmuls == "on";
     o.split_fp32_matmuls = gpu_fp32_matmul == "3xtf32";
     return o;
   }
@@ -591,6 +595,9 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-merge-projections", a.gpu_merge_projections,
                   "device entries: projections of one activation with small weights as one wider GEMM (on, the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-group-matmuls", a.gpu_group_matmuls,
+                  "device entries: bf16 GEMMs of one activation and weights of one shape as one batched GEMM (on, the default, or off)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fp32-matmul", a.gpu_fp32_matmul,
                   "device entries: large f32 matmuls as 3xTF32 (split operands, one TF32 GEMM on tensor cores: ~1e-5 relative error, "

@@ -5,10 +5,11 @@
 // One block of 4 warps owns 64 query rows of one (batch, head); each warp
 // owns 16 of them. The block walks the key/value rows in tiles of kBN (64,
 // or 32 for head dimensions over 128, for registers): q k^T into f32
-// accumulators, scale and mask, an online softmax (running row max and sum,
-// in the exp2 domain), the probabilities rounded to bf16 in registers (the
-// accumulator layout of one mma is the operand layout of the next) and
-// multiplied into the f32 output accumulators, which are divided by the row
+// accumulators, mask, an online softmax (running row max and sum, in the
+// exp2 domain, the scale folded into the exponent), the probabilities
+// rounded to bf16 in registers (the accumulator layout of one mma is the
+// operand layout of the next) and multiplied into the f32 output
+// accumulators, which are divided by the row
 // sum once at the end and rounded to bf16 once, at the store. The [Sq, Sk]
 // scores never reach memory. Under a causal mask a block stops at the last
 // key its rows can see, and the heaviest blocks start first, or, when the
@@ -69,6 +70,14 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const bf16* p) {
                : "r"(smem_addr(p)));
 }
 
+// 2^x by the SFU alone (subnormal results flush to 0: a probability below
+// 2^-126 of the row's largest); exp2f adds the subnormal scaling around it.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ uint32_t ld32(const bf16* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
 __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -77,21 +86,28 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
 }
 
 // Rows [row0, row0 + kRows) of a [n, dh] operand (rows `stride` elements
-// apart) into shared memory, zero past n and past dh.
+// apart) into shared memory, zero past n and past dh. A thread copies the
+// same 8-element chunk of every kStep-th row: its addresses are one base
+// and constant offsets, not a division and a 64-bit product per chunk.
 template <int kDH, int kRows, bool kAligned>
 __device__ __forceinline__ void load_tile(bf16* sm, const bf16* g, int64_t stride, int row0, int n, int dh) {
-  constexpr int kLD = kDH + 8, kChunks = kDH / 8;
-  for (int c = threadIdx.x; c < kRows * kChunks; c += kWarps * 32) {
-    const int r = c / kChunks, d = (c % kChunks) * 8;
-    const bool row_ok = row0 + r < n;
-    bf16* dst = sm + r * kLD + d;
+  constexpr int kLD = kDH + 8, kChunks = kDH / 8, kThreadsPerBlock = kWarps * 32;
+  static_assert(kThreadsPerBlock % kChunks == 0, "a thread's chunks share a column");
+  constexpr int kStep = kThreadsPerBlock / kChunks;
+  static_assert(kRows % kStep == 0, "every thread copies the same number of chunks");
+  const int r0 = static_cast<int>(threadIdx.x) / kChunks, d = (static_cast<int>(threadIdx.x) % kChunks) * 8;
+  const bf16* src = g + static_cast<int64_t>(row0 + r0) * stride + d;
+  bf16* dst = sm + r0 * kLD + d;
+  const int64_t step = kStep * stride;
+#pragma unroll
+  for (int i = 0; i < kRows / kStep; ++i) {
+    const bool row_ok = row0 + r0 + i * kStep < n;
     if constexpr (kAligned) {
       const bool ok = row_ok && d < dh;  // dh % 8 == 0 here
-      cp_async16(dst, ok ? g + static_cast<int64_t>(row0 + r) * stride + d : g, ok);
+      cp_async16(dst + i * kStep * kLD, ok ? src + i * step : g, ok);
     } else {
-      const bf16* src = g + static_cast<int64_t>(row0 + r) * stride + d;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) dst[e] = row_ok && d + e < dh ? src[e] : __float2bfloat16(0.0f);
+      for (int e = 0; e < 8; ++e) dst[i * kStep * kLD + e] = row_ok && d + e < dh ? src[i * step + e] : __float2bfloat16(0.0f);
     }
   }
 }
@@ -130,7 +146,7 @@ __device__ __forceinline__ void attend_rows(const Attention& a, int qb, int64_t 
   load_tile<kDH, kBM, kAligned>(sq, q, a.stride[0][2], q0, sq_n, dh);
   cp_async_commit();
 
-  const float scale = a.scale * 1.4426950408889634f;  // scores in the exp2 domain
+  const float scale = a.scale * 1.4426950408889634f;  // scores in the exp2 domain; > 0
   float acc[kMT][kON][4];
   float mrow[kMT][2], lrow[kMT][2];
 #pragma unroll
@@ -197,23 +213,24 @@ __device__ __forceinline__ void attend_rows(const Attention& a, int qb, int64_t 
       }
     }
 
-    // Scale, mask, the new row maxima, the probabilities.
+    // Mask, the new row maxima, the probabilities. A tile's maxima are
+    // taken of the raw scores and scaled once (the scale is positive,
+    // plan/attention_launch.h, so max(s) scale = max(s scale)), and each
+    // probability is one FMA and one ex2: exp2(s scale - max).
     const bool mask = k0 + kBN > sk_n || (a.causal && static_cast<int64_t>(k0) + kBN - 1 > static_cast<int64_t>(row_of(0, 0) - g) + a.offset);
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
-      float mnew[2] = {mrow[mt][0], mrow[mt][1]};
+      float mnew[2] = {-INFINITY, -INFINITY};  // this tile's, raw
 #pragma unroll
       for (int n = 0; n < kSN; ++n) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          float x = s[mt][n][e] * scale;
           if (mask) {
             const int col = k0 + n * 8 + t * 2 + (e & 1);
             const int64_t row = row_of(mt, e >> 1);
-            if (col >= sk_n || (a.causal && col > row + a.offset)) x = -INFINITY;
+            if (col >= sk_n || (a.causal && col > row + a.offset)) s[mt][n][e] = -INFINITY;
           }
-          s[mt][n][e] = x;
-          mnew[e >> 1] = fmaxf(mnew[e >> 1], x);
+          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[mt][n][e]);
         }
       }
       float base[2], keep[2];
@@ -221,24 +238,29 @@ __device__ __forceinline__ void attend_rows(const Attention& a, int qb, int64_t 
       for (int i = 0; i < 2; ++i) {
         mnew[i] = fmaxf(mnew[i], __shfl_xor_sync(0xffffffffu, mnew[i], 1));
         mnew[i] = fmaxf(mnew[i], __shfl_xor_sync(0xffffffffu, mnew[i], 2));
-        base[i] = mnew[i] == -INFINITY ? 0.0f : mnew[i];  // a row masked so far: exp2(-inf) = 0, not NaN
-        keep[i] = exp2f(mrow[mt][i] - base[i]);
-        mrow[mt][i] = mnew[i];
+        const float m = fmaxf(mrow[mt][i], mnew[i] * scale);  // the running maximum, scaled
+        base[i] = m == -INFINITY ? 0.0f : m;                    // a row masked so far: exp2(-inf) = 0, not NaN
+        keep[i] = m == mrow[mt][i] ? 1.0f : fast_exp2(mrow[mt][i] - base[i]);
+        mrow[mt][i] = m;
       }
       float sum[2] = {0.0f, 0.0f};
 #pragma unroll
       for (int n = 0; n < kSN; ++n) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float p = exp2f(s[mt][n][e] - base[e >> 1]);
+          const float p = fast_exp2(fmaf(s[mt][n][e], scale, -base[e >> 1]));
           s[mt][n][e] = p;
           sum[e >> 1] += p;
         }
       }
       lrow[mt][0] = lrow[mt][0] * keep[0] + sum[0];
       lrow[mt][1] = lrow[mt][1] * keep[1] + sum[1];
+      // Once the maxima settle (most tiles after the first few) keep is
+      // exactly 1 for every row of the warp, and the rescale is skipped.
+      if (__any_sync(0xffffffffu, keep[0] != 1.0f || keep[1] != 1.0f)) {
 #pragma unroll
-      for (int n = 0; n < kON; ++n) acc[mt][n][0] *= keep[0], acc[mt][n][1] *= keep[0], acc[mt][n][2] *= keep[1], acc[mt][n][3] *= keep[1];
+        for (int n = 0; n < kON; ++n) acc[mt][n][0] *= keep[0], acc[mt][n][1] *= keep[0], acc[mt][n][2] *= keep[1], acc[mt][n][3] *= keep[1];
+      }
     }
 
 #pragma unroll

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/executor/dependent_launch.cuh"
 #include "cuda/executor/kernels.h"
 
 namespace shapeml::cuda::kern {
@@ -147,6 +148,19 @@ cudaError_t strided_copy_group(int64_t esize, const CopyGroup& pairs, const Geom
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
+}
+
+namespace {
+__global__ void write_pointers_kernel(void** dst, PointerTable t) {
+  // No wait_for_predecessor(): dst is a matmul group's own table (nothing
+  // else reads or writes it), so this may overlap the launch before it;
+  // the GEMM after it is an ordinary launch, which waits for it.
+  if (static_cast<int32_t>(threadIdx.x) < t.n) dst[threadIdx.x] = t.p[threadIdx.x];
+}
+}  // namespace
+
+cudaError_t write_pointers(void** dst, const PointerTable& t, cudaStream_t s) {
+  return launch_dependent(write_pointers_kernel, dim3(1), dim3(32), 0, s, dst, t);
 }
 
 cudaError_t transpose_tiled(int64_t esize, const void* in, void* out, int64_t batch, int64_t rows, int64_t cols, cudaStream_t s) {

@@ -153,6 +153,11 @@ struct Step {
   int32_t group = 0;                 // strided group: how many (input, output) pairs
   Operand group_in[kern::kMaxCopyGroup], group_out[kern::kMaxCopyGroup];
   kern::Attention attention;         // attention: all but the pointers (in[0..2], out; their offsets in `extra`)
+  // matmul group (plan.h): A is in[0]; the weights and results; where its
+  // pointer table lies (bytes from the plan's table region, see create())
+  int32_t gemm_group = 0;
+  Operand gemm_w[shapeml::plan::kMaxGemmGroup], gemm_out[shapeml::plan::kMaxGemmGroup];
+  int64_t table = 0;
 };
 
 // A fused launch, prepared: the decoded program, the coalesced geometry
@@ -682,6 +687,14 @@ struct Builder {
   //   innermost coalesced batch dim is the GEMM's batch (stride 0 where an
   //   operand is broadcast), one GEMM per index of the outer ones.
   bool prepare_matmul(const GpuLaunch& l, Step& st, Prepared& p) {
+    if (l.ints.size() == 3) {  // a group: one pointer-array batched GEMM over the weights
+      st.gemm_group = static_cast<int32_t>(l.ints[2]);
+      for (int32_t i = 0; i < st.gemm_group; ++i) {
+        st.gemm_w[i].slot = l.inputs[static_cast<size_t>(1 + i)];
+        st.gemm_out[i].slot = l.outputs[static_cast<size_t>(i)];
+      }
+      st.in[2] = Operand{};
+    }
     const GpuSlot& a = slot(l.inputs[0]);
     const GpuSlot& b = slot(l.inputs[1]);
     const GpuSlot& out = slot(l.outputs[0]);
@@ -692,14 +705,17 @@ struct Builder {
     plan::MatmulGeometry mg;
     plan::matmul_geometry(a.shape, b.shape, st.trans_a, st.trans_b, mg);
     const int64_t M = mg.m, K = mg.k, N = mg.n;
-    if (l.inputs.size() == 3) (l.flag ? st.accumulate : st.bias) = true;  // residual C of the output's shape, or a bias [N]
+    if (l.inputs.size() == 3 && st.gemm_group == 0) (l.flag ? st.accumulate : st.bias) = true;  // residual C of the output's shape, or a bias [N]
     const int64_t batch = numel(mg.batch);
     st.dt = to_dt(a.dtype);
     st.kdim = K, st.cols = N;
     if (batch == 0 || M == 0 || N == 0) return true;  // nothing to compute
-    if (K == 0) {
+    if (K == 0) {  // every result is zeros
       st.kind = Step::Kind::MemsetZero, st.bytes = out.bytes();
-      p.steps.push_back(st);
+      for (int32_t i = 0; i < std::max<int32_t>(st.gemm_group, 1); ++i) {
+        if (st.gemm_group > 0) st.out = st.gemm_out[i];
+        p.steps.push_back(st);
+      }
       return true;
     }
     st.kind = gpu_dtype_is_float(a.dtype) ? Step::Kind::MatmulLt : Step::Kind::MatmulInt;
@@ -707,6 +723,10 @@ struct Builder {
       st.batch = 1, st.rows = M * batch, st.stride_a = 0, st.stride_b = 0;
       p.steps.push_back(st);
       return true;
+    }
+    if (st.gemm_group > 0) {  // the verifier keeps a group's weights 2-D, which always fold
+      fail = {kInvalidArgument, p.name + ": a matmul group whose weights are not matrices"};
+      return false;
     }
     // The coalesced batch space and A's and B's strides over it, in
     // matrices (plan::matmul_geometry, which the verifier bounded).
@@ -824,7 +844,18 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
   if (s != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatrixLayoutCreate", s);
   if ((s = cublasLtMatrixLayoutCreate(&m.lc, t, static_cast<uint64_t>(N), static_cast<uint64_t>(M), N)) != CUBLAS_STATUS_SUCCESS)
     return fail("cublasLtMatrixLayoutCreate", s);
-  if (st.batch > 1) {
+  if (st.gemm_group > 0) {
+    // A group: Lt's A, B and D are arrays of k pointers in device memory
+    // (the weights, A repeated, the results; written per call, see execute).
+    int32_t count = st.gemm_group;
+    uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+    for (cublasLtMatrixLayout_t lay : {m.la, m.lb, m.lc}) {
+      if ((s = cublasLtMatrixLayoutSetAttribute(lay, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count)) != CUBLAS_STATUS_SUCCESS)
+        return fail("cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)", s);
+      if ((s = cublasLtMatrixLayoutSetAttribute(lay, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof mode)) != CUBLAS_STATUS_SUCCESS)
+        return fail("cublasLtMatrixLayoutSetAttribute(BATCH_MODE)", s);
+    }
+  } else if (st.batch > 1) {
     int32_t count = static_cast<int32_t>(st.batch);
     int64_t sa = st.stride_b, sb = st.stride_a, sc = M * N;  // Lt's A is our B
     for (auto [lay, stride] : {std::pair{m.la, sa}, std::pair{m.lb, sb}, std::pair{m.lc, sc}}) {
@@ -857,7 +888,9 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
     // The aligned variant (what a call normally gets) asks for several
     // candidates: the heuristic's first, or with SHAPEML_CUBLASLT_TUNING=on
     // the fastest by time (lt_tuning.h).
-    std::vector<cublasLtMatmulHeuristicResult_t> cands(variant == 0 && shapeml::cuda::lt_tuning_on() ? shapeml::cuda::kLtCandidates : 1);
+    // (A group's pointer arrays are not what the timing's scratch operands
+    // are: it keeps the heuristic's first.)
+    std::vector<cublasLtMatmulHeuristicResult_t> cands(variant == 0 && st.gemm_group == 0 && shapeml::cuda::lt_tuning_on() ? shapeml::cuda::kLtCandidates : 1);
     s = cublasLtMatmulAlgoGetHeuristic(h, m.desc, m.la, m.lb, m.lc, m.lc, pref, static_cast<int>(cands.size()), cands.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0) continue;  // this variant has none
@@ -876,7 +909,7 @@ Failure prepare_lt(cublasLtHandle_t h, const Step& st, LtMatmul& m, const std::s
       prob.key = std::to_string(static_cast<int>(st.dt)) + (st.tf32 ? " tf32" : "") + " M" + std::to_string(M) + " N" + std::to_string(N) +
                  " K" + std::to_string(K) + " b" + std::to_string(st.batch) + " sa" + std::to_string(st.stride_a) + " sb" +
                  std::to_string(st.stride_b) + (st.trans_a ? " tA" : "") + (st.trans_b ? " tB" : "") + (st.bias ? " bias" : "") +
-                 (st.accumulate ? " acc" : "") + " al" + std::to_string(al_a) + "/" + std::to_string(al_b) + "/" + std::to_string(al_c);
+                 (st.accumulate ? " acc" : "") + (st.gemm_group > 0 ? " group" + std::to_string(st.gemm_group) : "") + " al" + std::to_string(al_a) + "/" + std::to_string(al_b) + "/" + std::to_string(al_c);
       pick = shapeml::cuda::fastest_lt_candidate(h, prob, cands, m.choice);
     }
     (variant == 0 ? m.algo_aligned : m.algo_any) = cands[pick].algo;
@@ -1008,6 +1041,16 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
       for (LtMatmul& m : plan->lt) m.ws_offset = 0;
       sum = need;
     }
+    // After cuBLASLt's scratch: each matmul group's three pointer arrays
+    // (Lt's A, B, D; k pointers each), its own bytes, written by the group's
+    // launch of every call.
+    sum = static_cast<size_t>(align_up(static_cast<int64_t>(sum), 256));
+    for (Prepared& p : plan->launches)
+      for (Step& st : p.steps)
+        if (st.kind == Step::Kind::MatmulLt && st.gemm_group > 0) {
+          st.table = static_cast<int64_t>(sum);
+          sum += static_cast<size_t>(align_up(3 * st.gemm_group * static_cast<int64_t>(sizeof(void*)), 256));
+        }
     if (sum > 0) {
       plan->lt_offset = align_up(plan->plan_workspace, 256);
       plan->lt_bytes = static_cast<int64_t>(sum);
@@ -1302,6 +1345,26 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           // A fused residual is cuBLASLt's C (beta = 1); D is the output.
           const void* c_in = st.accumulate ? static_cast<const void*>(ptr(st.in[2])) : c;
           bool al = m.has_aligned && aligned16(a) && aligned16(b) && aligned16(c) && aligned16(c_in);
+          if (st.gemm_group > 0) {
+            // The group's pointer arrays, by a one-block kernel before the
+            // GEMM (kernel parameters: a graph captures them, a re-capture
+            // on new buffers renews them): Lt's A = our weights, its B = our
+            // A (the same for each), its D = our results.
+            kern::PointerTable t;
+            t.n = 3 * st.gemm_group;
+            for (int32_t i = 0; i < st.gemm_group; ++i) {
+              t.p[i] = ptr(st.gemm_w[i]);
+              t.p[st.gemm_group + i] = const_cast<void*>(a);
+              t.p[2 * st.gemm_group + i] = ptr(st.gemm_out[i]);
+              al = al && aligned16(t.p[i]) && aligned16(t.p[2 * st.gemm_group + i]);
+            }
+            void** table = reinterpret_cast<void**>(ws + plan->lt_offset + st.table);
+            if ((e = kern::write_pointers(table, t, stream)) != cudaSuccess) break;
+            b = table;
+            a = table + st.gemm_group;
+            c = table + 2 * st.gemm_group;
+            c_in = c;
+          }
           if (!al && !m.has_any)
             return write_err(err, err_size, kInvalidArgument,
                              "plan_execute: " + p.name + ": operands not 16-byte aligned and cuBLASLt offered no algorithm for that");

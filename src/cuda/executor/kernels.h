@@ -71,6 +71,14 @@ struct CopyGroup {
 };
 // strided_copy for every pair of `pairs` (one geometry), in one launch.
 cudaError_t strided_copy_group(int64_t esize, const CopyGroup& pairs, const Geom& g, int64_t n, int max_blocks, cudaStream_t s);
+/// Device pointers by value: a matmul group's three arrays of its size each.
+struct PointerTable {
+  int32_t n = 0;
+  void* p[3 * shapeml::plan::kMaxGemmGroup] = {};
+};
+// dst[i] = t.p[i] for i < t.n, in device memory (one block). Launched as a
+// dependent launch that does not wait: dst is bytes no other launch uses.
+cudaError_t write_pointers(void** dst, const PointerTable& t, cudaStream_t s);
 // in [batch, rows, cols] -> out [batch, cols, rows], 32x32 shared-memory tiles.
 // Needs batch <= 65535 and ceil(rows/32) <= 65535.
 cudaError_t transpose_tiled(int64_t esize, const void* in, void* out, int64_t batch, int64_t rows, int64_t cols, cudaStream_t s);

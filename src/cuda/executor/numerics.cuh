@@ -88,10 +88,12 @@ __device__ __forceinline__ double k_cos(double x) { return cos(x); }
 __device__ __forceinline__ double k_pow(double x, double y) { return pow(x, y); }
 
 // sigmoid without overflow: exp of a non-positive argument only.
+// One exp for both signs, no branch (a warp whose lanes differ in sign
+// would run both): e = exp(-|x|) is exp(-x) for x >= 0 and exp(x) below,
+// so the values are those of 1 / (1 + exp(-x)) and exp(x) / (1 + exp(x)).
 template <class F> __device__ __forceinline__ F k_sigmoid(F x) {
-  if (x >= F(0)) return F(1) / (F(1) + k_exp(-x));
-  F e = k_exp(x);  // x < 0 or NaN (NaN propagates)
-  return e / (F(1) + e);
+  const F e = k_exp(-fabs(x));  // NaN propagates
+  return (x >= F(0) ? F(1) : e) / (F(1) + e);
 }
 
 // Unary op in the compute type C.

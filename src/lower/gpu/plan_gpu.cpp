@@ -3,6 +3,7 @@
 #include "lower/gpu/generate_kernels.h"
 #include "lower/gpu/fuse_attention.h"
 #include "lower/gpu/fuse_patterns.h"
+#include "lower/gpu/group_matmuls.h"
 #include "lower/gpu/merge_projections.h"
 #include "lower/gpu/split_fp32_matmuls.h"
 #include "transform/specialize_types.h"
@@ -72,6 +73,7 @@ class Planner {
       if (opts_.merge_projections && merge_projections(plan_) > 0) verify("projection merging");
     }
     if (opts_.split_fp32_matmuls && !opts_.allow_tf32 && split_fp32_matmuls(plan_, opts_.split_min_flops) > 0) verify("3xTF32 splitting");
+    if (opts_.fuse_patterns && opts_.group_matmuls && group_matmuls(plan_) > 0) verify("matmul grouping");
     if (device_ < 0) throw PlanError("`" + f.name + "` touches no CUDA device: it is a host function (use the CPU back end)");
     plan_.device = device_;
     drop_unused_slots();

@@ -74,6 +74,11 @@ struct PlanOptions {
   /// (lower/gpu/merge_projections.h); needs fuse_patterns. On by default;
   /// `shapemlc --gpu-merge-projections off` keeps one GEMM per projection.
   bool merge_projections = true;
+  /// Run bf16 GEMMs of one activation and weights of one shape (q/k/v with
+  /// large weights, gate/up) as one batched GEMM over the weights
+  /// (lower/gpu/group_matmuls.h); needs fuse_patterns. On by default;
+  /// `shapemlc --gpu-group-matmuls off` keeps one GEMM each.
+  bool group_matmuls = true;
   /// f32 matmuls without TF32 (allow_tf32 off) of at least
   /// `split_min_flops` run as 3xTF32: each operand split into TF32 parts and
   /// one TF32 GEMM over a K three times as long, on tensor cores (~1e-5

@@ -56,7 +56,7 @@ int split_fp32_matmuls(GpuPlan& p, int64_t min_flops) {
     return slot;
   };
   for (GpuLaunch& l : p.launches) {
-    bool take = l.kind == LaunchKind::Matmul && l.op.empty() && l.inputs.size() >= 2;
+    bool take = l.kind == LaunchKind::Matmul && l.op.empty() && l.inputs.size() >= 2 && l.ints.size() < 3;  // not a group
     plan::MatmulGeometry g;
     if (take) {
       // By value: split() appends slots, which moves p.slots.
