@@ -1,5 +1,6 @@
 #include "syntax/bundles.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,7 +34,10 @@ struct Field {
 };
 
 struct Bundle {
+  // Its parameters in application order: dtype variables, device
+  // variables, shape variables ((B Ty Dv d1 .. dk); spec §4.32).
   std::vector<std::string> dims;
+  size_t dtypes = 0, devices = 0;
   std::vector<Field> fields;
 };
 
@@ -45,10 +49,31 @@ struct Signature {
   std::vector<std::pair<size_t, size_t>> floating;                          // per parameter: floating leaves, leaves
 };
 
-// Whether a written tensor type has a floating dtype (what `grad` differentiates).
-bool floating_type(const SExpr& t) {
+// Whether a written tensor type has a floating dtype (what `grad`
+// differentiates): a floating dtype, or a dtype variable of the function
+// whose every member is floating (`floating_vars`).
+bool floating_type(const SExpr& t, const std::set<std::string>& floating_vars) {
   if (!t.is_list() || t.items.size() < 2 || !t.items[0].is_symbol("tensor")) return false;
-  return t.items[1].is_symbol("f32") || t.items[1].is_symbol("f64") || t.items[1].is_symbol("bf16");
+  return t.items[1].is_symbol("f32") || t.items[1].is_symbol("f64") || t.items[1].is_symbol("bf16") ||
+         (t.items[1].is_symbol() && floating_vars.count(t.items[1].text));
+}
+
+// The dtype variables of a func's `(dtypes ..)` clause that only floating
+// dtypes satisfy: `(T floating)`, or a set of floating dtypes.
+std::set<std::string> floating_dtype_vars(const SExpr& f) {
+  std::set<std::string> out;
+  for (size_t i = 2; i < f.items.size(); ++i) {
+    if (!head_is(f.items[i], "dtypes")) continue;
+    for (size_t k = 1; k < f.items[i].items.size(); ++k) {
+      const SExpr& v = f.items[i].items[k];
+      if (!v.is_list() || v.items.size() < 2 || !v.items[0].is_symbol()) continue;
+      bool all = true;
+      for (size_t j = 1; j < v.items.size(); ++j)
+        all &= v.items[j].is_symbol("floating") || v.items[j].is_symbol("f32") || v.items[j].is_symbol("f64") || v.items[j].is_symbol("bf16");
+      if (all) out.insert(v.items[0].text);
+    }
+  }
+  return out;
 }
 
 class Expander {
@@ -90,10 +115,10 @@ class Expander {
 
   bool is_bundle_type(const SExpr& t) const { return t.is_list() && !t.items.empty() && t.items[0].is_symbol() && bundles_.count(t.items[0].text); }
 
-  // (bundle NAME (dims V ...)? (FIELD TYPE) ...)
+  // (bundle NAME (dtypes T ...)? (devices D ...)? (dims V ...)? (FIELD TYPE) ...)
   void declare(const SExpr& b) {
     if (b.items.size() < 3 || !b.items[1].is_symbol()) {
-      fail(b, "a bundle is `(bundle NAME (dims V ...) (FIELD TYPE) ...)` with at least one field");
+      fail(b, "a bundle is `(bundle NAME (dtypes T ...)? (devices D ...)? (dims V ...)? (FIELD TYPE) ...)` with at least one field");
       return;
     }
     const std::string& name = b.items[1].text;
@@ -104,12 +129,34 @@ class Expander {
     Bundle out;
     std::set<std::string> seen;
     size_t leaves = 0;
-    for (size_t i = 2; i < b.items.size(); ++i) {
+    // Its parameter clauses, in this order, before the fields: each a list
+    // of names (a dtype variable's set or class belongs to the functions
+    // that use the bundle, spec §3.5).
+    size_t first_field = 2;
+    const char* const clauses[3] = {"dtypes", "devices", "dims"};
+    for (int c = 0; c < 3 && first_field < b.items.size(); ++c) {
+      const SExpr& f = b.items[first_field];
+      if (!head_is(f, clauses[c])) continue;
+      for (size_t k = 1; k < f.items.size(); ++k) {
+        if (!f.items[k].is_symbol()) {
+          fail(f.items[k], std::string("a ") + (c == 0 ? "dtype" : c == 1 ? "device" : "shape") + " variable of bundle `" + name + "` must be a name",
+               c == 0 ? "help: the dtypes a variable may take are the using function's `(dtypes (T ...))`, not the bundle's" : "");
+          continue;
+        }
+        if (std::find(out.dims.begin(), out.dims.end(), f.items[k].text) != out.dims.end()) {
+          fail(f.items[k], "bundle `" + name + "` declares `" + f.items[k].text + "` twice");
+          continue;
+        }
+        out.dims.push_back(f.items[k].text);
+        if (c == 0) ++out.dtypes;
+        else if (c == 1) ++out.devices;
+      }
+      ++first_field;
+    }
+    for (size_t i = first_field; i < b.items.size(); ++i) {
       const SExpr& f = b.items[i];
-      if (head_is(f, "dims") && i == 2) {
-        for (size_t k = 1; k < f.items.size(); ++k)
-          if (f.items[k].is_symbol()) out.dims.push_back(f.items[k].text);
-          else fail(f.items[k], "a shape variable of bundle `" + name + "` must be a name");
+      if (head_is(f, "dims") || head_is(f, "dtypes") || head_is(f, "devices")) {
+        fail(f, "bundle `" + name + "`: its `(dtypes ..)`, `(devices ..)` and `(dims ..)` come first, in that order, once each");
         continue;
       }
       if (!f.is_list() || f.items.size() != 2 || !f.items[0].is_symbol() || !f.items[1].is_list()) {
@@ -161,8 +208,11 @@ class Expander {
     if (app.items.size() - 1 != b.dims.size()) {
       std::string dims;
       for (const auto& d : b.dims) dims += (dims.empty() ? "" : " ") + d;
-      fail(app, "bundle `" + name + "` takes " + std::to_string(b.dims.size()) + " dimension(s)" + (dims.empty() ? "" : " (" + dims + ")") +
-                    ", given " + std::to_string(app.items.size() - 1));
+      const size_t shapes = b.dims.size() - b.dtypes - b.devices;
+      std::string what = (b.dtypes ? std::to_string(b.dtypes) + " dtype(s), " : "") + (b.devices ? std::to_string(b.devices) + " device(s), " : "");
+      what = what.empty() ? std::to_string(shapes) + " dimension(s)" : what + std::to_string(shapes) + " dimension(s), in that order";
+      fail(app, "bundle `" + name + "` takes " + what + (dims.empty() ? "" : " (" + dims + ")") + ", given " + std::to_string(app.items.size() - 1) +
+                    " argument(s)");
       return false;
     }
     std::map<std::string, SExpr> sub;
@@ -359,10 +409,12 @@ class Expander {
         f.items.push_back(substitute(c, sub));
       }
     }
-    if (!has_dims) {
+    if (!has_dims) {  // after the dtypes and devices clauses (spec §2's order)
       std::vector<SExpr> d = {symbol("dims", t.func.span)};
       for (const SExpr& v : dims) d.push_back(v);
-      f.items.insert(f.items.begin() + 2, list(std::move(d), t.func.span));
+      size_t at = 2;
+      while (at < f.items.size() && (head_is(f.items[at], "dtypes") || head_is(f.items[at], "devices"))) ++at;
+      f.items.insert(f.items.begin() + static_cast<std::ptrdiff_t>(at), list(std::move(d), t.func.span));
     }
     pending_.push_back(std::move(f));
     return inst;
@@ -607,6 +659,7 @@ class Expander {
     scope_.clear();
     applied_.clear();
     known_type_.clear();
+    floating_vars_ = floating_dtype_vars(f);
     if (f.items.size() < 2 || !f.items[1].is_symbol()) return f;
     SExpr out = f;
     out.items.clear();
@@ -627,7 +680,7 @@ class Expander {
               for (auto& [n, t] : leaves_of_p) {
                 ps.items.push_back(list({symbol(n, p.items[0].span), t}, p.span));
                 note_type(n, t);
-                fl += floating_type(t);
+                fl += floating_type(t, floating_vars_);
               }
             sig.floating.push_back({fl, leaves_of_p.size()});
             bind(p.items[0].text, p.items[1].items[0].text);
@@ -637,7 +690,7 @@ class Expander {
             ps.items.push_back(p);
             if (p.is_list() && !p.items.empty() && p.items[0].is_symbol()) {
               sig.params.push_back({p.items[0].text, std::nullopt});
-              sig.floating.push_back({p.items.size() == 2 && floating_type(p.items[1]) ? 1 : 0, 1});
+              sig.floating.push_back({p.items.size() == 2 && floating_type(p.items[1], floating_vars_) ? 1 : 0, 1});
             }
             if (p.is_list() && p.items.size() == 2 && p.items[0].is_symbol()) note_type(p.items[0].text, p.items[1]);
           }
@@ -741,6 +794,7 @@ class Expander {
   std::map<std::string, Signature> funcs_;
   std::map<std::string, std::string> scope_;  // bundle-valued names of the current function -> bundle
   std::map<std::string, SExpr> applied_;       // those of them whose bundle application is known (parameters) -> (B d ...)
+  std::set<std::string> floating_vars_;         // the current function's floating dtype variables
   std::map<std::string, SExpr> known_type_;    // tensor names of the current function with a written type -> it
   std::map<std::string, Template> templates_;  // shape-generic functions (spec §4.33)
   std::set<std::string> instances_;            // instances made ("F%rank")

@@ -7,9 +7,9 @@
 // batch mode over the weights, A's pointer repeated, each result written
 // where it was (no copy, no new slot, nothing downstream changes).
 //
-// Measured on the H200 (bench/gemm_grouping.cu, docs/design/gpu-grouped-gemms.md):
-// the large bf16 block's q/k/v 76.3 -> 70.3 us and gate/up 139.5 -> 132.1 us
-// with the heuristic's first algorithm; the small block's gate/up 10.2 -> 6.7.
+// One batched launch is as fast as one GEMM over concatenated weights and
+// faster than the separate ones (bench/gemm_grouping.cu; the measurements:
+// docs/design/gpu-grouped-gemms.md).
 //
 // Which GEMMs: plain matmuls (no scale, bias, residual or op; bf16, the
 // dtype measured) of one A slot, with 2-D weights of one shape and dtype,
