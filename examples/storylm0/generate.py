@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates text with StoryLM-0 from a storylm0-checkpoint-v1: prefill the
+"""Generates text with StoryLM-0 from a storylm0-checkpoint-v2: prefill the
 prompt, then decode one token at a time with the KV cache padded to a static
 T_max = 36 (every step runs the same compiled specialization). Greedy by
 default; --seed N samples by Gumbel-max with SplitMix64(N) uniforms (the
@@ -7,7 +7,7 @@ same seed gives the same tokens on every machine).
 
 Usage: generate.py [BUILD_DIR] [--checkpoint PATH] [--prompt TEXT] [--tokens N]
                    [--seed N] [--aot]
-  --checkpoint  default: the locked one, tests/golden/fixtures/storylm0-checkpoint-v1.npz
+  --checkpoint  default: the locked one, tests/golden/fixtures/storylm0-checkpoint-v2.npz
   --aot         build prefill/decode ahead of time into a shared object and run it
                 with libshapeml_runtime.so (no compiler in the process)
 """
@@ -23,7 +23,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import storylm0 as S  # noqa: E402
 
-DEFAULT_CHECKPOINT = os.path.join(S.ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v1.npz")
+DEFAULT_CHECKPOINT = os.path.join(S.ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v2.npz")
 
 
 def aot_module(build, prompt_len, t_max=S.T_MAX):

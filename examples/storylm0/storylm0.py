@@ -1,6 +1,6 @@
 """StoryLM-0's host side: the tokenizer, the corpus windows, the initial
 weights, the training loops around examples/storylm0.sml's compiled steps,
-greedy generation, and the versioned checkpoint `storylm0-checkpoint-v1`.
+greedy generation, and the versioned checkpoint `storylm0-checkpoint-v2`.
 
 Everything numeric happens in shapeml (the .sml program, JIT-compiled
 through the C ABI); the host only moves arrays and picks argmaxes.
@@ -39,12 +39,12 @@ ADAMW = {"lr": 0.01, "b1": 0.9, "b2": 0.999, "eps": 1e-8, "wd": 0.01}
 # (greedy(..., window=T)); 400 steps reproduce the corpus from "once".
 ADAMW_STEPS = 400
 SEED = 0
-CHECKPOINT_FORMAT = "storylm0-checkpoint-v1"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_FORMAT = "storylm0-checkpoint-v2"
+CHECKPOINT_VERSION = 2  # v1: one decoder block (12 weights); v2: two blocks (22)
 
-# name, shape, initial distribution ("ones", or a normal with this std)
-WEIGHTS = [
-    ("emb", (V, D), 1.0),
+# One decoder block's weights (the program's `Block` bundle, in its order):
+# name, shape, initial distribution ("ones", or a normal with this std).
+BLOCK = [
     ("g1", (D,), "ones"),
     ("wq", (D, H, DH), D ** -0.5),
     ("wk", (D, H, DH), D ** -0.5),
@@ -54,14 +54,18 @@ WEIGHTS = [
     ("w_gate", (D, F), D ** -0.5),
     ("w_up", (D, F), D ** -0.5),
     ("w_down", (F, D), F ** -0.5),
-    ("g_final", (D,), "ones"),
-    ("w_out", (D, V), D ** -0.5),
 ]
+BLOCKS = 2
+# The `Model` bundle's fields in declared order: the order of its tensors at
+# the C ABI (the entries' parameters m.emb, m.b1.g1, ...), named as there
+# without the parameter's prefix.
+WEIGHTS = ([("emb", (V, D), 1.0)] + [(f"b{i}.{n}", s, how) for i in range(1, BLOCKS + 1) for n, s, how in BLOCK] +
+           [("g_final", (D,), "ones"), ("w_out", (D, V), D ** -0.5)])
 NAMES = [n for n, _, _ in WEIGHTS]
 
 
 class CheckpointError(Exception):
-    """A checkpoint that is not a readable `storylm0-checkpoint-v1`."""
+    """A checkpoint that is not a readable `storylm0-checkpoint-v2`."""
 
 
 def encode(text):
@@ -185,8 +189,8 @@ def greedy(module, weights, prompt, new_tokens=32, t_max=T_MAX, window=None):
 
 
 def save_checkpoint(path, weights):
-    """storylm0-checkpoint-v1: an .npz holding every weight under its name
-    (float32, the shapes of WEIGHTS) and `format_version` = [1] (int64).
+    """storylm0-checkpoint-v2: an .npz holding every weight under its name
+    (float32, the shapes of WEIGHTS) and `format_version` = [2] (int64).
     Written to a temporary file and renamed, so a crash leaves no half file."""
     tmp = path + ".tmp.npz"
     np.savez(tmp, format_version=np.array([CHECKPOINT_VERSION], np.int64), **{k: weights[k] for k in NAMES})
@@ -194,8 +198,9 @@ def save_checkpoint(path, weights):
 
 
 def load_checkpoint(path):
-    """The weights of a storylm0-checkpoint-v1; CheckpointError naming the
-    file and what is wrong otherwise."""
+    """The weights of a storylm0-checkpoint-v2; CheckpointError naming the
+    file and what is wrong otherwise (a v1 file, of the one-block model,
+    included)."""
     try:
         z = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as ex:
@@ -276,40 +281,41 @@ def generate(module, weights, prompt, new_tokens=32, t_max=T_MAX, sample_seed=No
     # only the token, the live length and the logits cross to NumPy per step.
     ws = [lib.tensor(weights[k]) for k in NAMES]
     held = []
+
+    def pad(kt, v, n):  # n zero positions after each block's keys [1 H Dh T] and values [1 H T Dh]
+        return (np.concatenate([kt, np.zeros(kt.shape[:3] + (n,), np.float32)], axis=3),
+                np.concatenate([v, np.zeros((1, v.shape[1], n, v.shape[3]), np.float32)], axis=2))
     try:
         t0 = time.perf_counter()
-        z, kt, v = module.call("prefill", np.array([toks], np.int64), *[weights[k] for k in NAMES])
+        z, *kv = module.call("prefill", np.array([toks], np.int64), *[weights[k] for k in NAMES])
         t_prefill = time.perf_counter() - t0
         toks.append(pick(z[0, -1]))
         live = len(toks) - 1
         width = t_max if padded else live + 1
-        kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (width - live,), np.float32)], axis=3)
-        v = np.concatenate([v, np.zeros((1, v.shape[1], width - live, v.shape[3]), np.float32)], axis=2)
-        cache = [lib.tensor(kt), lib.tensor(v)]
+        # The caches, block by block: kt1 v1 kt2 v2 (decode's order).
+        cache = [lib.tensor(a) for b in range(BLOCKS) for a in pad(kv[2 * b], kv[2 * b + 1], width - live)]
         held.extend(cache)
         steps = []
         while len(toks) < len(encode(prompt)) + new_tokens:
             if not padded and live + 1 > width:  # the growing cache: one position of room, a new shape
-                kt, v = lib.to_numpy(cache[0]), lib.to_numpy(cache[1])
-                kt = np.concatenate([kt, np.zeros(kt.shape[:3] + (1,), np.float32)], axis=3)
-                v = np.concatenate([v, np.zeros((1, v.shape[1], 1, v.shape[3]), np.float32)], axis=2)
+                grown = [a for b in range(BLOCKS) for a in pad(lib.to_numpy(cache[2 * b]), lib.to_numpy(cache[2 * b + 1]), 1)]
                 width += 1
                 for t in cache:
                     release(t)
                     held.remove(t)
-                cache = [lib.tensor(kt), lib.tensor(v)]
+                cache = [lib.tensor(a) for a in grown]
                 held.extend(cache)
             t0 = time.perf_counter()
             tok_t, live_t = lib.tensor(np.array([[toks[-1]]], np.int64)), lib.tensor(np.array(live, np.int64))
             held.extend([tok_t, live_t])
-            z_t, kt_t, v_t = module.call_tensors("decode", tok_t, live_t, *cache, *ws)
-            held.extend([z_t, kt_t, v_t])
+            z_t, *new_cache = module.call_tensors("decode", tok_t, live_t, *cache, *ws)
+            held.extend([z_t, *new_cache])
             z = lib.to_numpy(z_t)
             steps.append(time.perf_counter() - t0)
             for t in (tok_t, live_t, z_t, *cache):
                 release(t)
                 held.remove(t)
-            cache = [kt_t, v_t]
+            cache = new_cache
             live += 1
             toks.append(pick(z[0, 0]))
     finally:

@@ -3,13 +3,13 @@
 by default 400 full-batch AdamW steps over every 16-character window of the
 corpus in corpus.txt (the loss printed every 20 steps), which learns it: the
 32-token greedy rollout from the prompt "once", decoded with the same
-16-token window, is the corpus itself. Then saves storylm0-checkpoint-v1 and
+16-token window, is the corpus itself. Then saves storylm0-checkpoint-v2 and
 prints that rollout.
 
 Usage: train.py [BUILD_DIR] [--checkpoint PATH] [--optimizer adamw|sgd]
                 [--write-fixture PATH]
   BUILD_DIR         where libshapeml.so is (default build/default)
-  --checkpoint      where to write the checkpoint (default storylm0-checkpoint-v1.npz)
+  --checkpoint      where to write the checkpoint (default storylm0-checkpoint-v2.npz)
   --optimizer       adamw (default: 400 steps, every window) or sgd (the
                     earlier recipe: 40 epochs over three consecutive windows,
                     decoded with the whole context; it does not learn the
@@ -35,7 +35,7 @@ PROMPT = "once"
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", nargs="?", default="build/default")
-    ap.add_argument("--checkpoint", default="storylm0-checkpoint-v1.npz")
+    ap.add_argument("--checkpoint", default="storylm0-checkpoint-v2.npz")
     ap.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw")
     ap.add_argument("--write-fixture")
     a = ap.parse_args()

@@ -2,18 +2,21 @@
 """StoryLM-0 training (examples/storylm0.sml, examples/storylm0/) against an
 independent PyTorch replica (tests/golden/storylm0_torch.py):
 
-  gradients   nll_grad's 12 gradients of the whole decoder (the summed NLL)
+  gradients   nll_grad's gradient (a Model: 22 tensors) of the whole decoder (the summed NLL)
               against PyTorch autograd in float64, from the same float32
               weights and random tokens: relative Frobenius error of each
               <= 1e-4 (float32 rounding through a 190-binding reverse sweep;
               measured 1e-7..1e-6), the loss <= 1e-5
-  sgd curve   40 epochs of full-batch SGD, shapeml vs PyTorch float32 from
-              the same initial weights: |loss difference| <= 2e-3 at every
-              epoch (float32 trajectories drift apart slowly; measured max
-              see the printed line), and the final weights close
+  sgd curve   40 epochs of full-batch SGD from the same initial weights,
+              shapeml (float32) and PyTorch float32 each against PyTorch
+              float64: SGD at this rate amplifies rounding (PyTorch's own
+              float32 curve ends ~1e-2 from float64's), so shapeml's
+              largest loss difference from float64 must be within 2x
+              PyTorch float32's, and within 1e-4 over the first 20 epochs
+              (before the amplification); the final weights close
   adamw       10 AdamW steps vs torch.optim.AdamW: losses within 1e-4
               relative, weights within 1e-4 relative
-  checkpoint  storylm0-checkpoint-v1 round-trips bit for bit; a wrong
+  checkpoint  storylm0-checkpoint-v2 round-trips bit for bit; a wrong
               version, a missing weight, a wrong shape and a non-.npz file
               are each a CheckpointError that names the problem
   rollout     the 32-token greedy rollout from the trained weights equals
@@ -94,9 +97,11 @@ def main():
     t1 = time.perf_counter()
     ref_losses, ref_w = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR)
     torch_s = (time.perf_counter() - t1) / S.EPOCHS
-    diff = [abs(a - b) for a, b in zip(losses, ref_losses)]
-    res.check("sgd loss curve (40 epochs)", len(losses) == S.EPOCHS and max(diff) <= 2e-3,
-              f"max |diff| {max(diff):.1e} at epoch {int(np.argmax(diff)) + 1}, final {losses[-1]:.4f} vs {ref_losses[-1]:.4f}")
+    f64_losses, _ = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, dtype=torch.float64)
+    diff = [abs(a - b) for a, b in zip(losses, f64_losses)]
+    ref_diff = [abs(a - b) for a, b in zip(ref_losses, f64_losses)]
+    res.check("sgd loss curve (40 epochs)", len(losses) == S.EPOCHS and max(diff) <= 2 * max(ref_diff) + 1e-5 and max(diff[:20]) <= 1e-4,
+              f"vs float64: max |diff| {max(diff):.1e} (PyTorch f32 {max(ref_diff):.1e}), first 20 {max(diff[:20]):.1e}")
     res.check("sgd learns", losses[-1] < 0.25 * losses[0], f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
     we = max(rel(w_sgd[k], ref_w[k]) for k in S.NAMES)
     res.check("sgd final weights", we <= 1e-2, f"worst relative difference {we:.1e}")
@@ -127,11 +132,12 @@ def main():
                 return
             res.check(f"checkpoint rejects {name}", False, "loaded")
         good = {k: w_sgd[k] for k in S.NAMES}
-        bad("version-2", dict(good, format_version=np.array([2], np.int64)), "format_version [2]")
+        v2 = np.array([2], np.int64)
+        bad("version-1", dict(good, format_version=np.array([1], np.int64)), "format_version [1]")  # the one-block model's
+        bad("version-3", dict(good, format_version=np.array([3], np.int64)), "format_version [3]")
         bad("no-version", good, "no `format_version`")
-        bad("missing-weight", {k: v for k, v in dict(good, format_version=np.array([1], np.int64)).items() if k != "wq"},
-            "weight `wq` is missing")
-        bad("wrong-shape", dict(good, format_version=np.array([1], np.int64), g1=np.ones(5, np.float32)), "float32[32]")
+        bad("missing-weight", {k: v for k, v in dict(good, format_version=v2).items() if k != "b2.wq"}, "weight `b2.wq` is missing")
+        bad("wrong-shape", dict(good, format_version=v2, **{"b1.g1": np.ones(5, np.float32)}), "float32[32]")
         junk = os.path.join(d, "junk.npz")
         with open(junk, "w") as f:
             f.write("not a zip")

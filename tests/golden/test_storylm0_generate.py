@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """StoryLM-0 generation (issue 14) from the locked checkpoint
-tests/golden/fixtures/storylm0-checkpoint-v1.npz:
+tests/golden/fixtures/storylm0-checkpoint-v2.npz:
 
   fixture       greedy and Gumbel-max (seeds 1 and 2) rollouts, prefill ->
                 32 tokens with the KV cache padded to T_max = 36, equal the
@@ -69,7 +69,7 @@ def main():
     got = [r.next() for _ in want]
     check("splitmix64 reference outputs", got == want, f"{got[0]} ...")
 
-    w = S.load_checkpoint(os.path.join(FIX, "storylm0-checkpoint-v1.npz"))
+    w = S.load_checkpoint(os.path.join(FIX, "storylm0-checkpoint-v2.npz"))
     fx = fixture()
     jit = S.compile_program(S.library(build))
     aot = G.aot_module(build, len(S.encode("once")))
@@ -88,13 +88,13 @@ def main():
     check("KV cache greedy = full T=36 forward", S.greedy(jit, w, "once") == fx[None])
 
     with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "v2.npz")
-        np.savez(p, format_version=np.array([2], np.int64), **w)
+        p = os.path.join(d, "v1.npz")
+        np.savez(p, format_version=np.array([1], np.int64), **w)
         try:
             S.load_checkpoint(p)
-            check("checkpoint version 2 refused", False, "loaded")
+            check("checkpoint version 1 refused", False, "loaded")
         except S.CheckpointError as ex:
-            check("checkpoint version 2 refused", "format_version [2]" in str(ex) and "reads version 1" in str(ex), str(ex)[-56:])
+            check("checkpoint version 1 refused", "format_version [1]" in str(ex) and "reads version 2" in str(ex), str(ex)[-56:])
 
     # decode speed (reported)
     tp, tt = [], []

@@ -138,12 +138,17 @@ def cmd_run(a):
             dev.free(t)
         ws = outs[1:]
     w_gpu = {k: dev.download(t) for k, t in zip(S.NAMES, ws)}
-    d_cpu = max(abs(x - y) for x, y in zip(losses, cpu["sgd_losses"]))
+    # SGD at this rate amplifies rounding (tests/golden/test_storylm0.py): each
+    # float32 curve is held to float64's, within 2x PyTorch float32's own
+    # distance from it, and within 1e-4 over the first 20 epochs.
     ttimes = []
     ref_losses, _ = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, device="cuda", times=ttimes)
-    d_ref = max(abs(x - y) for x, y in zip(losses, ref_losses))
-    check("gpu sgd curve vs CPU shapeml", d_cpu <= 2e-3, f"max |diff| {d_cpu:.1e}, final {losses[-1]:.4f} vs {cpu['sgd_losses'][-1]:.4f}")
-    check("gpu sgd curve vs PyTorch (cuda)", d_ref <= 2e-3, f"max |diff| {d_ref:.1e}, final {ref_losses[-1]:.4f}")
+    f64_losses, _ = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, device="cuda", dtype=torch.float64)
+    bound = 2 * max(abs(x - y) for x, y in zip(ref_losses, f64_losses)) + 1e-5
+    for name, curve in (("gpu", losses), ("CPU shapeml", cpu["sgd_losses"])):
+        d = [abs(x - y) for x, y in zip(curve, f64_losses)]
+        check(f"{name} sgd curve vs float64", max(d) <= bound and max(d[:20]) <= 1e-4,
+              f"max |diff| {max(d):.1e} (bound {bound:.1e}), first 20 {max(d[:20]):.1e}")
     ms, mt = float(np.median(times[1:])) * 1e3, float(np.median(ttimes[1:])) * 1e3
     print(f"# time per SGD step on the GPU: shapeml {ms:.3f} ms, PyTorch eager {mt:.3f} ms, ratio {ms / mt:.2f}")
     try:  # torch.compile (default mode) of the loss: the steps after its compilation
@@ -185,7 +190,7 @@ def cmd_run(a):
     check("gpu rollout = CPU fixture", toks == want, repr(S.decode(toks)))
 
     # generation from the locked checkpoint, the KV cache on the device
-    wl = S.load_checkpoint(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v1.npz"))
+    wl = S.load_checkpoint(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v2.npz"))
     wd = [dev.upload(wl[k]) for k in S.NAMES]
     fx = {}
     with open(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0_generate.txt"), encoding="utf-8") as f:
@@ -198,28 +203,31 @@ def cmd_run(a):
         pick = S.argmax if seed is None else (lambda z, rr=S.SplitMix64(seed): S.gumbel_max(z, rr))
         toks = list(S.encode("once"))
         pt = dev.upload(np.array([toks], np.int64))
-        z, kt, vv = mod.call_tensors("prefill", pt, *wd)
+        z, *kv = mod.call_tensors("prefill", pt, *wd)  # logits, then each block's keys and values
         dev.free(pt)
-        zh, kth, vh = dev.download(z), dev.download(kt), dev.download(vv)
-        for t in (z, kt, vv):
+        zh, kvh = dev.download(z), [dev.download(t) for t in kv]
+        for t in (z, *kv):
             dev.free(t)
         toks.append(pick(zh[0, -1]))
         live = len(toks) - 1
-        kt = dev.upload(np.concatenate([kth, np.zeros(kth.shape[:3] + (S.T_MAX - live,), np.float32)], axis=3))
-        vv = dev.upload(np.concatenate([vh, np.zeros((1, vh.shape[1], S.T_MAX - live, vh.shape[3]), np.float32)], axis=2))
+        cache = []
+        for b in range(S.BLOCKS):
+            kth, vh = kvh[2 * b], kvh[2 * b + 1]
+            cache.append(dev.upload(np.concatenate([kth, np.zeros(kth.shape[:3] + (S.T_MAX - live,), np.float32)], axis=3)))
+            cache.append(dev.upload(np.concatenate([vh, np.zeros((1, vh.shape[1], S.T_MAX - live, vh.shape[3]), np.float32)], axis=2)))
         while len(toks) < 36:
             t0 = time.perf_counter()
             tk_d, lv_d = dev.upload(np.array([[toks[-1]]], np.int64)), dev.upload(np.array(live, np.int64))
-            z, kt2, vv2 = mod.call_tensors("decode", tk_d, lv_d, kt, vv, *wd)
+            z, *new_cache = mod.call_tensors("decode", tk_d, lv_d, *cache, *wd)
             zh = dev.download(z)
             step_times.append(time.perf_counter() - t0)
-            for t in (tk_d, lv_d, z, kt, vv):
+            for t in (tk_d, lv_d, z, *cache):
                 dev.free(t)
-            kt, vv = kt2, vv2
+            cache = new_cache
             live += 1
             toks.append(pick(zh[0, 0]))
-        dev.free(kt)
-        dev.free(vv)
+        for t in cache:
+            dev.free(t)
         check(f"gpu generation {'greedy' if seed is None else f'seed={seed}'} = fixture", toks == want, repr(S.decode(toks)))
     ttimes = []
     R.generate_kv(wl, S.encode("once"), 32, S.argmax, device="cuda", times=ttimes)
