@@ -23,6 +23,9 @@ independent PyTorch replica (tests/golden/storylm0_torch.py):
               the locked fixture tests/golden/fixtures/storylm0_rollout.txt
               token for token; PyTorch's greedy decoding from the same
               weights gives the same tokens (an independent forward)
+  bf16        the same source in bf16 (Ty = bf16 from the inputs): the
+              logits of the learned weights against PyTorch float64 within
+              2x PyTorch bf16's own error
   learned     train.py's recipe (AdamW, ADAMW_STEPS steps on every shifted
               window, decoding with the training window) rolls out the
               corpus itself from "once", and PyTorch decodes the same
@@ -167,6 +170,14 @@ def main():
     res.check(f"adamw {S.ADAMW_STEPS} steps reproduce the corpus", S.decode(toks) == text[:len(toks)], repr(S.decode(toks)))
     ref = R.greedy(w_learned, S.encode(PROMPT), 32, window=S.T)
     res.check("learned rollout = PyTorch greedy", ref == toks, repr(S.decode(ref)))
+
+    # The same source in bf16: one program for f32 and bf16 (spec §3.5).
+    xb = xs[:4]
+    zb = np.asarray(m.call("logits", xb, *[S.shapeml.bf16(w_learned[k]) for k in S.NAMES])[0], np.float64)
+    z64 = R.logits(torch.from_numpy(xb), {k: torch.tensor(w_learned[k], dtype=torch.float64) for k in S.NAMES}).numpy()
+    zt = R.logits(torch.from_numpy(xb), {k: torch.tensor(w_learned[k]).to(torch.bfloat16) for k in S.NAMES}).float().numpy()
+    e_bf, e_torch = rel(zb, z64), rel(zt, z64)
+    res.check("bf16 logits vs float64", np.isfinite(zb).all() and e_bf <= 2 * e_torch, f"{e_bf:.1e} (PyTorch bf16 {e_torch:.1e})")
     print(f"# golden-storylm0: {time.perf_counter() - t0:.1f} s")
     print(f"golden-storylm0: {res.passed} passed, {res.failed} failed")
     return 0 if res.failed == 0 else 1

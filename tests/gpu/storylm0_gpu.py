@@ -51,7 +51,7 @@ def cmd_build(a):
     os.makedirs(a.out, exist_ok=True)
     src = SOURCE
     binds = [f"nll_grad:B=3,T=16,{BIND}", f"sgd_step:B=3,T=16,{BIND}", f"adamw_step:B=3,T=16,{BIND}", f"logits:B=1,T=36,{BIND}",
-             f"prefill:T=4,{BIND}", f"decode:Tm=36,{BIND}"]
+             f"prefill:T=4,{BIND}", f"decode:Tm=36,{BIND}", f"logits:B=4,T=16,{BIND.replace('Ty=f32', 'Ty=bf16')}"]
     cmd = [a.shapemlc, "build", src, "-o", os.path.join(a.out, "storylm0_gpu.so"), "--target", "x86-64"]
     for b in binds:
         cmd += ["--bind", b]
@@ -191,6 +191,19 @@ def cmd_run(a):
 
     # generation from the locked checkpoint, the KV cache on the device
     wl = S.load_checkpoint(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v2.npz"))
+    # The same source in bf16 on the GPU (the module's bf16 specialization
+    # of `logits`): within 2x PyTorch bf16's own error against float64.
+    xb, _, _ = S.shifted_windows()
+    xb = xb[:4]
+    bf_in = [dev.upload(xb)] + [dev.upload(shapeml.bf16(wl[k])) for k in S.NAMES]
+    outs = mod.call_tensors("logits", *bf_in)
+    zb = np.asarray(dev.download(outs[0]), np.float64)
+    for t in (*bf_in, *outs):
+        dev.free(t)
+    z64 = R.logits(torch.from_numpy(xb), {k: torch.tensor(wl[k], dtype=torch.float64) for k in S.NAMES}).numpy()
+    zt = R.logits(torch.from_numpy(xb).cuda(), {k: torch.tensor(wl[k]).to("cuda", torch.bfloat16) for k in S.NAMES}).float().cpu().numpy()
+    e_bf, e_t = rel(zb, z64), rel(zt, z64)
+    check("gpu bf16 logits vs float64", np.isfinite(zb).all() and e_bf <= 2 * e_t, f"{e_bf:.1e} (PyTorch bf16 {e_t:.1e})")
     wd = [dev.upload(wl[k]) for k in S.NAMES]
     fx = {}
     with open(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0_generate.txt"), encoding="utf-8") as f:
