@@ -2,7 +2,7 @@
 // launch after another) vs CUDA graph replay (graph_execute, recapture mode:
 // executables cached by buffer addresses) vs the copy-in alternative (the
 // graph owns its buffers; memcpy nodes copy inputs in and outputs out).
-// Plans: the MLP of examples/mlp_gpu.sml at B=4 S=128 D=256 F=1024 (its
+// Plans: the MLP of examples/mlp.sml on (cuda 0) at B=4 S=128 D=256 F=1024 (its
 // `shapemlc --emit=gpu-plan` text, the first argument) and a launch-bound
 // chain of 30 small elementwise launches. Prints one JSON object:
 //   per plan and mode: enqueue_us (host time of one call, median),

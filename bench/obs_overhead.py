@@ -55,7 +55,7 @@ def cases(gpu):
     if gpu:
         mlp = dict(B=4, S=128, D=256, F=1024)
         blk = dict(B=4, S=128, D=256, H=4, Dh=64, F=704)
-        return [("mlp_gpu", "mlp_gpu.sml", "mlp_gpu", mlp, mlp_shapes(mlp), 2000),
+        return [("mlp_gpu", "mlp_gpu.sml", "mlp", mlp, mlp_shapes(mlp), 2000),
                 ("block_gpu", "transformer_block_gpu.sml", "block", blk, block_shapes(blk), 1000)]
     small = dict(B=1, S=4, D=32, F=64)
     mlp = dict(B=4, S=128, D=256, F=1024)
@@ -71,8 +71,10 @@ def build(a):
     os.makedirs(a.out, exist_ok=True)
     for name, src, entry, binding, _, _ in cases(a.gpu):
         # The block is generic in its dtype T and device Dv (spec §3.5): one source, bound per case.
-        path = os.path.join(ROOT, "examples", "transformer_block.sml" if src == "transformer_block_gpu.sml" else src)
-        types = {"transformer_block_gpu.sml": "T=f32,Dv=cuda0,", "transformer_block.sml": "T=f32,Dv=host,"}.get(src, "")
+        # (The *_gpu.sml names are the same sources bound to (cuda 0).)
+        path = os.path.join(ROOT, "examples", {"transformer_block_gpu.sml": "transformer_block.sml", "mlp_gpu.sml": "mlp.sml"}.get(src, src))
+        types = {"transformer_block_gpu.sml": "T=f32,Dv=cuda0,", "transformer_block.sml": "T=f32,Dv=host,", "mlp_gpu.sml": "T=f32,Dv=cuda0,",
+                 "mlp.sml": "T=f32,Dv=host,"}.get(src, "")
         bind = types + ",".join(f"{k}={v}" for k, v in binding.items())
         out = os.path.join(a.out, name + ".so")
         subprocess.run([a.shapemlc, "build", path, "--entry", entry, "--bind", bind, "-o", out, "--target", "x86-64"], check=True)

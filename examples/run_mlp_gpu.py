@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Milestone 2: the MLP of examples/mlp_gpu.sml (B=4, S=128, D=256, F=1024,
+"""Milestone 2: the MLP of examples/mlp.sml (B=4, S=128, D=256, F=1024,
 exact GELU) with inputs and weights resident on cuda(0), run through
 libshapeml_runtime.so + the CUDA plugin from an ahead-of-time module, against
 PyTorch on the same GPU in the same run.
@@ -51,13 +51,13 @@ def main():
     dev = shapeml.Device(lib, 0)
     mod = lib.load(a.module)
     ins = [dev.upload(t) for t in (x, w1, b1, w2, b2)]
-    (y_t,) = mod.call_tensors("mlp_gpu", *ins)
+    (y_t,) = mod.call_tensors("mlp", *ins)
     y = dev.download(y_t)
     dev.free(y_t)
     # Destination passing: the same call writing into a tensor the caller
     # allocated on the device (shapeml_entry_call with options.outputs).
     dst = dev.upload(np.full((B, S, D), np.nan, dtype=np.float32))
-    mod.call_into("mlp_gpu", ins, [dst])
+    mod.call_into("mlp", ins, [dst])
     y_into = dev.download(dst)
     dev.free(dst)
     into_same = bool(np.array_equal(y_into, y))
@@ -85,7 +85,7 @@ def main():
         return (time.perf_counter() - t0) / iters
 
     def shapeml_call():
-        (o,) = mod.call_tensors("mlp_gpu", *ins)
+        (o,) = mod.call_tensors("mlp", *ins)
         dev.free(o)
 
     ms_shapeml = time_loop(shapeml_call, dev.sync, a.iters) * 1e3

@@ -998,7 +998,9 @@ typedef struct shapeml_call_options {
    *  for the device (shapeml_device_default_stream()). With your own stream,
    *  inputs must be ready on it (see "Devices").
    *  The call returns once the work is enqueued; results that live on the
-   *  host are complete on return. Must be NULL for a host entry. */
+   *  host are complete on return. Must be NULL for a host entry, and for a
+   *  generic entry whose inputs bind its device variables to the host (that
+   *  is refused once the inputs are read, before anything is written). */
   void* stream;
   /** Device entries (since 0.3, appended): a shapeml_graph_mode. With graph
    *  replay, the first call of a binding on a stream captures the plan's

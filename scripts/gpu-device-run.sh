@@ -125,7 +125,7 @@ step obs_gpu 120 python3 tests/gpu/obs_gpu.py --runtime "$carry/lib/libshapeml_r
 # plan's kernels, and a filter no range matches must find none.
 step obs_nvtx 240 bash -c "set -o pipefail; run=(env LD_LIBRARY_PATH=\"$carry/obs/on/lib:\$LD_LIBRARY_PATH\" \
   SHAPEML_CUDA_PLUGIN=\"$carry/obs/on/lib/libshapeml_cuda.so\" \"$carry/obs/on/bin/obs_overhead_bench\" \"$carry/obs/modules/mlp_gpu.so\" \
-  mlp_gpu 2 --cuda --graph-off 4x128x256 256x1024 1024 1024x256 256); \
+  mlp 2 --cuda --graph-off 4x128x256 256x1024 1024 1024x256 256); \
   if command -v nsys >/dev/null; then nsys profile -t nvtx,cuda -f true -o /tmp/shapeml-obs \"\${run[@]}\" && \
     nsys stats -q --report nvtx_sum /tmp/shapeml-obs.nsys-rep | tee -a /dev/stderr | grep -q 'launch'; \
   elif command -v ncu >/dev/null; then \

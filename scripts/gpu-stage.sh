@@ -33,12 +33,13 @@ cp "$build/tests/cuda/shapeml_cuda_kernel_tests" "$build/tests/cuda/shapeml_cuda
 nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 "$nvcc" -O3 -arch=sm_90 bench/gemm_grouping.cu -lcublasLt -o "$carry/bin/gemm_grouping"
 strip --strip-debug "$carry"/lib/* "$carry"/bin/*
-"$build/shapemlc" build examples/mlp_gpu.sml -o "$carry/modules/mlp_gpu.so" --bind B=4,S=128,D=256,F=1024 --target x86-64
+# The MLP (examples/mlp.sml, generic in its dtype T and device Dv) built for (cuda 0): mlp_gpu.so, entry `mlp`.
+"$build/shapemlc" build examples/mlp.sml -o "$carry/modules/mlp_gpu.so" --bind mlp:T=f32,Dv=cuda0,B=4,S=128,D=256,F=1024 --target x86-64
 "$build/shapemlc" build tests/gpu/context_streams.sml -o "$carry/modules/context_streams.so" --bind slow:N=2048 --bind twice:N=2048 --target x86-64
 # Given shape variables and constants that follow the device (tests/gpu/given_gpu.py).
 "$build/shapemlc" build tests/lit/run/Inputs/given-heads-gpu.sml -o "$carry/modules/given.so" --bind B=2,S=3,H=4,Dh=3 --bind B=2,S=3,H=6,Dh=2 --target x86-64
 "$build/shapemlc" build tests/lit/ok/constants-follow-device.sml --entry scaled -o "$carry/modules/consts.so" --bind B=2,S=3,Dh=4 --target x86-64
-"$build/shapemlc" --emit=gpu-plan examples/mlp_gpu.sml --bind B=4,S=128,D=256,F=1024 > "$carry/modules/mlp_gpu.plan.txt"
+"$build/shapemlc" --emit=gpu-plan examples/mlp.sml --bind T=f32,Dv=cuda0,B=4,S=128,D=256,F=1024 > "$carry/modules/mlp_gpu.plan.txt"
 # The transformer block's plan fused and unfused, for the kernel tests'
 # bit-identity check of elementwise fusion (tests/cuda/fusion_test.cpp), on
 # the planner's own launches (pattern fusion off: it leaves nothing to fuse).

@@ -6,7 +6,7 @@
   2. PyTorch computes on it; its result is exported with to_dlpack and
      imported into shapeml (shapeml_tensor_import_dlpack): the same pointer;
   3. shapeml uses the imported tensor as an input of a compiled program
-     (the MLP of examples/mlp_gpu.sml) and the result is checked against
+     (the MLP of examples/mlp.sml) and the result is checked against
      PyTorch;
   4. every deleter runs exactly once: the shapeml tensor's memory comes from
      a statistics adaptor, whose bytes_in_use returns to zero only when both
@@ -113,7 +113,7 @@ def main():
     w2 = (rng.standard_normal((Fh, D)) / np.sqrt(Fh)).astype(np.float32)
     b2 = (0.1 * rng.standard_normal(D)).astype(np.float32)
     ws = [dev.upload(t) for t in (w1, b1, w2, b2)]
-    (out,) = mod.call_tensors("mlp_gpu", ys, *ws)
+    (out,) = mod.call_tensors("mlp", ys, *ws)
     got = dev.download(out)
     t64 = [t.double() for t in (yt, *(torch.from_numpy(v).cuda() for v in (w1, b1, w2, b2)))]
     ref = (torch.matmul(F.gelu(torch.matmul(t64[0], t64[1]) + t64[2]), t64[3]) + t64[4]).cpu().numpy()
@@ -126,13 +126,13 @@ def main():
     # Doubled second layer: the result (2x step 3's) differs from whatever
     # an earlier result left in the memory the output may reuse.
     ws = [dev.upload(t) for t in (w1, b1, 2 * w2, 2 * b2)]
-    (out,) = mod.call_tensors("mlp_gpu", ys, *ws)  # warm: plan and graph made outside the held-back call
+    (out,) = mod.call_tensors("mlp", ys, *ws)  # warm: plan and graph made outside the held-back call
     dev.free(out)
     (torch.ones(8, device="cuda") * 1.0).cpu()  # PyTorch's kernels loaded: lazy loading would synchronize the device
     dev.sync()
     with torch.cuda.stream(torch.cuda.ExternalStream(dev.stream.value)):
         torch.cuda._sleep(50_000_000)  # ~25 ms on shapeml's stream: the call below runs after it
-    (out,) = mod.call_tensors("mlp_gpu", ys, *ws)
+    (out,) = mod.call_tensors("mlp", ys, *ws)
     out_t = torch.from_dlpack(shapeml.Tensor(lib, out))  # PyTorch's stream now waits for shapeml's
     got5 = (out_t * 1.0).cpu().numpy()  # a PyTorch kernel on its own stream, then a copy
     res["handshake_rel_err_vs_fp64"] = float(np.linalg.norm(got5 - 2 * ref) / np.linalg.norm(2 * ref))

@@ -273,7 +273,9 @@ SHAPEML_API shapeml_status* shapeml_entry_call(shapeml_entry* e, shapeml_tensor*
     if (o.device_index != 0)
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT, std::string(fn) + ": options->device_index is " + std::to_string(o.device_index) +
                                                               "; the device is the one the entry's types name, so it must be 0 in this release");
-    if (o.stream && !e->sig->device)
+    // A generic entry's device is its inputs' (spec §3.5): the runtime checks
+    // the instance's.
+    if (o.stream && !e->sig->device && e->sig->device_vars.empty())
       return make_status(SHAPEML_STATUS_INVALID_ARGUMENT,
                          std::string(fn) + ": options->stream is set, but `" + e->sig->name + "` is a host entry (a stream is for device entries)");
     if (o.graph != SHAPEML_GRAPH_DEFAULT && o.graph != SHAPEML_GRAPH_ON && o.graph != SHAPEML_GRAPH_OFF)

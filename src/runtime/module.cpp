@@ -367,6 +367,11 @@ Status Module::call_unscoped(const EntrySig& entry, std::span<Tensor* const> inp
     const MemoryResourcePtr& mr = options.memory ? options.memory : memory_;
     std::string fn_name = "entry `" + e->name + "`";
     if (e->device) return call_device(*e, inputs, outputs, options);
+    // (Checked here for an instance of a generic entry, whose device is its
+    // binding's; the C ABI refuses a concrete host entry's stream itself.)
+    if (options.stream)
+      return invalid_argument(fn_name + (e->type_bind.empty() ? "" : " bound to the host by its inputs") +
+                              " is a host entry, but a stream was given (a stream is for device entries)");
     auto shapes = check_inputs(*e, inputs, fn_name);
     if (!shapes) return shapes.status();
     if (!options.outputs.empty() && options.outputs.size() != e->returns.size())

@@ -93,6 +93,14 @@ static void test_generic_entry(void** state) {
   assert_int_equal(shapeml_tensor_dtype(out), SHAPEML_DTYPE_F64);
   for (int i = 0; i < 5; ++i) assert_float_equal(((const double*)shapeml_tensor_data(out))[i], xd[i] * kd + 5, 0);
   shapeml_tensor_release(out);
+  out = NULL;
+  /* A stream: the ABI cannot refuse it before the binding (Dv may be a CUDA
+     device); the instance the host inputs bind is a host entry, so the call
+     is refused then, and nothing is written. */
+  shapeml_call_options co = SHAPEML_CALL_OPTIONS_INIT;
+  co.stream = (void*)&co; /* never dereferenced */
+  expect_code(shapeml_entry_call(e, in, 2, &out, 1, &co), SHAPEML_STATUS_INVALID_ARGUMENT, "a stream is for device entries");
+  assert_null(out);
   shapeml_tensor_release(tk);
 
   /* k in f32 with x in f64: T is f64 (from x), so k is refused by name. */

@@ -39,7 +39,7 @@ void upload_random(void* p, size_t floats, uint32_t seed) {
   ASSERT_EQ(cudaMemcpy(p, h.data(), floats * 4, cudaMemcpyHostToDevice), cudaSuccess);
 }
 
-// The MLP of examples/mlp_gpu.sml as the planner lowers it: matmul + b1
+// The MLP of examples/mlp.sml on (cuda 0) as the planner lowers it: matmul + b1
 // (cuBLASLt bias epilogue), gelu, matmul + b2 into the output.
 GpuPlan mlp_plan(int64_t B, int64_t S, int64_t D, int64_t F) {
   PlanBuilder b;

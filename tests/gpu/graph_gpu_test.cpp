@@ -1,5 +1,5 @@
 // CUDA graph replay end to end through the public C ABI
-// (libshapeml_runtime.so + the plugin): the MLP module of examples/mlp_gpu.sml
+// (libshapeml_runtime.so + the plugin): the MLP module of examples/mlp.sml built for (cuda 0)
 // (B=4 S=128 D=256 F=1024, built by scripts/gpu-stage.sh; its path in
 // $SHAPEML_TEST_MLP_GPU_MODULE) called with shapeml_call_options.graph
 // DEFAULT (the plan says on), ON and OFF gives bit-identical results; a
@@ -31,7 +31,7 @@ class GraphCalls : public ::testing::Test {
     ASSERT_GT(n, 0);
     OK(shapeml_memory_create_cuda_async(0, UINT64_MAX, &mem_));
     OK(shapeml_module_load(path, nullptr, &module_));
-    OK(shapeml_module_get_entry(module_, "mlp_gpu", &entry_));
+    OK(shapeml_module_get_entry(module_, "mlp", &entry_));
   }
   void TearDown() override {
     for (shapeml_tensor* t : owned_) shapeml_tensor_release(t);

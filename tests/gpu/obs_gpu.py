@@ -43,23 +43,23 @@ def check(cond, what):
 lib.trace_start(gpu_timing=True)
 ins = [dev.upload(x) for x in host]
 y = dev.upload(np.zeros((B, S, D), np.float32))
-m.call_into("mlp_gpu", ins, [y], graph=2)  # direct: per-launch spans and GPU times
+m.call_into("mlp", ins, [y], graph=2)  # direct: per-launch spans and GPU times
 dev.sync()
-m.call_into("mlp_gpu", ins, [y], graph=0)  # as the plan says (graph replay)
+m.call_into("mlp", ins, [y], graph=0)  # as the plan says (graph replay)
 dev.sync()
 try:
     bad = dev.upload(np.zeros((B, S, D // 2), np.float32))
-    m.call_into("mlp_gpu", [bad] + ins[1:], [y], graph=2)
+    m.call_into("mlp", [bad] + ins[1:], [y], graph=2)
     check(False, "a wrong input shape must fail")
 except shapeml.Error as e:
-    check("module `mlp_gpu` [m-" in str(e) and "entry `mlp_gpu`" in str(e), f"the error names module and entry: {e}")
+    check("module `mlp` [m-" in str(e) and "entry `mlp`" in str(e), f"the error names module and entry: {e}")
 lib.trace_stop()
 text = lib.trace_json()
 with open(a.trace, "w") as f:
     f.write(text)
 doc = json.loads(text)
 spans = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
-calls = sorted([e for e in spans if e["name"] == "call mlp_gpu"], key=lambda e: e["ts"])
+calls = sorted([e for e in spans if e["name"] == "call mlp"], key=lambda e: e["ts"])
 ops = [e for e in spans if e["cat"] == "gpu op"]
 gpu = [e for e in spans if e["cat"] == "gpu time"]
 copies = [e for e in spans if e["name"] == "copy host to device"]
@@ -75,7 +75,7 @@ def inside(c, p):
 
 direct = [o for o in ops if calls and inside(o, calls[0])]
 check(len(direct) >= 3, f"the direct call has one span per launch (matmul, ..., matmul): {[o['name'] for o in direct]}")
-check(all(o["name"].startswith("launch ") and o["args"].get("module") == mid and o["args"].get("entry") == "mlp_gpu" for o in direct),
+check(all(o["name"].startswith("launch ") and o["args"].get("module") == mid and o["args"].get("entry") == "mlp" for o in direct),
       "launch spans are named after the launch and carry the module and entry")
 check(any("matmul" in o["name"] for o in direct), "a matmul launch is there")
 check(len(gpu) == len(direct), f"one GPU time per launch of the direct call: {len(gpu)} vs {len(direct)}")

@@ -7,12 +7,15 @@ the runtime), run on the H200 test machine:
               same float32 weights and tokens: relative error per gradient
               <= 1e-4, loss <= 1e-5 (no TF32: the planner's default)
   sgd curve   40 epochs of full-batch SGD with the weights kept on the
-              device (each step's outputs feed the next): |loss - CPU
-              shapeml's loss| <= 2e-3 and |loss - PyTorch's| <= 2e-3 at
-              every epoch
+              device (each step's outputs feed the next); it and the CPU
+              run each against PyTorch float64 within 2x PyTorch float32's
+              own distance (SGD at this rate amplifies rounding), and within
+              1e-4 over the first 20 epochs
   adamw       10 steps against the CPU run's losses (relative 1e-4)
   rollout     greedy decoding at the static T_max = 36 on the GPU from the
-              GPU-trained weights equals the locked CPU fixture
+              GPU-trained weights equals PyTorch's greedy decoding of them
+  bf16        the module's bf16 `logits` against float64 within 2x PyTorch
+              bf16's own error
   generation  from the locked checkpoint: prefill -> 32 decode steps with the
               KV cache resident on the GPU (padded to T_max = 36), greedy and
               Gumbel-max (seeds 1, 2), equal tests/golden/fixtures/
@@ -42,7 +45,6 @@ sys.path.insert(0, os.path.join(ROOT, "sdk-examples", "python"))
 # source, bound to f32 on (cuda 0).
 BIND = "Ty=f32,Dv=cuda0,V=64,D=32,H=2,Dh=16,F=64"
 SOURCE = os.path.join(ROOT, "examples", "storylm0.sml")
-FIXTURE = os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0_rollout.txt")
 
 
 def cmd_build(a):
@@ -185,9 +187,11 @@ def cmd_run(a):
         z = dev.download(outs[0])
         dev.free(outs[0])
         toks.append(int(np.argmax(z[0, len(toks) - 1])))
-    with open(FIXTURE, encoding="utf-8") as f:
-        want = [int(t) for t in f.read().splitlines()[1].split()]
-    check("gpu rollout = CPU fixture", toks == want, repr(S.decode(toks)))
+    # The GPU-trained weights are not the CPU's (SGD at this rate amplifies
+    # rounding, see above), so the golden rollout is PyTorch's greedy
+    # decoding of these same weights.
+    want = R.greedy(w_gpu, S.encode("once"), 32)
+    check("gpu rollout = PyTorch greedy", toks == want, repr(S.decode(toks)))
 
     # generation from the locked checkpoint, the KV cache on the device
     wl = S.load_checkpoint(os.path.join(ROOT, "tests", "golden", "fixtures", "storylm0-checkpoint-v2.npz"))

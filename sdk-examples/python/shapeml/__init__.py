@@ -505,7 +505,7 @@ class Device:
 
         dev = shapeml.Device(lib, 0)
         x = dev.upload(np_array)                    # a device tensor (handle)
-        y, = module.call_tensors("mlp_gpu", x, w1)  # device in, device out
+        y, = module.call_tensors("mlp", x, w1)  # device in, device out
         out = dev.download(y)                       # NumPy, after a sync
 
     Handles returned by upload/call_tensors are owned: free them with
