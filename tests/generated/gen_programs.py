@@ -41,8 +41,14 @@ An E0501 in place of a predicted refutation is tolerated and counted (Z3 does
 not always find the model; see README.md). A well-typed program must check
 with exit status 0 and no diagnostics at all.
 
+Each program and each mutant is also printed with every function's
+parameters as the fields of one bundle (spec §4.32) that the body reads as
+`p.NAME`: the bundled program must check as cleanly as the plain one, and
+the bundled mutant must fail with the same exit status and error codes.
+
 Output: one line per failure with the program, then `generated: N passed, M
-failed` (N + M = 2 * count: programs and mutants); exit status 1 on failure.
+failed` (N + M = 4 * count: programs and mutants, plain and bundled); exit
+status 1 on failure.
 --keep DIR writes every program and mutant, plus largest.sml (the program with
 the most bindings), into DIR. --write-largest PATH writes that program to PATH
 (tests/generated/largest.sml is produced with --seed 1 --count 60).
@@ -761,6 +767,7 @@ class Program:
 # of f32, f64 and bf16. The variables of the function being printed, or None.
 _DEVICE_VAR = None
 _FLOAT_VAR = None
+_RENAME = {}  # print_program(bundle_params=True): a parameter's name -> its bundle field's
 
 
 def device_text(dev):
@@ -773,7 +780,7 @@ def dtype_text(dt):
 
 def etext(x):
     if isinstance(x, Ref):
-        return x.name
+        return _RENAME.get(x.name, x.name)
     if isinstance(x, Num):
         return x.text
     if isinstance(x, Call):
@@ -835,12 +842,15 @@ def let_text(l):
     return '(let %s%s %s)' % (head, asc, etext(l.expr))
 
 
-def print_program(prog, device_var=None, float_var=None):
+def print_program(prog, device_var=None, float_var=None, bundle_params=False):
     """Source text and, per function, the line of each construct.
     `device_var`, `float_var`: functions with a host (floating) parameter
     become generic in their device (floating dtype), under that name (spec
-    §3.5)."""
-    global _DEVICE_VAR, _FLOAT_VAR
+    §3.5). `bundle_params`: each function takes its parameters as the fields
+    of one bundle `p` (spec §4.32), declared before it over the function's
+    dims, and reads them as `p.NAME`; calls still pass tensors, which the
+    expansion makes the same program."""
+    global _DEVICE_VAR, _FLOAT_VAR, _RENAME
     out = []
 
     def emit(s):
@@ -852,6 +862,9 @@ def print_program(prog, device_var=None, float_var=None):
     emit('(module %s' % prog.name)
     layout = []
     for fi, f in enumerate(prog.funcs):
+        _RENAME = {n: 'p.' + n for n, _ in f.params} if bundle_params and f.params else {}
+        if _RENAME:
+            emit('  (bundle P_%s (dims %s) %s)' % (f.name, ' '.join(f.dims), ' '.join('(%s %s)' % (n, t.text()) for n, t in f.params)))
         lay = {'first': emit('  (func %s' % f.name)}
         _DEVICE_VAR = device_var if device_var and any(t.dev == 'host' for _, t in f.params) else None
         _FLOAT_VAR = float_var if float_var and any(t.dtype in FLOAT for _, t in f.params) else None
@@ -863,7 +876,9 @@ def print_program(prog, device_var=None, float_var=None):
         if f.where:
             lay['where'] = emit('    (where %s)' % ' '.join(ctext(c) for c in f.where))
         lay['params'] = []
-        if f.params:
+        if _RENAME:
+            lay['params'] = [emit('    (params (p (P_%s %s)))' % (f.name, ' '.join(f.dims)))] * len(f.params)
+        elif f.params:
             emit('    (params')
             for i, (n, t) in enumerate(f.params):
                 lay['params'].append(emit('      (%s %s)%s' % (n, t.text(), ')' if i + 1 == len(f.params) else '')))
@@ -872,10 +887,11 @@ def print_program(prog, device_var=None, float_var=None):
         lay['returns'] = emit('    (returns %s)' % ' '.join(t.text() for t in f.returns))
         lay['lets'] = [emit('    ' + let_text(l)) for l in f.lets]
         close = ')' + (')' if fi + 1 == len(prog.funcs) else '')
-        lay['ret'] = emit('    (return %s)%s' % (' '.join(f.results), close))
+        lay['ret'] = emit('    (return %s)%s' % (' '.join(_RENAME.get(r, r) for r in f.results), close))
         lay['last'] = lay['ret']
         layout.append(lay)
     _DEVICE_VAR = _FLOAT_VAR = None
+    _RENAME = {}
     return '\n'.join(out) + '\n', layout
 
 
@@ -2867,6 +2883,14 @@ def main():
                 fh.write(text)
             results.append(('program %d (seed %d)' % (i, args.seed), 'valid', text, path,
                             pool.submit(run_checker, shapemlc, path, args.check_timeout), None))
+            # The same program with every function's parameters one bundle
+            # (spec §4.32): the expansion must give the same program.
+            btext, _ = print_program(prog, bundle_params=True)
+            bpath = os.path.join(outdir, 'bundled_%04d.sml' % i)
+            with open(bpath, 'w') as fh:
+                fh.write(btext)
+            results.append(('program %d (seed %d), parameters as bundles' % (i, args.seed), 'valid', btext, bpath,
+                            pool.submit(run_checker, shapemlc, bpath, args.check_timeout), None))
             mut = make_mutant(prog, models, args.seed, i, args.timeout_ms)
             if mut is None:
                 results.append(('mutant %d (seed %d)' % (i, args.seed), 'nomutant', text, path, None, None))
@@ -2877,12 +2901,27 @@ def main():
                 fh.write(mut['text'])
             results.append(('mutant %d (seed %d): %s' % (i, args.seed, mut['desc']), 'mutant', mut['text'], mpath,
                             pool.submit(run_checker, shapemlc, mpath, args.check_timeout), mut))
+            mbtext, _ = print_program(mut['prog'], bundle_params=True)
+            mbpath = os.path.join(outdir, 'mut_bundled_%04d.sml' % i)
+            with open(mbpath, 'w') as fh:
+                fh.write(mbtext)
+            results.append(('mutant %d (seed %d), parameters as bundles' % (i, args.seed), 'bundled-mutant', mbtext, mbpath,
+                            pool.submit(run_checker, shapemlc, mbpath, args.check_timeout), len(results) - 1))
 
         passed = failed = 0
         slowest = 0.0
         for label, kind, text, path, fut, mut in results:
             if kind == 'nomutant':
                 probs = ['the generator found no mutation that breaks an obligation']
+            elif kind == 'bundled-mutant':
+                # The same error codes as the mutant with plain parameters (its
+                # lines moved: the bundle declarations come first).
+                rc, diags, err, dt = fut.result()
+                slowest = max(slowest, dt)
+                prc, pdiags, _, _ = results[mut][4].result()
+                codes, pcodes = sorted(d.get('code') for d in diags), sorted(d.get('code') for d in pdiags)
+                probs = [] if rc == prc and codes == pcodes else ['exit %d with codes %s; with plain parameters exit %d with %s' % (rc, codes, prc, pcodes)]
+                mut = None
             else:
                 rc, diags, err, dt = fut.result()
                 slowest = max(slowest, dt)
