@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity Generic.
+From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity Generic Bundles.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -216,3 +216,14 @@ Print Assumptions ShapeML.Generic.inst_in_may.
 Print Assumptions ShapeML.Generic.forallb_inst.
 Print Assumptions ShapeML.Generic.gsynth_instances.
 Print Assumptions ShapeML.Generic.class_needs_every_member.
+
+(* Bundles.v *)
+Print Assumptions ShapeML.Bundles.leaves_unfold.
+Print Assumptions ShapeML.Bundles.fields_leaves_heads.
+Print Assumptions ShapeML.Bundles.NoDup_app_disjoint.
+Print Assumptions ShapeML.Bundles.NoDup_prefix.
+Print Assumptions ShapeML.Bundles.fields_leaves_distinct.
+Print Assumptions ShapeML.Bundles.leaves_paths_distinct.
+Print Assumptions ShapeML.Bundles.fields_leaves_independent.
+Print Assumptions ShapeML.Bundles.leaves_paths_independent.
+Print Assumptions ShapeML.Bundles.ex_model_paths.
