@@ -5,10 +5,12 @@ libshapeml_runtime.so + the CUDA plugin from an ahead-of-time module, against
 PyTorch on the same GPU in the same run.
 
   python3 examples/run_mlp_gpu.py --runtime DIR/libshapeml_runtime.so \
-      --module DIR/mlp_gpu.so [--json OUT.json] [--iters 2000] [--no-compile]
+      --module DIR/mlp_gpu.so [--bf16-module DIR/mlp_gpu_bf16.so] [--json OUT.json] [--iters 2000] [--no-compile]
 
 Accuracy: relative Frobenius error against PyTorch float64 on the GPU (gate
-1e-5, TF32 off on both sides). Speed: the mean time of one call in a loop of
+1e-5, TF32 off on both sides). --bf16-module: the same source built with
+T = bf16, called with the inputs rounded to bf16, within 2x PyTorch bf16's
+own error against float64. Speed: the mean time of one call in a loop of
 `iters` calls, synchronized at the ends (host-bound for a problem this small,
 so it is end-to-end time from Python for both), for shapeml, PyTorch eager
 and torch.compile; plus shapeml's host time to enqueue one call. The ratios
@@ -33,6 +35,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--bf16-module", help="examples/mlp.sml built for (cuda 0) with T = bf16")
     a = ap.parse_args()
 
     import torch
@@ -119,6 +122,22 @@ def main():
             print(f"torch.compile failed: {e}", file=sys.stderr)
     for t in ins:
         dev.free(t)
+    bf16 = None
+    if a.bf16_module:  # the same source in bf16 (spec §3.5)
+        tb = [t.to(torch.bfloat16) for t in t32]
+        mb = lib.load(a.bf16_module)
+        ins_b = [dev.upload(shapeml.bf16(t.float().cpu().numpy())) for t in tb]
+        (yb_t,) = mb.call_tensors("mlp", *ins_b)
+        yb = np.asarray(dev.download(yb_t), np.float64)
+        for t in (*ins_b, yb_t):
+            dev.free(t)
+        refb64 = mlp(*[t.double() for t in tb]).cpu().numpy()
+        nb = np.linalg.norm(refb64)
+        eb = float(np.linalg.norm(yb - refb64) / nb)
+        eb_torch = float(np.linalg.norm(mlp(*tb).double().cpu().numpy() - refb64) / nb)
+        bf16 = {"rel_err_vs_fp64": eb, "torch_bf16_rel_err_vs_fp64": eb_torch, "passed": bool(np.isfinite(yb).all() and eb <= 2 * eb_torch)}
+        print(f"  bf16 (the same source, T = bf16): rel. error vs float64 {eb:.2e}, PyTorch bf16 {eb_torch:.2e} (bound 2x): "
+              f"{'PASS' if bf16['passed'] else 'FAIL'}")
 
     res = {
         "device": torch.cuda.get_device_name(0),
@@ -126,7 +145,8 @@ def main():
         "rel_err_vs_fp64": err,
         "torch_fp32_rel_err_vs_fp64": err_torch,
         "gate": 1e-5,
-        "passed": err <= 1e-5 and into_same,
+        "passed": err <= 1e-5 and into_same and (bf16 is None or bf16["passed"]),
+        "bf16": bf16,
         "caller_output_equals_new_output": into_same,
         "ms_per_call": {"shapeml": ms_shapeml, "torch_eager": ms_eager, "torch_eager_linear": ms_linear, "torch_compile": ms_compile},
         "ratio_shapeml_over_eager": ms_shapeml / ms_eager,

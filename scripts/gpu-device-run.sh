@@ -90,7 +90,7 @@ step given_gpu 120 python3 tests/gpu/given_gpu.py --runtime "$carry/lib/libshape
 step storylm0_gpu 300 python3 tests/gpu/storylm0_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/storylm0"
 step mlpkit_gpu 120 bash -c "set -o pipefail; LD_LIBRARY_PATH=\"$carry/lib:$carry/mlpkit:\$LD_LIBRARY_PATH\" \"$carry/mlpkit/mlpkit_test\" \"$carry/mlpkit/mlp_model.so\" \"$carry/mlpkit/mlp_gpu_model.so\" | tee -a /dev/stderr | grep -q \"GPU: max abs error\""
 step mlp_gpu 400 python3 examples/run_mlp_gpu.py --runtime "$carry/lib/libshapeml_runtime.so" \
-  --module "$carry/modules/mlp_gpu.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
+  --module "$carry/modules/mlp_gpu.so" --bf16-module "$carry/modules/mlp_gpu_bf16.so" --json "$out/mlp_gpu.json" ${MLP_FLAGS:-}
 step dlpack_torch 180 python3 sdk-examples/python/dlpack_torch.py --runtime "$carry/lib/libshapeml_runtime.so" \
   --module "$carry/modules/mlp_gpu.so" --json "$out/dlpack_torch.json"
 step cudnn_softmax 240 python3 bench/cudnn_softmax_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/cudnn" --json "$out/cudnn_softmax.json"

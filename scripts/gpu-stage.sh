@@ -35,6 +35,7 @@ nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 strip --strip-debug "$carry"/lib/* "$carry"/bin/*
 # The MLP (examples/mlp.sml, generic in its dtype T and device Dv) built for (cuda 0): mlp_gpu.so, entry `mlp`.
 "$build/shapemlc" build examples/mlp.sml -o "$carry/modules/mlp_gpu.so" --bind mlp:T=f32,Dv=cuda0,B=4,S=128,D=256,F=1024 --target x86-64
+"$build/shapemlc" build examples/mlp.sml -o "$carry/modules/mlp_gpu_bf16.so" --bind mlp:T=bf16,Dv=cuda0,B=4,S=128,D=256,F=1024 --target x86-64
 "$build/shapemlc" build tests/gpu/context_streams.sml -o "$carry/modules/context_streams.so" --bind slow:N=2048 --bind twice:N=2048 --target x86-64
 # Given shape variables and constants that follow the device (tests/gpu/given_gpu.py).
 "$build/shapemlc" build tests/lit/run/Inputs/given-heads-gpu.sml -o "$carry/modules/given.so" --bind B=2,S=3,H=4,Dh=3 --bind B=2,S=3,H=6,Dh=2 --target x86-64
