@@ -14,6 +14,7 @@ package shapeml
 #cgo LDFLAGS: -ldl
 #include <dlfcn.h>
 #include <stdlib.h>
+#define SHAPEML_UNSTABLE_API
 #include "shapeml.h"
 
 typedef const shapeml_api* (*get_api_fn)(uint32_t);
@@ -84,6 +85,20 @@ static int32_t s_var_is_given(const shapeml_api* a, shapeml_entry* e, size_t i) 
 static shapeml_status* s_tensor_info(const shapeml_api* a, shapeml_entry* e, int32_t kind, size_t i, shapeml_tensor_info* t) {
   t->struct_size = sizeof *t;
   return a->entry_get_tensor_info(e, kind, i, t);
+}
+// The unstable tier (generic entries' type variables) is not in the
+// versioned table: looked up by name in the opened library; 0 / NULL-status
+// "none" when the library predates it.
+typedef size_t (*tv_count_fn)(const shapeml_entry*);
+typedef shapeml_status* (*tv_get_fn)(const shapeml_entry*, size_t, shapeml_unstable_type_variable*);
+static size_t s_tv_count(void* h, shapeml_entry* e) {
+  tv_count_fn f = (tv_count_fn)dlsym(h, "shapeml_unstable_entry_type_variable_count");
+  return f ? f(e) : 0;
+}
+static shapeml_status* s_tv_get(void* h, shapeml_entry* e, size_t i, shapeml_unstable_type_variable* v) {
+  tv_get_fn f = (tv_get_fn)dlsym(h, "shapeml_unstable_entry_get_type_variable");
+  v->struct_size = sizeof *v;
+  return f ? f(e, i, v) : NULL;
 }
 */
 import "C"
@@ -160,6 +175,7 @@ func (e *Error) Error() string { return e.Code.String() + ": " + e.Message }
 type Library struct {
 	api     *C.shapeml_api
 	context *C.shapeml_context // nil in libshapeml_runtime.so
+	handle  unsafe.Pointer     // dlopen's, for the unstable tier's symbols
 }
 
 func (l *Library) status(st *C.shapeml_status) error {
@@ -191,7 +207,7 @@ func Open(path string) (*Library, error) {
 		return nil, &Error{IncompatibleLibrary, fmt.Sprintf("%s is ABI %d.%d; this package needs %d.%d or newer", path, api.abi_major,
 			api.abi_minor, ABIMajor, ABIMinorMin)}
 	}
-	l := &Library{api: api}
+	l := &Library{api: api, handle: handle}
 	if api.compiler != 0 {
 		if err := l.status(C.s_context_create(api, &l.context)); err != nil {
 			return nil, err
@@ -467,14 +483,47 @@ func (e *Entry) GivenShapeVariables() []string {
 	return out
 }
 
+// TypeVariable is a dtype or device variable of a generic entry (spec §3.5;
+// the C ABI's unstable shapeml_unstable_entry_get_type_variable).
+type TypeVariable struct {
+	Name     string
+	IsDevice bool
+	DTypes   []DType // what a dtype variable ranges over, in dtype order; nil for a device variable
+}
+
+// TypeVariables lists a generic entry's dtype variables in declaration
+// order, then its device variables; none for an entry that is not generic
+// (or a library without the unstable tier). A call binds them from its
+// inputs.
+func (e *Entry) TypeVariables() ([]TypeVariable, error) {
+	l := e.module.lib
+	n := int(C.s_tv_count(l.handle, e.raw))
+	out := make([]TypeVariable, n)
+	for i := range out {
+		var v C.shapeml_unstable_type_variable
+		if err := l.status(C.s_tv_get(l.handle, e.raw, C.size_t(i), &v)); err != nil {
+			return nil, err
+		}
+		out[i] = TypeVariable{Name: C.GoString(v.name), IsDevice: v.is_device != 0}
+		for d := 0; d < 32; d++ {
+			if v.dtypes&(1<<uint(d)) != 0 {
+				out[i].DTypes = append(out[i].DTypes, DType(d))
+			}
+		}
+	}
+	runtime.KeepAlive(e.module)
+	return out, nil
+}
+
 // DType is a shapeml_dtype.
 type DType int32
 
 const (
-	F32 DType = 0
-	F64 DType = 1
-	I32 DType = 3
-	I64 DType = 4
+	F32  DType = 0
+	F64  DType = 1
+	BF16 DType = 2
+	I32  DType = 3
+	I64  DType = 4
 	// DTypeVariable is a generic entry's dtype variable in its signature
 	// (Params, Results), never a tensor's (SHAPEML_DTYPE_VARIABLE).
 	DTypeVariable DType = 6

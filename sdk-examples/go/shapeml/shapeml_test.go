@@ -3,6 +3,7 @@ package shapeml
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -166,6 +167,12 @@ func TestCompileIntrospectCall(t *testing.T) {
 	}
 	if v := e.ShapeVariables(); strings.Join(v, " ") != "B S D F" {
 		t.Fatal(v)
+	}
+	// T floating and the device variable Dv (spec §3.5).
+	tv, err := e.TypeVariables()
+	if err != nil || len(tv) != 2 || tv[0].Name != "T" || tv[0].IsDevice || fmt.Sprint(tv[0].DTypes) != fmt.Sprint([]DType{F32, F64, BF16}) ||
+		tv[1].Name != "Dv" || !tv[1].IsDevice || tv[1].DTypes != nil {
+		t.Fatalf("%+v %v", tv, err)
 	}
 	in := mlpInputs(2, 3, 8, 16)
 	out, err := e.Call(in...)

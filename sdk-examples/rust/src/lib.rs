@@ -276,6 +276,7 @@ fn cstring(s: &str) -> Result<CString> {
 struct Inner {
     api: &'static Api,
     context: *mut c_void, // NULL in libshapeml_runtime.so
+    handle: *mut c_void,  // dlopen's: the unstable tier's symbols are looked up by name
 }
 
 // The C ABI's objects are thread-safe as documented in shapeml.h.
@@ -378,7 +379,7 @@ impl Library {
                     &format!("the library is ABI {}.{}; these bindings need {}.{} or newer", api.abi_major, api.abi_minor, ABI_MAJOR, ABI_MINOR_MIN),
                 ));
             }
-            let mut inner = Inner { api, context: ptr::null_mut() };
+            let mut inner = Inner { api, context: ptr::null_mut(), handle };
             if let Some(create) = api.context_create {
                 let mut ctx = ptr::null_mut();
                 inner.check(create(ptr::null(), &mut ctx))?;
@@ -859,6 +860,24 @@ pub struct TensorInfo {
     pub type_text: String,
 }
 
+/// A dtype or device variable of a generic entry (spec §3.5; the C ABI's
+/// unstable `shapeml_unstable_entry_get_type_variable`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeVariable {
+    pub name: String,
+    pub is_device: bool,
+    /// What a dtype variable ranges over (`shapeml_dtype` values, ascending); empty for a device variable.
+    pub dtypes: Vec<i32>,
+}
+
+#[repr(C)]
+struct RawTypeVariable {
+    struct_size: usize,
+    name: *const c_char,
+    is_device: i32,
+    dtypes: u32,
+}
+
 /// An entry point, borrowed from its module (the lifetime says so).
 pub struct Entry<'m> {
     module: &'m Module,
@@ -908,6 +927,35 @@ impl<'m> Entry<'m> {
             None => return Vec::new(),
         };
         self.shape_variables().into_iter().enumerate().filter(|(i, _)| unsafe { is_given(self.raw, *i) } != 0).map(|(_, v)| v).collect()
+    }
+
+    /// A generic entry's dtype variables in declaration order, then its
+    /// device variables; none for an entry that is not generic (or a library
+    /// without the unstable tier). A call binds them from its inputs.
+    pub fn type_variables(&self) -> Result<Vec<TypeVariable>> {
+        let lib = &self.module.lib;
+        let (count, get) = unsafe {
+            let c = dlsym(lib.handle, b"shapeml_unstable_entry_type_variable_count\0".as_ptr() as *const c_char);
+            let g = dlsym(lib.handle, b"shapeml_unstable_entry_get_type_variable\0".as_ptr() as *const c_char);
+            if c.is_null() || g.is_null() {
+                return Ok(Vec::new());
+            }
+            let c: unsafe extern "C" fn(*const c_void) -> usize = std::mem::transmute(c);
+            let g: unsafe extern "C" fn(*const c_void, usize, *mut RawTypeVariable) -> *mut Status = std::mem::transmute(g);
+            (c, g)
+        };
+        let n = unsafe { count(self.raw) };
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut v = RawTypeVariable { struct_size: std::mem::size_of::<RawTypeVariable>(), name: ptr::null(), is_device: 0, dtypes: 0 };
+            lib.check(unsafe { get(self.raw, i, &mut v) })?;
+            out.push(TypeVariable {
+                name: unsafe { string(v.name) },
+                is_device: v.is_device != 0,
+                dtypes: (0..32).filter(|d| v.dtypes & (1u32 << d) != 0).collect(),
+            });
+        }
+        Ok(out)
     }
 
     fn infos(&self, kind: i32, n: usize) -> Result<Vec<TensorInfo>> {

@@ -119,6 +119,11 @@ fn compile_introspect_and_call() {
     assert_eq!(params.len(), 5);
     assert_eq!(params[0].name, "x");
     assert_eq!(params[0].type_text, "(tensor T (B S D) Dv)");
+    // T floating (f32 0, f64 1, bf16 2) and the device variable Dv (spec §3.5).
+    let tv = mlp.type_variables().unwrap();
+    assert_eq!(tv.len(), 2);
+    assert_eq!((tv[0].name.as_str(), tv[0].is_device, tv[0].dtypes.clone()), ("T", false, vec![0, 1, 2]));
+    assert_eq!((tv[1].name.as_str(), tv[1].is_device, tv[1].dtypes.is_empty()), ("Dv", true, true));
     assert_eq!(mlp.results().unwrap()[0].rank, 3);
 
     let (b, s, d, f) = (2, 3, 8, 16);
