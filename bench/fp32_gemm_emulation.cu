@@ -17,22 +17,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                        \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
-#define CB(x)                                                                 \
-  do {                                                                        \
-    cublasStatus_t s_ = (x);                                                  \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                        \
-      std::fprintf(stderr, "%s:%d cublas status %d\n", __FILE__, __LINE__, (int)s_); \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
+#include "cuda_bench_check.h"
 
 __device__ float round_tf32(float x) {
   unsigned u = __float_as_uint(x);

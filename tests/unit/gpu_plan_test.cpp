@@ -199,6 +199,17 @@ void expect_no_live_overlap(const GpuPlan& p) {
     }
 }
 
+// What every plan a pass makes must satisfy: the verifier accepts it, live
+// temporaries never share bytes, and its text parses back to itself.
+void expect_sound_plan(const GpuPlan& p) {
+  EXPECT_EQ(shapeml::plan::verify_message(p), "");
+  expect_no_live_overlap(p);
+  std::string err;
+  auto round = GpuPlan::parse(p.to_text(), err);
+  ASSERT_TRUE(round) << err;
+  EXPECT_EQ(round->to_text(), p.to_text());
+}
+
 
 }  // namespace
 
@@ -304,11 +315,7 @@ TEST(GpuPlan, IndexOperationsGetABoundsCheckRecordAndNoGraph) {
   EXPECT_EQ(checks, 2);
   EXPECT_FALSE(p->graph);
   EXPECT_NE(p->graph_why.find("checks its indices"), std::string::npos) << p->graph_why;
-  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
-  expect_no_live_overlap(*p);
-  auto round = GpuPlan::parse(p->to_text(), err);
-  ASSERT_TRUE(round) << err;
-  EXPECT_EQ(round->to_text(), p->to_text());
+  expect_sound_plan(*p);
 }
 
 TEST(GpuPlan, ConstantScalarsFoldAndScaleTheGemm) {
@@ -406,11 +413,7 @@ TEST(GpuPatterns, TheTransformerBlockGetsOneLaunchPerRmsNormMaskedSoftmaxAndSwiG
     }
     EXPECT_EQ(residual, 2) << dtype << ": both residual adds are GEMM epilogues";
     EXPECT_TRUE(scaled) << dtype << ": 1/sqrt(Dh) is the scores GEMM's alpha";
-    EXPECT_EQ(shapeml::plan::verify_message(*p), "");
-    expect_no_live_overlap(*p);
-    auto round = GpuPlan::parse(p->to_text(), err);
-    ASSERT_TRUE(round) << err;
-    EXPECT_EQ(round->to_text(), p->to_text());
+    expect_sound_plan(*p);
 
     shapeml::lower::gpu::PlanOptions off;
     off.fuse_patterns = false;
@@ -470,11 +473,7 @@ TEST(GpuPatterns, TheBf16BlockGetsOneAttentionLaunchReadingTheProjectionInPlace)
     EXPECT_EQ(a.o.head, Dh);
     EXPECT_EQ(a.o.row, D);
   }
-  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
-  expect_no_live_overlap(*p);
-  auto round = GpuPlan::parse(p->to_text(), err);
-  ASSERT_TRUE(round) << err;
-  EXPECT_EQ(round->to_text(), p->to_text());
+  expect_sound_plan(*p);
   // No slot of the unfused chain (scores, probabilities) is left to take workspace.
   for (const auto& sl : p->slots) EXPECT_NE(sl.shape, (std::vector<int64_t>{B, H, S, S}));
 
@@ -754,11 +753,7 @@ TEST(GpuMatmulGroups, TheLargeBf16BlocksProjectionsOfOneActivationRunAsBatchedGe
       ASSERT_EQ(g.ints.size(), 3u);
       EXPECT_EQ(p->launches[i].inputs, g.outputs);
     }
-  EXPECT_EQ(shapeml::plan::verify_message(*p), "");
-  expect_no_live_overlap(*p);
-  auto round = GpuPlan::parse(p->to_text(), err);
-  ASSERT_TRUE(round) << err;
-  EXPECT_EQ(round->to_text(), p->to_text());
+  expect_sound_plan(*p);
 
   // Off: one GEMM per projection, as before.
   shapeml::lower::gpu::PlanOptions off;
