@@ -355,9 +355,11 @@ class LaunchVerifier {
       const GpuSlot &b = in(static_cast<size_t>(1 + i)), &c = p_.slots[static_cast<size_t>(l_.outputs[static_cast<size_t>(i)])];
       if (b.shape != in(1).shape || b.dtype != in(1).dtype) return bad("the weights of a matmul group differ in shape or dtype");
       if (c.shape != out().shape || c.dtype != out().dtype) return bad("the results of a matmul group differ in shape or dtype");
-      for (int64_t j = 0; j < k; ++j)
-        if (l_.outputs[static_cast<size_t>(j)] == l_.inputs[static_cast<size_t>(1 + i)] || (j != i && l_.outputs[static_cast<size_t>(j)] == l_.outputs[static_cast<size_t>(i)]))
-          return bad("a matmul group writes one slot twice or over a weight");
+      // Every result is its own slot, read by no GEMM of the group (one
+      // launch reads A and every weight while it writes the results).
+      for (int64_t j = 0; j <= k; ++j)
+        if (l_.outputs[static_cast<size_t>(i)] == l_.inputs[static_cast<size_t>(j)] || (j < k && j != i && l_.outputs[static_cast<size_t>(j)] == l_.outputs[static_cast<size_t>(i)]))
+          return bad("a matmul group writes one slot twice or over its activation or a weight");
     }
     return matmul_of(in(0), in(1), out(), nullptr);
   }

@@ -806,6 +806,12 @@ TEST(GpuMatmulGroups, ThePlanFormatChecksMatmulGroups) {
   EXPECT_NE(err.find("expects 2 output(s)"), std::string::npos) << err;
   EXPECT_FALSE(GpuPlan::parse(head + "launch matmul - cublasLt in 3 0 1 2 out 2 3 3 ints 3 0 0 2 scalar 0 flag 0\n", err));
   EXPECT_NE(err.find("writes one slot twice"), std::string::npos) << err;
+  // A result written over the activation every GEMM of the group reads.
+  const std::string square =
+      "gpu-plan f device 0 inputs 3 outputs 1 workspace 0\nslot 0 input 0 bf16 2 4 8 offset 0\nslot 1 input 1 bf16 2 8 8 offset 0\n"
+      "slot 2 input 2 bf16 2 8 8 offset 0\nslot 3 output 0 bf16 2 4 8 offset 0\n";
+  EXPECT_FALSE(GpuPlan::parse(square + "launch matmul - cublasLt in 3 0 1 2 out 2 3 0 ints 3 0 0 2 scalar 0 flag 0\n", err));
+  EXPECT_NE(err.find("over its activation or a weight"), std::string::npos) << err;
   EXPECT_FALSE(GpuPlan::parse(head + "launch matmul - cublasLt in 3 0 1 2 out 2 3 4 ints 3 0 0 2 scalar 0.5 flag 0\n", err));
   EXPECT_NE(err.find("no scale, bias or residual"), std::string::npos) << err;
   // The second weight [8, 6] read as [4, 8]: the shapes differ.
