@@ -64,6 +64,10 @@ int route_parallel_loops(llvm::Module& mod, const std::string& symbol) {
     // task(closure, begin, end) = body(begin, end, closure fields...)
     llvm::Function* task = llvm::Function::Create(task_ty, llvm::GlobalValue::InternalLinkage, body->getName() + "_task", mod);
     task->addFnAttr(llvm::Attribute::NoUnwind);
+    // Never inlined into the dispatch's serial branch: the loop exists once,
+    // in its task, not once more in the caller (that copy doubled the code
+    // LLVM optimizes and emits; docs/design/cpu-threads.md).
+    task->addFnAttr(llvm::Attribute::NoInline);
     {
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", task));
       std::vector<llvm::Value*> args = {task->getArg(1), task->getArg(2)};
