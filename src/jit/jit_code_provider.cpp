@@ -1,14 +1,27 @@
 #include "jit/jit_code_provider.h"
 
+#include <algorithm>
+
 #include "jit/jit_cache.h"
 
 #include "lower/gpu/plan_gpu.h"
+#include "runtime/parallel_for.h"
 #include "types/shape_inference.h"
 
 namespace shapeml::jit {
 
+namespace {
+// The compile uses as many threads as the calls may (SHAPEML_NUM_THREADS, else
+// the CPUs of the process), at most 8.
+lower::cpu::CompileOptions jit_compile_options() {
+  lower::cpu::CompileOptions o;
+  o.compile_threads = static_cast<unsigned>(std::clamp<int32_t>(runtime::default_num_threads(), 1, 8));
+  return o;
+}
+}  // namespace
+
 JitCodeProvider::JitCodeProvider(ir::Module module, lower::cpu::CpuTarget target)
-    : module_(std::move(module)), target_(target), jit_(target, {}, jit_cache_from_environment()) {}
+    : module_(std::move(module)), target_(target), jit_(target, jit_compile_options(), jit_cache_from_environment()) {}
 
 void* JitCodeProvider::lookup(const std::string& symbol) {
   std::lock_guard<std::mutex> lock(mu_);

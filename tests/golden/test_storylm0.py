@@ -100,14 +100,19 @@ def main():
     t1 = time.perf_counter()
     ref_losses, ref_w = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR)
     torch_s = (time.perf_counter() - t1) / S.EPOCHS
-    f64_losses, _ = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, dtype=torch.float64)
+    f64_losses, f64_w = R.train_sgd(w0, tokens, targets, S.EPOCHS, S.LR, dtype=torch.float64)
     diff = [abs(a - b) for a, b in zip(losses, f64_losses)]
     ref_diff = [abs(a - b) for a, b in zip(ref_losses, f64_losses)]
     res.check("sgd loss curve (40 epochs)", len(losses) == S.EPOCHS and max(diff) <= 2 * max(ref_diff) + 1e-5 and max(diff[:20]) <= 1e-4,
               f"vs float64: max |diff| {max(diff):.1e} (PyTorch f32 {max(ref_diff):.1e}), first 20 {max(diff[:20]):.1e}")
     res.check("sgd learns", losses[-1] < 0.25 * losses[0], f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
-    we = max(rel(w_sgd[k], ref_w[k]) for k in S.NAMES)
-    res.check("sgd final weights", we <= 1e-2, f"worst relative difference {we:.1e}")
+    # Forty steps at this rate amplify rounding: two float32 implementations end
+    # apart by more than either is from float64 (how far depends on the CPU's
+    # kernels), so the weights are held to float64 within 2x PyTorch float32's
+    # own distance, as the loss curve is.
+    we = max(rel(w_sgd[k], f64_w[k]) for k in S.NAMES)
+    wr = max(rel(ref_w[k], f64_w[k]) for k in S.NAMES)
+    res.check("sgd final weights", we <= 2 * wr + 1e-5, f"vs float64: worst relative difference {we:.1e} (PyTorch f32 {wr:.1e})")
     print(f"# time per SGD step: shapeml {step_s * 1e3:.2f} ms, PyTorch {torch_s * 1e3:.2f} ms (eager, 1 thread)")
 
     # AdamW

@@ -967,6 +967,54 @@ TEST(Program, ConcurrentCompileAndRun) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(bad[t], 0) << "thread " << t;
 }
 
+TEST(Program, SplitCompileGivesTheSameBitsAsOneModule) {
+  // The JIT optimizes and emits a specialization in partitions on several
+  // threads (CompileOptions::compile_threads, lower/cpu/split_module.h):
+  // the code, and so every output bit, is the same as from one module.
+  std::string src = R"((module s
+  (func f (dims N D F)
+    (params (x (tensor f32 (N D) host)) (w1 (tensor f32 (D F) host)) (w2 (tensor f32 (F D) host)))
+    (returns (tensor f32 (N D) host) (tensor f32 (N F) host))
+    (let h (gelu (matmul x w1)))
+    (let p (softmax h :axis -1))
+    (let y (add (matmul h w2) x))
+    (return (mul y (rsqrt (add (reduce_mean (mul y y) :axes (-1) :keepdims true) 1e-5))) p))))";
+  auto r = check(src);
+  ASSERT_TRUE(r->ok());
+  const int64_t N = 256, D = 128, F = 384;
+  std::map<std::string, int64_t> b{{"N", N}, {"D", D}, {"F", F}};
+  Tensor x = random(DType::F32, {N, D}, -1, 1, 1), w1 = random(DType::F32, {D, F}, -0.2, 0.2, 2), w2 = random(DType::F32, {F, D}, -0.2, 0.2, 3);
+  std::vector<std::vector<float>> outs;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    cpu::CompileOptions o;
+    o.compile_threads = threads;
+    cpu::CpuJit j(cpu::CpuTarget{}, o);
+    std::string err;
+    auto fn = j.compile(*r->module, "f", b, err);
+    ASSERT_NE(fn, nullptr) << err;
+    if (threads == 1) EXPECT_EQ(j.last_partitions(), 1u);
+    else EXPECT_GE(j.last_partitions(), 2u) << "compile_threads " << threads << " did not split the module";
+    std::vector<float> xv(x.v.begin(), x.v.end()), w1v(w1.v.begin(), w1.v.end()), w2v(w2.v.begin(), w2.v.end());
+    std::vector<float> y(N * D), p(N * F);
+    void* bufs[] = {xv.data(), w1v.data(), w2v.data(), y.data(), p.data()};
+    fn(bufs);
+    y.insert(y.end(), p.begin(), p.end());
+    outs.push_back(std::move(y));
+  }
+  for (size_t i = 1; i < outs.size(); ++i) EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size() * 4), 0) << "partitioned compile " << i;
+  // And the code is right: the first output against float64.
+  Tensor h = matmul_ref(x, w1, DType::F32);
+  for (auto& v : h.v) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  Tensor y = matmul_ref(h, w2, DType::F32);
+  double worst = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    double ms = 0;
+    for (int64_t d = 0; d < D; ++d) ms += std::pow(y.v[n * D + d] + x.v[n * D + d], 2) / D;
+    for (int64_t d = 0; d < D; ++d) worst = std::max(worst, std::fabs(outs[0][n * D + d] - (y.v[n * D + d] + x.v[n * D + d]) / std::sqrt(ms + 1e-5)));
+  }
+  EXPECT_LT(worst, 1e-4);
+}
+
 TEST(Program, AwkwardMatmulShapesStillVectorize) {
   // Prime and tiny dimensions: the tiles are divisors, so the strategy
   // applies (no fallback note) and the result is exact enough.

@@ -94,10 +94,24 @@ def nested(child_name, parent_name, every=True):
 
 for child, parent in [("parse", "check_source"), ("elaborate", "check_source"), ("verify", "check_source"), ("check_source", "shapemlc"),
                       ("jit compile", "call mlp"), ("specialize", "call mlp"), ("emit mlir", "jit compile"), ("mlir to llvm", "jit compile"),
-                      ("bufferization", "mlir to llvm"), ("llvm optimize", "jit compile"), ("run compiled code", "call mlp"),
+                      ("bufferization", "mlir to llvm"), ("run compiled code", "call mlp"),
                       ("call mlp", "shapemlc")]:
     check(nested(child, parent), f"every `{child}` lies inside a `{parent}` on its thread")
 check(nested("one-shot-bufferize", "bufferization"), "the bufferize pass lies inside the bufferization stage")
+# LLVM optimizes and emits a module whole inside `jit compile`, or in
+# partitions, each inside a `jit partition` on a thread of its own, all within
+# the compile's `jit parallel compile` (docs/design/cpu-codegen.md).
+for child in ("llvm optimize", "jit machine code"):
+    check(all(any(inside(c, p) for p in by_name.get("jit compile", []) + by_name.get("jit partition", [])) for c in by_name.get(child, [])),
+          f"every `{child}` lies inside a `jit compile` or a `jit partition` on its thread")
+
+
+def within(child, parent):
+    return parent["ts"] <= child["ts"] and child["ts"] + child["dur"] <= parent["ts"] + parent["dur"] + 0.002
+
+
+check(all(any(within(c, p) for p in by_name.get("jit parallel compile", [])) for c in by_name.get("jit partition", [])),
+      "every `jit partition` runs within a `jit parallel compile`")
 check(nested("alloc", "call mlp", every=False), "an output allocation lies inside a call")
 llvm_passes = [e for e in spans if e["cat"] == "llvm pass"]
 check(llvm_passes and all(any(inside(p, o) for o in by_name["llvm optimize"]) for p in llvm_passes),

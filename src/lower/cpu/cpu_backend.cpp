@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -40,6 +41,8 @@
 #include <stdexcept>
 #include <fstream>
 #include <mutex>
+#include <sched.h>
+#include <thread>
 #include <set>
 #include <sstream>
 
@@ -50,6 +53,7 @@
 #include "obs/trace.h"
 #include "lower/cpu/parallel_calls.h"
 #include "lower/cpu/pipeline.h"
+#include "lower/cpu/split_module.h"
 
 extern char** environ;
 
@@ -345,6 +349,76 @@ bool verify(llvm::Module& m, std::string& error) {
   return true;
 }
 
+// The object file of `m` (already optimized) for `tm`.
+bool emit_object(llvm::Module& m, llvm::TargetMachine& tm, llvm::SmallVector<char, 0>& out, std::string& error) {
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return false;
+  }
+  pm.run(m);
+  return true;
+}
+
+unsigned compile_threads_for(const CompileOptions& o) {
+  if (o.compile_threads > 0) return o.compile_threads;
+  cpu_set_t set;
+  unsigned n = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : std::thread::hardware_concurrency();
+  return std::clamp(n, 1u, 8u);
+}
+
+// Optimizes and emits each partition (bitcode from split_module_for_codegen)
+// on a thread of its own, each with its own LLVMContext and TargetMachine
+// (neither is shared between threads); the calling thread takes one too.
+// LLVM fatal errors on a worker become its error, as on the calling thread;
+// any other exception (std::bad_alloc) is rethrown here.
+bool compile_partitions(const std::vector<llvm::SmallString<0>>& parts, const TargetDesc& td, unsigned opt,
+                        std::vector<llvm::SmallVector<char, 0>>& objects, std::string& error) {
+  obs::Span span("codegen", "jit parallel compile");
+  if (span) span.arg("partitions", static_cast<int64_t>(parts.size()));
+  objects.assign(parts.size(), {});
+  std::vector<std::string> errors(parts.size());
+  std::vector<std::exception_ptr> thrown(parts.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
+      try {
+        guarded_codegen<bool>(errors[i], false, [&] {
+          obs::Span one("codegen", "jit partition");
+          if (one) one.arg("partition", static_cast<int64_t>(i));
+          llvm::LLVMContext ctx;
+          auto mod = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(parts[i].data(), parts[i].size()), "partition"), ctx);
+          if (!mod) {
+            errors[i] = "internal: a partition's bitcode does not read back: " + llvm::toString(mod.takeError());
+            return false;
+          }
+          auto tm = make_tm(td, opt, errors[i]);
+          if (!tm) return false;
+          (*mod)->setDataLayout(tm->createDataLayout());
+          optimize(**mod, *tm, opt);
+          obs::Span mc("codegen", "jit machine code");
+          return emit_object(**mod, *tm, objects[i], errors[i]);
+        });
+      } catch (...) {
+        thrown[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < parts.size(); ++t) helpers.emplace_back(work);
+  work();
+  for (auto& t : helpers) t.join();
+  for (auto& e : thrown)
+    if (e) std::rethrow_exception(e);
+  for (auto& e : errors)
+    if (!e.empty()) {
+      error = e;
+      return false;
+    }
+  return true;
+}
+
 std::string print_module(const llvm::Module& m) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -382,6 +456,7 @@ struct CpuJit::Impl {
   mutable std::mutex mu;
   uint64_t counter = 0;
   std::vector<std::string> notes;
+  unsigned partitions = 0;  // of the last compile
   // The code of each compiled function, so that release() can free it.
   std::map<void*, llvm::orc::ResourceTrackerSP> trackers;
   std::shared_ptr<ObjectCache> cache;
@@ -416,7 +491,7 @@ std::string cache_key(const ir::Module& m, const std::string& entry, const std::
     h.update(std::to_string(s.size()) + ":");
     h.update(llvm::StringRef(s.data(), s.size()));
   };
-  part("shapeml jit object 1");
+  part("shapeml jit objects 2");
   part(build_identity());
   part(td.triple), part(td.cpu), part(td.features), part(std::to_string(td.vector_bits));
   std::string opts = std::to_string(static_cast<int>(o.matmul)) + " " + std::to_string(o.opt_level) + " " + std::to_string(o.parallel_min_iterations);
@@ -433,19 +508,23 @@ std::string cache_key(const ir::Module& m, const std::string& entry, const std::
   return out;
 }
 
-// A cache entry: the notes of the compile (one per line), then the object.
-std::string pack_entry(const std::vector<std::string>& notes, llvm::StringRef object) {
+// A cache entry: the notes of the compile (one per line), the number of
+// objects, then each object's size and bytes.
+std::string pack_entry(const std::vector<std::string>& notes, const std::vector<llvm::SmallVector<char, 0>>& objects) {
   std::string s = std::to_string(notes.size()) + "\n";
   for (std::string n : notes) {
     std::replace(n.begin(), n.end(), '\n', ' ');
     s += n + "\n";
   }
-  s += std::to_string(object.size()) + "\n";
-  s.append(object.data(), object.size());
+  s += std::to_string(objects.size()) + "\n";
+  for (const auto& o : objects) {
+    s += std::to_string(o.size()) + "\n";
+    s.append(o.data(), o.size());
+  }
   return s;
 }
 
-bool unpack_entry(const std::string& s, std::vector<std::string>& notes, llvm::StringRef& object) {
+bool unpack_entry(const std::string& s, std::vector<std::string>& notes, std::vector<llvm::StringRef>& objects) {
   size_t at = 0;
   auto line = [&](std::string& out) {
     size_t nl = s.find('\n', at);
@@ -460,14 +539,20 @@ bool unpack_entry(const std::string& s, std::vector<std::string>& notes, llvm::S
     v = std::stoull(t);
     return true;
   };
-  uint64_t n = 0, size = 0;
+  uint64_t n = 0, count = 0;
   if (!number(n) || n > 1000) return false;
   notes.resize(n);
   for (auto& note : notes)
     if (!line(note)) return false;
-  if (!number(size) || size != s.size() - at) return false;
-  object = llvm::StringRef(s.data() + at, size);
-  return true;
+  if (!number(count) || count == 0 || count > 1024) return false;
+  objects.clear();
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t size = 0;
+    if (!number(size) || size > s.size() - at) return false;
+    objects.push_back(llvm::StringRef(s.data() + at, size));
+    at += size;
+  }
+  return at == s.size();
 }
 
 }  // namespace
@@ -511,6 +596,11 @@ std::vector<std::string> CpuJit::last_notes() const {
   return impl_->notes;
 }
 
+unsigned CpuJit::last_partitions() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->partitions;
+}
+
 common::CompiledEntryFn CpuJit::compile(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
                                          std::string& error, HookTables* hooks) {
   std::lock_guard<std::mutex> l(impl_->mu);
@@ -537,6 +627,7 @@ common::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::s
     return nullptr;
   }
   impl_->notes.clear();
+  impl_->partitions = 0;
   if (!impl_->jit) {
     error = impl_->init_error;
     return nullptr;
@@ -579,24 +670,26 @@ common::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::s
     if (!key.empty()) impl_->key_of[reinterpret_cast<void*>(fn)] = key;
     return fn;
   };
-  // The object code of `bytes` (an ELF object) added to the JIT.
-  auto add_object = [&](llvm::StringRef bytes, std::string& err) -> llvm::orc::ResourceTrackerSP {
+  // The object code of `objects` (ELF objects) added to the JIT under one
+  // tracker.
+  auto add_objects = [&](const std::vector<llvm::StringRef>& objects, std::string& err) -> llvm::orc::ResourceTrackerSP {
     auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
-    if (auto e = impl_->jit->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(bytes, symbol))) {
-      err = "JIT: " + llvm::toString(std::move(e));
-      llvm::consumeError(tracker->remove());
-      return nullptr;
-    }
+    for (llvm::StringRef bytes : objects)
+      if (auto e = impl_->jit->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(bytes, symbol))) {
+        err = "JIT: " + llvm::toString(std::move(e));
+        llvm::consumeError(tracker->remove());
+        return nullptr;
+      }
     return tracker;
   };
   if (!key.empty())
     if (std::optional<std::string> hit = impl_->cache->load(key)) {
       obs::Span cached("codegen", "jit cache hit");
       std::vector<std::string> notes;
-      llvm::StringRef object;
+      std::vector<llvm::StringRef> objects;
       std::string err;
-      if (unpack_entry(*hit, notes, object))
-        if (auto tracker = add_object(object, err)) {
+      if (unpack_entry(*hit, notes, objects))
+        if (auto tracker = add_objects(objects, err)) {
           std::string saved = error;
           if (auto fn = resolve(tracker)) {
             impl_->notes = std::move(notes);
@@ -613,33 +706,33 @@ common::CompiledEntryFn CpuJit::compile_locked(const ir::Module& m, const std::s
   if (!tm) return nullptr;
   set_target(*mod, *tm, impl_->td);
   if (!verify(*mod, error)) return nullptr;
-  optimize(*mod, *tm, impl_->options.opt_level);
-  mod->setDataLayout(impl_->jit->getDataLayout());
-  obs::Span mc("codegen", "jit machine code");
-  if (!key.empty()) {
-    // Emitted here rather than by the JIT's own compile layer, so that the
-    // object can be stored: the same target machine settings either way.
-    llvm::SmallVector<char, 0> buf;
-    llvm::raw_svector_ostream os(buf);
-    llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-      error = "the target cannot emit object files";
-      return nullptr;
-    }
-    pm.run(*mod);
-    llvm::StringRef object(buf.data(), buf.size());
-    auto tracker = add_object(object, error);
-    if (!tracker) return nullptr;
-    auto fn = resolve(tracker);
-    if (fn) impl_->cache->store(key, pack_entry(impl_->notes, object));
-    return fn;
+  // Several threads: the module in partitions, each optimized and emitted
+  // on its own thread (lower/cpu/split_module.h); else one module here.
+  std::vector<llvm::SmallVector<char, 0>> objects;
+  const unsigned threads = compile_threads_for(impl_->options);
+  std::vector<llvm::SmallString<0>> parts;
+  if (threads > 1) {
+    obs::Span split("codegen", "jit split module");
+    parts = split_module_for_codegen(*mod, threads, symbol);
   }
-  auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
-  if (auto err = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
-    error = "JIT: " + llvm::toString(std::move(err));
-    return nullptr;
+  if (!parts.empty()) {
+    mod.reset();
+    if (!compile_partitions(parts, impl_->td, impl_->options.opt_level, objects, error)) return nullptr;
+  } else {
+    optimize(*mod, *tm, impl_->options.opt_level);
+    mod->setDataLayout(impl_->jit->getDataLayout());
+    obs::Span mc("codegen", "jit machine code");
+    objects.emplace_back();
+    if (!emit_object(*mod, *tm, objects.back(), error)) return nullptr;
   }
-  return resolve(tracker);
+  std::vector<llvm::StringRef> refs;
+  for (const auto& o : objects) refs.push_back(llvm::StringRef(o.data(), o.size()));
+  auto tracker = add_objects(refs, error);
+  if (!tracker) return nullptr;
+  auto fn = resolve(tracker);
+  if (fn) impl_->partitions = static_cast<unsigned>(objects.size());
+  if (fn && !key.empty()) impl_->cache->store(key, pack_entry(impl_->notes, objects));
+  return fn;
 }
 
 void CpuJit::release(common::CompiledEntryFn fn) {

@@ -45,6 +45,11 @@ struct CompileOptions {
   /// cpu-threads.md); 0: every loop stays on the calling thread.
   int64_t parallel_min_iterations = kDefaultParallelMinIterations;
   static constexpr int64_t kDefaultParallelMinIterations = 1 << 15;
+  /// Threads that optimize and emit a JIT specialization's machine code
+  /// (its module split by lower/cpu/split_module.h); 0: the CPUs in the
+  /// process's affinity mask, at most 8; 1: one module on the calling
+  /// thread. The machine code does not depend on it.
+  unsigned compile_threads = 0;
 };
 
 /// The hook tables of a JIT-compiled function (common/compiled_entry.h): its
@@ -100,6 +105,10 @@ class CpuJit {
   /// Remarks of the last compile(), e.g. a matmul strategy that fell back to
   /// plain loops.
   std::vector<std::string> last_notes() const;
+  /// How many modules the last compile() optimized and emitted side by side
+  /// (CompileOptions::compile_threads): 1 when it was compiled whole, 0 when
+  /// it came from the cache or failed.
+  unsigned last_partitions() const;
 
  private:
   common::CompiledEntryFn compile_locked(const ir::Module& m, const std::string& entry, const std::map<std::string, int64_t>& bindings,
