@@ -208,6 +208,13 @@ std::string tensor_strategy_script(const std::vector<std::pair<std::vector<int64
       "    transform.apply_patterns to %f {\n"
       "      transform.apply_patterns.vector.reduction_to_contract\n"
       "      transform.apply_patterns.vector.transfer_permutation_patterns\n"
+      "      transform.apply_patterns.canonicalization\n"
+      "    } : !transform.any_op\n"
+      // Leading unit dims (a batched matmul's batch tile of 1) only once the
+      // contraction has absorbed its operands' broadcasts and transposes: cast
+      // away first, they leave an elementwise-form contraction that lowers to
+      // scalar code (docs/design/cpu-codegen.md, "Batched matmuls").
+      "    transform.apply_patterns to %f {\n"
       "      transform.apply_patterns.vector.cast_away_vector_leading_one_dim\n"
       "      transform.apply_patterns.canonicalization\n"
       "    } : !transform.any_op\n";
