@@ -826,6 +826,47 @@ TEST(Reduce, SumMaxMean) {
 
 // ---- calls, aliases, devices ---------------------------------------------------------
 
+TEST(Reduce, VectorizedRowsKeepIeeeMaxAndExactSums) {
+  // Float reductions are vectorized (lane-wise partial results; max/min as
+  // llvm.maximum/minimum): a NaN anywhere in a row still gives NaN, -0 < +0
+  // as IEEE 754-2019's maximum/minimum say (and PyTorch's amax/amin give),
+  // an all -inf row gives -inf, and long f32 sums stay within the final
+  // rounding of float64 (docs/design/cpu-codegen.md).
+  const int64_t R = 6, N = 1000;  // rows long enough for the vector loop and its remainder
+  Tensor x = random(DType::F32, {R, N}, -3, 3, 11);
+  x.v[0 * N + 777] = std::nan("");                               // row 0: one NaN late in the row
+  for (int64_t j = 0; j < N; ++j) x.v[1 * N + j] = j % 2 ? -0.0 : 0.0;  // row 1: zeros of both signs
+  for (int64_t j = 0; j < N; ++j) x.v[2 * N + j] = -0.0;              // row 2: only -0
+  for (int64_t j = 0; j < N; ++j) x.v[3 * N + j] = -INFINITY;         // row 3: only -inf
+  x.v[4 * N + 3] = INFINITY;                                        // row 4: +inf
+  for (const std::string kind : {"max", "min", "sum"}) {
+    std::string src = "(module r (func f (params (x " + tt(DType::F32, {R, N}) + ")) (returns " + tt(DType::F32, {R}) + ") (return (reduce_" + kind +
+                      " x :axes (-1)))))";
+    auto out = run(src, "f", {}, {x});
+    ASSERT_EQ(out.size(), 1u) << src;
+    for (int64_t r = 0; r < R; ++r) {
+      double want = kind == "max" ? -INFINITY : kind == "min" ? INFINITY : 0.0;
+      bool nan = false;
+      for (int64_t j = 0; j < N; ++j) {
+        double v = x.v[r * N + j];
+        nan = nan || std::isnan(v);
+        if (kind == "sum") want += v;
+        else if (kind == "max") want = (v > want || (v == 0 && want == 0 && !std::signbit(v))) ? v : want;
+        else want = (v < want || (v == 0 && want == 0 && std::signbit(v))) ? v : want;
+      }
+      const double got = out[0].v[static_cast<size_t>(r)];
+      if (nan) {
+        EXPECT_TRUE(std::isnan(got)) << kind << " row " << r;
+      } else if (kind == "sum" && std::isfinite(want)) {
+        EXPECT_EQ(static_cast<float>(got), static_cast<float>(want)) << kind << " row " << r;  // f64 partial sums, one rounding
+      } else {
+        EXPECT_EQ(got, want) << kind << " row " << r;
+        EXPECT_EQ(std::signbit(got), std::signbit(want)) << kind << " row " << r << ": the sign of zero";
+      }
+    }
+  }
+}
+
 TEST(Program, CallsAreInlinedAtTheirShapes) {
   std::string src = R"((module c
   (func norm (dims N D)

@@ -1115,9 +1115,16 @@ class Emitter final : public NameSource {
     if (compute_dt(dt) != acc) v = r.op("arith.extf " + v + " : " + elem_ty(compute_dt(dt)) + " to " + elem_ty(acc), "w");
     std::string t = elem_ty(acc);
     std::string res;
-    if (is_max) res = r.op(std::string(is_float(acc) ? "arith.maximumf " : "arith.maxsi ") + o + ", " + v + " : " + t, "m");
-    else if (is_min) res = r.op(std::string(is_float(acc) ? "arith.minimumf " : "arith.minsi ") + o + ", " + v + " : " + t, "m");
-    else res = r.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + o + ", " + v + " : " + t, "s");
+    // Float accumulations may be reassociated: LLVM then keeps one partial
+    // result per vector lane (and per unrolled copy) instead of one serial
+    // chain of dependent adds (4-cycle latency each) or scalar max/min;
+    // max/min are exact either way, and a sum's partial sums are in the same
+    // (f64 for f32) accumulator, so its error stays the final rounding's.
+    // The order is fixed by the code, not by the thread count (cpu-threads.md).
+    const std::string reassoc = is_float(acc) ? " fastmath<reassoc>" : "";
+    if (is_max) res = r.op(std::string(is_float(acc) ? "arith.maximumf " : "arith.maxsi ") + o + ", " + v + reassoc + " : " + t, "m");
+    else if (is_min) res = r.op(std::string(is_float(acc) ? "arith.minimumf " : "arith.minsi ") + o + ", " + v + reassoc + " : " + t, "m");
+    else res = r.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + o + ", " + v + reassoc + " : " + t, "s");
     std::string nm = fresh(hint + "_red");
     line(nm + " = linalg.generic {indexing_maps = [" + identity_map(n) + ", affine_map<(" + dims + ") -> (" + outmap_res +
          ")>], iterator_types = " + iterators(n, axes) + "} ins(" + xs + " : " + tensor_ty(x.ty) + ") outs(" + z + " : " + tensor_ty(red) +
