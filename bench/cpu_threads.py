@@ -18,7 +18,7 @@ Workloads: the MLP (B4 S128 D256 F1024, exact GELU), the small transformer
 block (B4 S128 D256 H4 F704), the medium one (B1 S512 D1024 H16 F2816) and
 f32 matmul 512^3.
 
-  /usr/bin/python3 bench/cpu_threads.py [BUILD_DIR] [--json OUT.json] [--threads 1,2]
+  /usr/bin/python3 bench/cpu_threads.py [BUILD_DIR] [--json OUT.json] [--threads 1,2] [--rounds N]
 """
 import json
 import os
@@ -66,7 +66,13 @@ if side == "shapeml":
     import shapeml
     lib = shapeml.Library(os.path.join(build, "libshapeml.so"))
     mod = lib.compile(src, entry + ".sml")
-    out["ms"] = best(lambda: mod.call(entry, *ins), w["iters"])
+    # Inputs made into shapeml tensors once, as PyTorch's are (Module.call
+    # would copy every array in and the results out on each call).
+    handles = [lib.tensor(a) for a in ins]
+    def call():
+        for o in mod.call_tensors(entry, *handles):
+            lib.lib.shapeml_tensor_release(o)
+    out["ms"] = best(call, w["iters"])
 else:
     import ctypes, torch
     torch.set_num_threads(T)
@@ -139,17 +145,23 @@ def measure_torch(name, w, build, threads):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     opt = lambda k: sys.argv[sys.argv.index(k) + 1] if k in sys.argv else None
-    args = [a for a in args if a not in (opt("--json"), opt("--threads"))]
+    args = [a for a in args if a not in (opt("--json"), opt("--threads"), opt("--rounds"))]
+    # Rounds: every measurement repeated, interleaved, the best kept (the
+    # development VMs vary by 30% from minute to minute).
+    rounds = int(opt("--rounds") or 1)
     build = os.path.abspath(args[0] if args else os.path.join(ROOT, "build", "default"))
     cpus = len(os.sched_getaffinity(0))
     counts = [int(c) for c in opt("--threads").split(",")] if opt("--threads") else sorted({1, cpus})
-    res = {"cpus": cpus, "counts": counts, "workloads": {}}
+    res = {"cpus": cpus, "counts": counts, "rounds": rounds, "workloads": {}}
     print(f"{cpus} CPUs; thread counts {counts}; ms per call (best of N), ratio = shapeml / PyTorch at the same count")
     for name, w in WORKLOADS.items():
         r = res["workloads"][name] = {}
         for T in counts:
-            s = measure(name, w, "shapeml", build, T)
-            t = measure_torch(name, w, build, T)
+            s, t = None, None
+            for _ in range(rounds):
+                s1, t1 = measure(name, w, "shapeml", build, T), measure_torch(name, w, build, T)
+                s = s1 if s is None or s1["ms"] < s["ms"] else s
+                t = t1 if t is None or t1["ms"] < t["ms"] else t
             r[str(T)] = {"shapeml_ms": s["ms"], "torch_ms": t["ms"], "ratio": s["ms"] / t["ms"], "torch": t}
             print(f"  {name:<13} {T:>2} threads: shapeml {s['ms']:8.2f}  PyTorch {t['ms']:8.2f}  ratio {s['ms'] / t['ms']:.2f}x"
                   f"   (PyTorch {t.get('torch_threads')} threads, BLAS {t.get('blas', '?')} x{t.get('blas_threads', '?')})")
