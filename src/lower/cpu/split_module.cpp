@@ -58,7 +58,7 @@ std::vector<llvm::SmallString<0>> split_module_for_codegen(llvm::Module& m, unsi
   const unsigned parts = std::min<unsigned>(max_parts, static_cast<unsigned>(group_size.size()));
   std::vector<std::pair<uint64_t, size_t>> by_size;
   for (const auto& [g, size] : group_size) by_size.push_back({size, g});
-  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::vector<uint64_t> load(parts, 0);
   std::map<size_t, unsigned> part_of_group;
   for (const auto& [size, g] : by_size) {
