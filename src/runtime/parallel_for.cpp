@@ -1,7 +1,5 @@
 #include "runtime/parallel_for.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -9,6 +7,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/cpu_count.h"
 
 namespace shapeml::runtime {
 namespace {
@@ -143,9 +143,7 @@ int32_t default_num_threads() {
       const long v = std::strtol(s, &end, 10);
       if (end != s && *end == '\0' && v > 0) return static_cast<int32_t>(std::min<long>(v, 1024));
     }
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<int32_t>(std::max(1, CPU_COUNT(&set)));
-    return static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    return static_cast<int32_t>(common::cpus_available());
   }();
   return n;
 }

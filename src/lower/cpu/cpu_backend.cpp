@@ -41,11 +41,12 @@
 #include <stdexcept>
 #include <fstream>
 #include <mutex>
-#include <sched.h>
+#include <system_error>
 #include <thread>
 #include <set>
 #include <sstream>
 
+#include "common/cpu_count.h"
 #include "fs/output_path.h"
 #include "shapeml.h"
 #include "lower/cpu/link_elf.h"
@@ -363,9 +364,7 @@ bool emit_object(llvm::Module& m, llvm::TargetMachine& tm, llvm::SmallVector<cha
 
 unsigned compile_threads_for(const CompileOptions& o) {
   if (o.compile_threads > 0) return o.compile_threads;
-  cpu_set_t set;
-  unsigned n = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : std::thread::hardware_concurrency();
-  return std::clamp(n, 1u, 8u);
+  return static_cast<unsigned>(std::min(common::cpus_available(), 8));
 }
 
 // Optimizes and emits each partition (bitcode from split_module_for_codegen)
@@ -406,7 +405,13 @@ bool compile_partitions(const std::vector<llvm::SmallString<0>>& parts, const Ta
     }
   };
   std::vector<std::thread> helpers;
-  for (size_t t = 1; t < parts.size(); ++t) helpers.emplace_back(work);
+  for (size_t t = 1; t < parts.size(); ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had (a process or memory limit): fewer helpers, the work is shared out dynamically
+    }
+  }
   work();
   for (auto& t : helpers) t.join();
   for (auto& e : thrown)
