@@ -56,10 +56,10 @@ MatmulPlan plan_matmul(bool batched, int64_t M, int64_t N, int64_t K, DType dt, 
       }
   }
   // Row tiles of up to 64, or 128 when B is larger than a core's L2 (1 MiB):
-  // every row tile copies its B tiles again (packing below), and from
-  // L3/memory that copy cost 14% of the medium block (B1 S512 D1024 F2816:
-  // 4-11.5 MiB weights) at 64 rows (docs/design/cpu-codegen.md). Small B
-  // keeps 64-row tiles and twice the parallel row ranges.
+  // every row tile copies its B tiles again (packing below), and from L3 or
+  // memory those copies are a visible share of a large GEMM's time
+  // (docs/design/cpu-codegen.md, "128-row tiles"). Small B keeps 64-row
+  // tiles and twice the parallel row ranges.
   const int64_t b_bytes = K * N * (acc_bits / 8);
   int64_t tm = tile_for(M, mr, b_bytes > (int64_t{1} << 20) ? 128 : 64), tn = tile_for(N, nr, 128), tk = tile_for(K, 1, 64);
   int64_t kr = 1;

@@ -445,7 +445,7 @@ void add_lowering_passes_a(mlir::PassManager& pm) {
 // What arith-to-llvm cannot lower, expanded: the rounding integer
 // divisions. Not `arith-expand` as a whole: it also rewrites maximumf/minimumf
 // into compares and selects, which LLVM cannot recognize as a max/min
-// reduction (a row max ran as one serial chain, 11x slower than PyTorch's),
+// reduction (a row max ran as one serial chain; cpu-codegen.md),
 // where arith-to-llvm gives llvm.maximum/minimum, the same IEEE 754-2019
 // semantics (NaN propagates, -0 < +0), which x86 lowers to vmaxps with a NaN
 // fix-up and the loop vectorizer reduces lane-wise. (bf16 never reaches here
