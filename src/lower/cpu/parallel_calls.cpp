@@ -66,7 +66,7 @@ int route_parallel_loops(llvm::Module& mod, const std::string& symbol) {
     task->addFnAttr(llvm::Attribute::NoUnwind);
     // Never inlined into the dispatch's serial branch: the loop exists once,
     // in its task, not once more in the caller (that copy doubled the code
-    // LLVM optimizes and emits; docs/design/cpu-threads.md).
+    // LLVM optimizes and emits; docs/design/cpu-codegen.md, "Parallel code generation").
     task->addFnAttr(llvm::Attribute::NoInline);
     {
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", task));
