@@ -55,7 +55,7 @@ std::string dims_prefix(const std::vector<int64_t>& s) {
 
 std::string tensor_ty(const Ty& t) { return "tensor<" + dims_prefix(t.shape) + storage_ty(t.dt) + ">"; }
 // Buffers at the function boundary: bool is one byte.
-std::string memref_ty(const Ty& t) { return "memref<" + dims_prefix(t.shape) + (t.dt == DType::Bool ? "i8" : storage_ty(t.dt)) + ">"; }
+std::string memref_ty(const Ty& t) { return "memref<" + dims_prefix(t.shape) + storage_ty(t.dt) + ">"; }
 
 std::string int_list(const std::vector<int64_t>& v) {
   std::string r = "[";
@@ -99,7 +99,7 @@ std::string bf16_bits_attr(float v) {
 // value of dtype d; for bf16 the value rounded to bf16).
 std::string scalar_attr(const Lit& l, DType d) {
   switch (d) {
-    case DType::Bool: return (l.is_int ? l.i != 0 : l.f != 0) ? "true" : "false";
+    case DType::Bool: return (l.is_int ? l.i != 0 : l.f != 0) ? "1 : i8" : "0 : i8";  // stored as a byte
     case DType::I32:
     case DType::I64: return std::to_string(l.is_int ? l.i : static_cast<int64_t>(l.f)) + " : " + elem_ty(d);
     case DType::F32:
@@ -114,6 +114,7 @@ std::string scalar_attr(const Lit& l, DType d) {
 // bf16-rounded value as f32).
 std::string compute_scalar_attr(const Lit& l, DType d) {
   if (d == DType::BF16) return float_attr(round_bf16(static_cast<float>(l.as_double())), DType::F32) + " : f32";
+  if (d == DType::Bool) return (l.is_int ? l.i != 0 : l.f != 0) ? "true" : "false";
   return scalar_attr(l, d);
 }
 
@@ -230,8 +231,8 @@ class Emitter final : public NameSource {
       args.push_back(record_arg + ": " + memref_ty(record_ty) + " {llvm.noalias}");
     }
     body_ = prologue;
-    // Bool inputs: bytes -> i1 (any non-zero byte is true).
-    for (auto& [idx, name] : pending_bool_inputs_) params[idx] = generic_i8_to_bool(params[idx].ssa, params[idx].ty, name);
+    // Bool inputs: bytes normalized to 0/1 (any non-zero byte is true).
+    for (auto& [idx, name] : pending_bool_inputs_) params[idx] = normalize_bool_input(params[idx].ssa, params[idx].ty, name);
 
     size_t views_at = body_.size();  // output views go here: they must dominate every use
     std::string views;
@@ -242,10 +243,7 @@ class Emitter final : public NameSource {
       std::string out = args[f->params.size() + i].substr(0, args[f->params.size() + i].find(':'));
       std::string t = materialize(r);
       std::string tt = tensor_ty(r.ty), mt = memref_ty(r.ty);
-      if (r.ty.dt == DType::Bool) {
-        t = generic_bool_to_i8(t, r.ty);
-        tt = "tensor<" + dims_prefix(r.ty.shape) + "i8>";
-      } else if (!r.flat_ssa.empty()) {
+      if (!r.flat_ssa.empty()) {
         // Write the unexpanded value through a collapsed view of the output.
         std::string view = fresh(out.substr(1) + "_flat");
         views += "    " + view + " = memref.collapse_shape " + out + " " + r.flat_groups + " : " + mt + " into " + memref_ty(r.flat_ty) + "\n";
@@ -472,9 +470,8 @@ class Emitter final : public NameSource {
     bb_args += o + ": " + storage_ty(out.dt);
     for (size_t i = 0; i < ins.size(); ++i)
       if (ins[i].splat && ins[i].ssa.empty()) scalars[i] = r.cst(compute_scalar_attr(*ins[i].splat, ins[i].ty.dt));
-    for (auto& [i, a] : tensor_args) scalars[i] = ins[i].ty.dt == DType::BF16 ? bf16_to_f32(r, a) : a;
-    std::string res = fn(r, scalars);
-    if (out.dt == DType::BF16) res = f32_to_bf16(r, res);
+    for (auto& [i, a] : tensor_args) scalars[i] = load_compute(r, a, ins[i].ty.dt);
+    std::string res = store_compute(r, fn(r, scalars), out.dt);
     maps.push_back(identity_map(out.rank()));
     // Compute in place into an operand that dies here (same type, produced
     // by a non-elementwise op of this function): one buffer fewer.
@@ -501,35 +498,22 @@ class Emitter final : public NameSource {
     return v;
   }
 
-  Val generic_i8_to_bool(const std::string& raw, const Ty& t, const std::string& name) {
-    // Operates on an i8 tensor: spell it by hand.
+  // A bool input's bytes, normalized to 0 and 1 (any non-zero byte is true):
+  // bool values are bytes inside the function too (storage_ty), and what
+  // passes through to an output unchanged must be 0 or 1.
+  Val normalize_bool_input(const std::string& raw, const Ty& t, const std::string& name) {
     std::string a = fresh("in"), o = fresh("out");
     Region r{*this, ""};
-    std::string z = r.cst("0 : i8");
-    std::string b = r.op("arith.cmpi ne, " + a + ", " + z + " : i8", "b");
+    std::string x = store_compute(r, load_compute(r, a, DType::Bool), DType::Bool);
     std::string e = empty(t);
     std::string n = name;  // reserved by the caller
     std::string m = identity_map(t.rank());
-    line(n + " = linalg.generic {indexing_maps = [" + m + ", " + m + "], iterator_types = " + iterators(t.rank()) + "} ins(" + raw + " : tensor<" +
-         dims_prefix(t.shape) + "i8>) outs(" + e + " : " + tensor_ty(t) + ") {\n    ^bb0(" + a + ": i8, " + o + ": i1):\n" + r.text +
-         "      linalg.yield " + b + " : i1\n    } -> " + tensor_ty(t));
+    line(n + " = linalg.generic {indexing_maps = [" + m + ", " + m + "], iterator_types = " + iterators(t.rank()) + "} ins(" + raw + " : " +
+         tensor_ty(t) + ") outs(" + e + " : " + tensor_ty(t) + ") {\n    ^bb0(" + a + ": i8, " + o + ": i8):\n" + r.text + "      linalg.yield " +
+         x + " : i8\n    } -> " + tensor_ty(t));
     return {n, t, std::nullopt};
   }
 
-  std::string generic_bool_to_i8(const std::string& src, const Ty& t) {
-    std::string a = fresh("in"), o = fresh("out");
-    Region r{*this, ""};
-    std::string x = r.op("arith.extui " + a + " : i1 to i8", "x");
-    std::string et = "tensor<" + dims_prefix(t.shape) + "i8>";
-    std::string e = fresh("empty");
-    line(e + " = tensor.empty() : " + et);
-    std::string n = fresh("bytes");
-    std::string m = identity_map(t.rank());
-    line(n + " = linalg.generic {indexing_maps = [" + m + ", " + m + "], iterator_types = " + iterators(t.rank()) + "} ins(" + src + " : " +
-         tensor_ty(t) + ") outs(" + e + " : " + et + ") {\n    ^bb0(" + a + ": i1, " + o + ": i8):\n" + r.text + "      linalg.yield " + x +
-         " : i8\n    } -> " + et);
-    return n;
-  }
 
   // ---- operations ----
   Val emit_op(const ir::Binding& b, std::vector<Val>& ins, const Ty& rt, const std::string& name, const std::map<std::string, int64_t>& env) {
@@ -1111,7 +1095,7 @@ class Emitter final : public NameSource {
     std::string z = fill(init, red, hint + "_init");
     Region r{*this, ""};
     std::string a = fresh("in"), o = fresh("acc");
-    std::string v = dt == DType::BF16 ? bf16_to_f32(r, a) : a;
+    std::string v = load_compute(r, a, dt);
     if (compute_dt(dt) != acc) v = r.op("arith.extf " + v + " : " + elem_ty(compute_dt(dt)) + " to " + elem_ty(acc), "w");
     std::string t = elem_ty(acc);
     std::string res;
@@ -1251,7 +1235,7 @@ class Emitter final : public NameSource {
     const std::string t = elem_ty(acc);
     Region r{*this, ""};
     std::string in = fresh("in"), o = fresh("acc");
-    std::string v = x.ty.dt == DType::BF16 ? bf16_to_f32(r, in) : in;
+    std::string v = load_compute(r, in, x.ty.dt);
     if (compute_dt(x.ty.dt) != acc) v = r.op("arith.extf " + v + " : " + elem_ty(compute_dt(x.ty.dt)) + " to " + t, "w");
     std::string added = r.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + o + ", " + v + " : " + t, "s");
     Val sum{fresh(hint + "_sum"), step_acc, std::nullopt};
@@ -1304,11 +1288,11 @@ class Emitter final : public NameSource {
     Region g{*this, ""};
     std::string at = reverse ? g.op("arith.subi " + last + ", " + k + " : index", "kr") : k;
     std::string v = g.op("tensor.extract " + src + "[" + r + ", " + at + "] : " + tensor_ty(x2), "v");
-    if (xt.dt == DType::BF16) v = bf16_to_f32(g, v);
+    v = load_compute(g, v, xt.dt);
     if (compute_dt(xt.dt) != acc) v = g.op("arith.extf " + v + " : " + elem_ty(compute_dt(xt.dt)) + " to " + t, "w");
     std::string sum = g.op(std::string(is_float(acc) ? "arith.addf " : "arith.addi ") + s + ", " + v + " : " + t, "s");
     std::string y = compute_dt(rt.dt) == acc ? sum : g.op("arith.truncf " + sum + " : " + t + " to " + elem_ty(compute_dt(rt.dt)), "y");
-    if (rt.dt == DType::BF16) y = f32_to_bf16(g, y);
+    y = store_compute(g, y, rt.dt);
     std::string put = g.op("tensor.insert " + y + " into " + o_in + "[" + r + ", " + at + "] : " + tensor_ty(o2), "put");
     body_ += g.text;
     line("scf.yield " + sum + ", " + put + " : " + t + ", " + tensor_ty(o2));

@@ -16,7 +16,7 @@ std::string elem_ty(DType d) { return d == DType::Bool ? "i1" : std::string(type
 // pattern and converted with integer arithmetic, so the generated code holds
 // no LLVM `bfloat` value (whose x86 lowering calls __truncsfbf2 from libgcc,
 // which neither the JIT process nor a libc-only .so provides).
-std::string storage_ty(DType d) { return d == DType::BF16 ? "i16" : elem_ty(d); }
+std::string storage_ty(DType d) { return d == DType::BF16 ? "i16" : d == DType::Bool ? "i8" : elem_ty(d); }
 
 // The type scalar computation happens in: bf16 is computed in f32 and
 // rounded once per operation.

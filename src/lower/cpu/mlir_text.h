@@ -21,7 +21,10 @@ std::string elem_ty(types::DType d);
 /// The element type of tensors and buffers: bf16 is stored as its i16 bit
 /// pattern and converted with integer arithmetic, so the generated code holds
 /// no LLVM `bfloat` value (whose x86 lowering calls __truncsfbf2 from libgcc,
-/// which neither the JIT process nor a libc-only .so provides).
+/// which neither the JIT process nor a libc-only .so provides); bool is
+/// stored as one byte, 0 or 1, and computed in i1 (an `i1` buffer is loaded a
+/// byte at a time and assembled bit by bit into mask registers; bytes load as
+/// vectors: docs/design/cpu-codegen.md).
 std::string storage_ty(types::DType d);
 /// The type scalar computation happens in: bf16 is computed in f32 and
 /// rounded once per operation.

@@ -36,6 +36,18 @@ std::string f32_to_bf16(Region& r, const std::string& x) {
   return r.op("arith.select " + nan + ", " + r.cst("32704 : i16") + ", " + h16 + " : i16", "bf");
 }
 
+std::string load_compute(Region& r, const std::string& x, DType d) {
+  if (d == DType::BF16) return bf16_to_f32(r, x);
+  if (d == DType::Bool) return r.op("arith.cmpi ne, " + x + ", " + r.cst("0 : i8") + " : i8", "b");
+  return x;
+}
+
+std::string store_compute(Region& r, const std::string& v, DType d) {
+  if (d == DType::BF16) return f32_to_bf16(r, v);
+  if (d == DType::Bool) return r.op("arith.extui " + v + " : i1 to i8", "byte");
+  return v;
+}
+
 static std::string fty(DType cd) { return elem_ty(cd); }
 
 std::string fconst(Region& r, double v, DType cd) { return r.cst(float_attr(v, cd) + " : " + fty(cd)); }

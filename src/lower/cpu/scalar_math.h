@@ -32,6 +32,11 @@ struct Region {
 /// (NaN stays a quiet NaN).
 std::string bf16_to_f32(Region& r, const std::string& x);
 std::string f32_to_bf16(Region& r, const std::string& x);
+/// A stored element of dtype `d` (storage_ty) as its compute type, and back:
+/// bf16 bits <-> f32, bool bytes <-> i1 (any non-zero byte is true); the
+/// identity for every other dtype.
+std::string load_compute(Region& r, const std::string& x, types::DType d);
+std::string store_compute(Region& r, const std::string& v, types::DType d);
 /// A float constant of the compute type `cd`.
 std::string fconst(Region& r, double v, types::DType cd);
 std::string exp_op(Region& r, const std::string& x, types::DType cd);
