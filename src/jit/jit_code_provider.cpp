@@ -1,7 +1,5 @@
 #include "jit/jit_code_provider.h"
 
-#include <algorithm>
-
 #include "jit/jit_cache.h"
 
 #include "lower/gpu/plan_gpu.h"
@@ -12,10 +10,10 @@ namespace shapeml::jit {
 
 namespace {
 // The compile uses as many threads as the calls may (SHAPEML_NUM_THREADS, else
-// the CPUs of the process), at most 8.
+// the CPUs of the process; the back end caps it).
 lower::cpu::CompileOptions jit_compile_options() {
   lower::cpu::CompileOptions o;
-  o.compile_threads = static_cast<unsigned>(std::clamp<int32_t>(runtime::default_num_threads(), 1, 8));
+  o.compile_threads = static_cast<unsigned>(runtime::default_num_threads());
   return o;
 }
 }  // namespace

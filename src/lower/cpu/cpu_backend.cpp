@@ -362,9 +362,13 @@ bool emit_object(llvm::Module& m, llvm::TargetMachine& tm, llvm::SmallVector<cha
   return true;
 }
 
+// More threads split the module finer than its loop nests warrant and cost
+// a partition's fixed work (bitcode, pass pipeline, target machine) each.
+constexpr unsigned kMaxCompileThreads = 8;
+
 unsigned compile_threads_for(const CompileOptions& o) {
-  if (o.compile_threads > 0) return o.compile_threads;
-  return static_cast<unsigned>(std::min(common::cpus_available(), 8));
+  const unsigned n = o.compile_threads > 0 ? o.compile_threads : static_cast<unsigned>(common::cpus_available());
+  return std::min(n, kMaxCompileThreads);
 }
 
 // Optimizes and emits each partition (bitcode from split_module_for_codegen)

@@ -46,9 +46,9 @@ struct CompileOptions {
   int64_t parallel_min_iterations = kDefaultParallelMinIterations;
   static constexpr int64_t kDefaultParallelMinIterations = 1 << 15;
   /// Threads that optimize and emit a JIT specialization's machine code
-  /// (its module split by lower/cpu/split_module.h); 0: the CPUs in the
-  /// process's affinity mask, at most 8; 1: one module on the calling
-  /// thread. The machine code does not depend on it.
+  /// (its module split by lower/cpu/split_module.h), at most 8; 0: the CPUs
+  /// in the process's affinity mask; 1: one module on the calling thread.
+  /// The machine code does not depend on it.
   unsigned compile_threads = 0;
 };
 
