@@ -37,6 +37,7 @@ tensor cores); *_chain are the plans with --gpu-graph-branches off (the
 graph one chain in plan order), which must give the same bits as the
 default plans (whose graphs run independent launches side by side);
 bf16_nogroup with --gpu-group-matmuls off (one GEMM per projection of one activation);
+bf16_owna with --gpu-cudnn-attention off (the attention on shapeml's own kernel, not cuDNN's);
 *_nomerge are built with --gpu-merge-projections off (one GEMM per small
 projection instead of copied weights and one wider GEMM), timed beside them.
 fp32_nopat_fused and fp32_nopat_interp fuse fp32_nopat's elementwise
@@ -117,6 +118,7 @@ def cmd_build(a):
                         ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
                         ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
                         ("bf16_nomerge", ["--gpu-merge-projections", "off"]), ("bf16_nogroup", ["--gpu-group-matmuls", "off"]),
+                        ("bf16_owna", ["--gpu-cudnn-attention", "off"]),
                         ("fp32_3xtf32", ["--gpu-fp32-matmul", "3xtf32"]),
                         # Elementwise fusion over the planner's own launches (patterns off), its kernels
                         # generated (the default) or interpreted; fp32_fused_interp: the default plan interpreted.
@@ -186,7 +188,7 @@ def cmd_run(a):
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
     for m in ("fp32_unfused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
-              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "bf16_nogroup", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
+              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "bf16_nogroup", "bf16_owna", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
               "fp32_3xtf32"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
@@ -390,6 +392,8 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
                 c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_nomerge" in mods:
                 c["shapeml_nomerge_graph"] = (lambda: run_shapeml(f"{mode}_nomerge", "block", mi, mo, graph=True), dev.sync)
+            if f"{mode}_owna" in mods:  # the attention on shapeml's own kernel instead of cuDNN's
+                c["shapeml_ownattn_graph"] = (lambda: run_shapeml(f"{mode}_owna", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_nogroup" in mods:
                 c["shapeml_nogroup_graph"] = (lambda: run_shapeml(f"{mode}_nogroup", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_chain" in mods:

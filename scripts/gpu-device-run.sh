@@ -63,6 +63,13 @@ if [[ -z "${SHAPEML_NVRTC:-}" && ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ]]; t
   export SHAPEML_NVRTC
 fi
 echo "NVRTC: ${SHAPEML_NVRTC:-/usr/local/cuda/lib64 or the search path of the loader}" >>"$log"
+# cuDNN (the bf16 attention launches of library cudnn; src/cuda/executor/cudnn_attention.h): the
+# toolkit's, else the copy PyTorch ships.
+if [[ -z "${SHAPEML_CUDNN:-}" && ! -e /usr/local/cuda/lib64/libcudnn.so.9 ]]; then
+  SHAPEML_CUDNN=$(python3 -c 'import glob, os, torch; d = os.path.dirname(os.path.dirname(torch.__file__)); print((sorted(glob.glob(d + "/nvidia/**/libcudnn.so.9", recursive=True)) or [""])[-1])' 2>/dev/null)
+  export SHAPEML_CUDNN
+fi
+echo "cuDNN: ${SHAPEML_CUDNN:-/usr/local/cuda/lib64 or the search path of the loader}" >>"$log"
 step plan_tests 120 "$carry/bin/shapeml_cuda_plan_tests" --gtest_brief=1
 export SHAPEML_TEST_FUSION_PLANS="$carry/modules"  # fused vs unfused transformer block (fusion_test.cpp)
 step kernel_tests 300 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1
@@ -104,9 +111,15 @@ step softmax_ncu 240 bash -c "if ! command -v ncu >/dev/null; then echo 'ncu not
 # Kernel durations of one direct call of the large bf16 block, fused attention
 # on and off (bench/profile_block_gpu.py; base clocks off, caches flushed).
 step block_ncu 300 bash -c "if ! command -v ncu >/dev/null; then echo 'ncu not found: skipped'; exit 0; fi; set -o pipefail; \
-  for m in bf16 bf16_noattn; do ncu --profile-from-start off --clock-control none --csv --metrics gpu__time_duration.sum \
+  for m in ${BLOCK_NCU_MODES:-bf16 bf16_noattn}; do ncu --profile-from-start off --clock-control none --csv --metrics gpu__time_duration.sum \
     python3 bench/profile_block_gpu.py --runtime \"$carry/lib/libshapeml_runtime.so\" --dir \"$carry/transformer\" --mode \$m --size large \
     > \"$out/ncu-large-\$m.csv\" || exit 1; done"
+# The best peer's kernels for the same block (torch.compile, CUPTI through torch.profiler), per dtype.
+step peer_profile 600 bash -c "set -o pipefail; for d in ${PEER_PROFILE_DTYPES:-bf16 fp32}; do \
+  python3 bench/profile_peer_gpu.py --dtype \$d --size large > \"$out/peer-large-\$d.txt\" 2>&1 || exit 1; done"
+# Causal attention alone: the plan's fused launch beside PyTorch's cuDNN, flash and memory-efficient SDPA (bench/attention_gpu.py).
+step attention_gpu 400 python3 bench/attention_gpu.py run --runtime "$carry/lib/libshapeml_runtime.so" --dir "$carry/attention" \
+  --json "$out/attention_gpu.json"
 # q/k/v and gate/up as separate, pointer-array batched, strided-batched or merged GEMMs.
 step gemm_grouping 240 bash -c "set -o pipefail; \"$carry/bin/gemm_grouping\" | tee \"$out/gemm_grouping.txt\""
 step plan_bench 120 "$carry/bin/gpu_plan_bench"

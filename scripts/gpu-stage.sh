@@ -58,6 +58,8 @@ done
 /usr/bin/python3 bench/transformer_gpu.py build --shapemlc "$build/shapemlc" --runtime "$build/libshapeml.so" --out "$carry/transformer"
 # StoryLM-0 (issue 13): its GPU module and the CPU run's losses.
 /usr/bin/python3 tests/gpu/storylm0_gpu.py build "$build" --shapemlc "$build/shapemlc" --out "$carry/storylm0"
+# Causal attention alone against PyTorch's SDPA back ends (bench/attention_gpu.py).
+/usr/bin/python3 bench/attention_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/attention"
 # cuDNN's softmax against the plan's own kernels (docs/design/gpu-kernels.md).
 /usr/bin/python3 bench/cudnn_softmax_gpu.py build --shapemlc "$build/shapemlc" --out "$carry/cudnn"
 # The cost of observability (bench/obs_overhead.py, docs/design/observability.md):

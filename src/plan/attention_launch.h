@@ -21,6 +21,10 @@
 // the matmuls it replaced would have (a `--gpu-tf32` plan); "" (`-`): full
 // f32 (bf16: the bf16 tensor cores).
 // A row whose keys are all masked is NaN, as the unfused softmax gives.
+// library = "shapeml": the own kernels; "cudnn": cuDNN's fused attention
+// where the executor finds cuDNN (src/cuda/executor/cudnn_attention.h), the
+// own kernel otherwise (the same contract), for the launches
+// cudnn_attention_refusal accepts.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -74,6 +78,20 @@ inline bool access_fits(const AttentionAccess& a, int64_t batch, int64_t heads, 
 }
 }  // namespace attention_detail
 
+/// "" when cuDNN's fused attention takes a launch (what its composite graph
+/// expresses and its flash engine runs, measured faster than the own kernel:
+/// docs/design/gpu-attention.md), else what it does not take. `dt` is q's.
+inline std::string cudnn_attention_refusal(const AttentionLayout& a, GpuDType dt, bool causal) {
+  if (dt != GpuDType::BF16) return "operands that are not bf16";
+  if (a.group != 1) return "grouped key/value heads";
+  if (causal && a.offset != 0) return "a causal mask with an offset (decode rows)";
+  if (a.dh % 8 != 0 || a.dh > 128) return "a head dimension that is not a multiple of 8 up to 128";
+  if (a.sq < 64) return "fewer than 64 query rows";
+  for (const AttentionAccess* x : {&a.q, &a.k, &a.v, &a.o})
+    if (x->offset % 8 != 0 || x->batch % 8 != 0 || x->head % 8 != 0 || x->row % 8 != 0) return "an offset or stride that is not 16 bytes";
+  return "";
+}
+
 /// The checks of an attention launch (operand counts already checked): ""
 /// when the executor can run it, else what is wrong.
 inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
@@ -97,6 +115,9 @@ inline std::string check_attention(const GpuPlan& p, const GpuLaunch& l) {
   if (dt != GpuDType::BF16 && dt != GpuDType::F32) return std::string("attention: q is ") + gpu_dtype_name(dt) + "; the kernels take bf16 and f32";
   if (!l.op.empty() && l.op != "tf32") return "attention: unknown op `" + l.op + "` (\"-\" or tf32)";
   if (l.op == "tf32" && dt != GpuDType::F32) return "attention: op tf32 needs f32 operands";
+  if (l.library != "shapeml" && l.library != "cudnn") return "attention: unknown library `" + l.library + "` (shapeml or cudnn)";
+  if (l.library == "cudnn")
+    if (std::string r = cudnn_attention_refusal(a, dt, l.flag); !r.empty()) return "attention: library cudnn, but cuDNN does not take " + r;
   if (dt == GpuDType::F32 && a.dh > kAttentionMaxHeadDimF32)
     return "attention: head dimension " + std::to_string(a.dh) + " is over " + std::to_string(kAttentionMaxHeadDimF32) + " for f32";
   for (int i = 0; i < 4; ++i) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/executor/cudnn_attention.h"
 #include "plan/attention_launch.h"
 #include "test_util.h"
 #include "plan/verify.h"
@@ -100,7 +101,7 @@ std::string name(const Case& c) {
 }
 
 // q, k, v and o dense [B, H(kv), S, Dh], one plan, one launch.
-void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16, const std::string& op = "") {
+void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16, const std::string& op = "", const std::string& library = "shapeml") {
   AttentionLayout L;
   L.batch = c.batch, L.heads = c.heads, L.group = c.group, L.sq = c.sq, L.sk = c.sk, L.dh = c.dh, L.offset = c.offset;
   const int64_t hkv = c.heads / c.group;
@@ -113,13 +114,14 @@ void run_dense(const Case& c, int64_t misalign = 0, GpuDType dt = GpuDType::BF16
   int32_t v = b.input(2, dt, {c.batch, hkv, c.sk, c.dh});
   int32_t o = b.output(0, dt, {c.batch, c.heads, c.sq, c.dh});
   b.launch("attention", op, {q, k, v}, {o}, L.to_ints(), scale, c.causal);
+  b.p.launches.back().library = library;
   ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   Tensor tq = uniform({c.batch, c.heads, c.sq, c.dh}, dt), tk = uniform({c.batch, hkv, c.sk, c.dh}, dt), tv = uniform({c.batch, hkv, c.sk, c.dh}, dt);
   RunOptions opt;
   opt.misalign = misalign;
   auto out = run(b.p, {tq, tk, tv}, {{dt, {c.batch, c.heads, c.sq, c.dh}}}, opt);
   ASSERT_EQ(out.size(), 1u);
-  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : "") + " " + gpu_dtype_name(dt) + " " + op,
+  expect_close(out[0], reference(L, scale, c.causal, tq, tk, tv), name(c) + (misalign ? " misaligned" : "") + " " + gpu_dtype_name(dt) + " " + op + " " + library,
                op == "tf32");
 }
 
@@ -179,7 +181,7 @@ TEST(Attention, UnalignedPointersTakeTheElementWisePath) {
 
 // The layouts the planner gives the launch: q, k and v read in place from
 // one merged projection [B, S, 3, H, Dh], o written as [B, S, H, Dh].
-void run_merged_projection(GpuDType dt, const std::string& op = "") {
+void run_merged_projection(GpuDType dt, const std::string& op = "", const std::string& library = "shapeml") {
   const int64_t B = 2, S = 67, H = 3, Dh = 64;
   AttentionLayout L;
   L.batch = B, L.heads = H, L.sq = L.sk = S, L.dh = Dh;
@@ -192,6 +194,7 @@ void run_merged_projection(GpuDType dt, const std::string& op = "") {
   int32_t qkv = b.input(0, dt, {B * S, row});
   int32_t o = b.output(0, dt, {B, S, H, Dh});
   b.launch("attention", op, {qkv, qkv, qkv}, {o}, L.to_ints(), 0.125, true);
+  b.p.launches.back().library = library;
   ASSERT_EQ(shapeml::plan::verify_message(b.p), "");
   Tensor t = uniform({B * S, row}, dt);
   auto out = run(b.p, {t}, {{dt, {B, S, H, Dh}}});
@@ -258,6 +261,69 @@ TEST(AttentionTf32, OddLengthsHeadDimensionsMasksAndGroupsAgainstFloat64) {
     run_dense(c, 0, GpuDType::F32, "tf32");
   run_dense({1, 2, 1, 70, 70, 64, true, 0}, /*misalign=*/4, GpuDType::F32, "tf32");  // 4-byte aligned pointers
   run_merged_projection(GpuDType::F32, "tf32");
+}
+
+
+// cuDNN's fused attention (cudnn_attention.h): launches of library cudnn
+// (the planner marks the bf16 launches plan::cudnn_attention_refusal
+// accepts) against the same float64 loops, including the strided operands of
+// a merged projection; the launch's trace span must name cuDNN (the
+// executor falls back to the own kernel, silently but for the span, when
+// cuDNN is absent). Without cuDNN on the machine the tests say why and skip.
+std::vector<std::string>& seen_libraries() {
+  static std::vector<std::string> s;
+  return s;
+}
+
+std::string& seen_args() {  // the last span's arguments (its kernel says why the own kernel ran)
+  static std::string s;
+  return s;
+}
+
+struct LibraryObserver {
+  shapeml_cuda_observer o{[]() -> uint32_t { return 1; },
+                          [](const char*, const char*, uint64_t, uint64_t, const char* args, uint32_t) {
+                            const std::string a = args ? args : "";
+                            const size_t at = a.find("\"library\":\"");
+                            if (at != std::string::npos) seen_libraries().push_back(a.substr(at + 11, a.find('"', at + 11) - at - 11)), seen_args() = a;
+                          }};
+  LibraryObserver() {
+    seen_libraries().clear();
+    set_observer(&o);
+  }
+  ~LibraryObserver() { set_observer(nullptr); }
+};
+
+bool cudnn_here(std::string& why) {
+  kern::Attention a;
+  a.batch = 1, a.heads = 1, a.sq = a.sk = 64, a.dh = 64, a.causal = true;
+  for (auto& st : a.stride) st[0] = st[1] = 64 * 64, st[2] = 64;
+  return CudnnAttention::create(a, why) != nullptr;
+}
+
+TEST(AttentionCudnn, RunsTheLaunchesMarkedForItAgainstFloat64) {
+  REQUIRE_GPU();
+  std::string why;
+  if (!cudnn_here(why)) GTEST_SKIP() << "skipped: cuDNN's attention is not available here: " << why;
+  const Case cases[] = {{1, 2, 1, 64, 64, 64, true, 0},    {2, 3, 1, 130, 130, 128, true, 0}, {1, 2, 1, 96, 200, 64, false, 0},
+                        {1, 1, 1, 200, 96, 32, false, 0},  {2, 2, 1, 333, 333, 64, true, 0},  {1, 4, 1, 512, 512, 128, true, 0},
+                        {1, 2, 1, 77, 77, 40, true, 0},    {1, 2, 1, 100, 300, 64, true, 0}};
+  for (const Case& c : cases) {
+    LibraryObserver obs;
+    run_dense(c, 0, GpuDType::BF16, "", "cudnn");
+    ASSERT_EQ(seen_libraries().size(), 1u) << name(c);
+    EXPECT_EQ(seen_libraries()[0], "cudnn") << name(c) << ": " << seen_args();
+  }
+  LibraryObserver obs;
+  run_merged_projection(GpuDType::BF16, "", "cudnn");  // q/k/v strided in one [B*S, 3*H*Dh] result, o head-merged
+  ASSERT_EQ(seen_libraries().size(), 1u);
+  EXPECT_EQ(seen_libraries()[0], "cudnn") << "merged projection: " << seen_args();
+}
+
+TEST(AttentionCudnn, UnalignedPointersRunTheOwnKernel) {
+  REQUIRE_GPU();
+  run_dense({1, 2, 1, 96, 96, 64, true, 0}, 2, GpuDType::BF16, "", "cudnn");
+  run_dense({1, 2, 1, 96, 96, 64, true, 0}, 0, GpuDType::BF16, "", "cudnn");
 }
 
 }  // namespace

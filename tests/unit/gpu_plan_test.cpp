@@ -557,6 +557,54 @@ TEST(GpuPatterns, ThePlanFormatChecksAttentionLaunches) {
   EXPECT_NE(err.find("the scale must be positive"), std::string::npos) << err;
   EXPECT_FALSE(GpuPlan::parse(head + "launch attention - shapeml in 2 0 1 out 1 3 ints 23 " + dense + " scalar 1 flag 0\n", err));
   EXPECT_NE(err.find("expects 3 input(s)"), std::string::npos) << err;
+  // Library cudnn only for the launches cuDNN's fused attention takes; no other library.
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - cudnn in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar 0.35 flag 1\n", err));
+  EXPECT_NE(err.find("library cudnn, but cuDNN does not take fewer than 64 query rows"), std::string::npos) << err;
+  EXPECT_FALSE(GpuPlan::parse(head + "launch attention - cublasLt in 3 0 1 2 out 1 3 ints 23 " + dense + " scalar 0.35 flag 1\n", err));
+  EXPECT_NE(err.find("unknown library `cublasLt`"), std::string::npos) << err;
+}
+
+// The attention launches cuDNN's fused attention takes say library cudnn
+// (plan::cudnn_attention_refusal: bf16, one key/value head per query head,
+// no decode offset, head dimension a multiple of 8 up to 128, 64 query rows
+// or more, 16-byte strides); --gpu-cudnn-attention off keeps every launch on
+// the own kernel.
+TEST(GpuPatterns, TheAttentionLaunchesCudnnTakesSayLibraryCudnn) {
+  std::string err;
+  auto library = [](const GpuPlan& p) {
+    std::string lib;
+    for (const auto& l : p.launches)
+      if (l.kind == plan::LaunchKind::Attention) lib += (lib.empty() ? "" : ",") + l.library;
+    return lib;
+  };
+  const std::map<std::string, int64_t> large = {{"B", 4}, {"S", 512}, {"D", 2048}, {"H", 16}, {"Dh", 128}, {"F", 5632}};
+  auto bf = concrete_block("bf16");
+  auto p = shapeml::lower::gpu::plan_function(*bf.module, "block", large, err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "cudnn");
+  expect_sound_plan(*p);
+  shapeml::lower::gpu::PlanOptions off;
+  off.cudnn_attention = false;
+  p = shapeml::lower::gpu::plan_function(*bf.module, "block", large, err, off);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "shapeml");
+  // Merged projections: q, k, v at column offsets of one result, 16-byte aligned.
+  p = shapeml::lower::gpu::plan_function(*bf.module, "block", {{"B", 2}, {"S", 64}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}}, err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "cudnn") << p->to_text();
+  p = shapeml::lower::gpu::plan_function(*bf.module, "block", {{"B", 2}, {"S", 63}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"F", 48}}, err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "shapeml") << "63 query rows";
+  p = shapeml::lower::gpu::plan_function(*bf.module, "block", {{"B", 2}, {"S", 64}, {"D", 24}, {"H", 4}, {"Dh", 6}, {"F", 48}}, err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "shapeml") << "head dimension 6";
+  p = shapeml::lower::gpu::plan_function(*bf.module, "block_gqa", {{"B", 2}, {"S", 64}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"Hkv", 2}, {"G", 2}, {"F", 48}}, err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "shapeml") << "grouped key/value heads";
+  auto f = concrete_block("f32");
+  p = shapeml::lower::gpu::plan_function(*f.module, "block", {{"B", 2}, {"S", 128}, {"D", 64}, {"H", 4}, {"Dh", 16}, {"F", 96}}, err);
+  ASSERT_TRUE(p) << err;
+  EXPECT_EQ(library(*p), "shapeml") << "f32";
 }
 
 TEST(GpuPatterns, TheGroupedQueryBlockAndStoryLmKeepTheirFusedLaunches) {

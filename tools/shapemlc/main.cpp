@@ -72,6 +72,9 @@ Options:
   --gpu-graph-branches on|off
                          device entries: in a replayed graph, run launches that
                          share no bytes side by side (default on)
+  --gpu-cudnn-attention on|off
+                         device entries: bf16 attention on cuDNN's fused
+                         attention where the plugin finds cuDNN (default on)
   --gpu-merge-projections on|off
                          device entries: projections of one activation with
                          small weights as one wider GEMM (default on)
@@ -194,7 +197,7 @@ int dump_obligations(const shapeml::check::CheckResult& r, const std::string& fi
 
 // What the code-generating commands share.
 struct CodegenArgs {
-  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on", gpu_fuse_patterns = "on", gpu_fuse_attention = "on",
+  std::string file, entry, out, target = "native", gpu_graph = "on", gpu_fuse = "on", gpu_fuse_patterns = "on", gpu_fuse_attention = "on", gpu_cudnn_attention = "on",
               gpu_graph_branches = "on", gpu_merge_projections = "on", gpu_group_matmuls = "on", gpu_fuse_codegen = "on",
               gpu_fp32_matmul = "simt";
   std::vector<std::string> binds, inputs, randoms, outputs;
@@ -207,6 +210,7 @@ struct CodegenArgs {
     o.generate_kernels = gpu_fuse_codegen == "on";
     o.fuse_patterns = gpu_fuse_patterns == "on";
     o.fuse_attention = gpu_fuse_attention == "on";
+    o.cudnn_attention = gpu_cudnn_attention == "on";
     o.graph_branches = gpu_graph_branches == "on";
     o.merge_projections = gpu_merge_projections == "on";
     o.group_matmuls = gpu_group_matmuls == "on";
@@ -592,6 +596,10 @@ void add_codegen_options(CLI::App* app, CodegenArgs& a, bool many_binds) {
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-fuse-patterns", a.gpu_fuse_patterns,
                   "device entries: one fused kernel each for RMSNorm, a causal-masked softmax and act(a)*b (on: the default, or off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--gpu-cudnn-attention", a.gpu_cudnn_attention,
+                  "device entries: bf16 attention launches cuDNN takes run on cuDNN's fused attention where the plugin finds cuDNN "
+                  "(on, the default, or off: shapeml's own kernel)")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--gpu-merge-projections", a.gpu_merge_projections,
                   "device entries: projections of one activation with small weights as one wider GEMM (on, the default, or off)")

@@ -35,6 +35,7 @@
 #include "plan/plan.h"
 #include "plan/verify.h"
 #include "cuda/cuda_error.h"
+#include "cuda/executor/cudnn_attention.h"
 #include "cuda/executor/device_guard.h"
 #include "cuda/executor/grid.cuh"
 #include "cuda/executor/kernels.h"
@@ -153,6 +154,8 @@ struct Step {
   int32_t group = 0;                 // strided group: how many (input, output) pairs
   Operand group_in[kern::kMaxCopyGroup], group_out[kern::kMaxCopyGroup];
   kern::Attention attention;         // attention: all but the pointers (in[0..2], out; their offsets in `extra`)
+  std::shared_ptr<shapeml::cuda::CudnnAttention> cudnn;  // attention: cuDNN's plan, when it runs the launch (create())
+  int64_t cudnn_ws = 0;              // its workspace: bytes from the plan's library region (lt_offset), its own
   // matmul group (plan.h): A is in[0]; the weights and results; where its
   // pointer table lies (bytes from the plan's table region, see create())
   int32_t gemm_group = 0;
@@ -758,6 +761,8 @@ struct Builder {
 // ---- cuBLASLt -----------------------------------------------------------
 
 constexpr size_t kLtMaxWorkspace = size_t{32} << 20;  // cuBLAS's Hopper recommendation
+// The most workspace a cuDNN attention launch may have (create()); more runs the own kernel.
+constexpr size_t kCudnnMaxWorkspace = size_t{256} << 20;
 
 int64_t pow2_align(std::initializer_list<int64_t> byte_counts) {
   int64_t a = 16;
@@ -1005,6 +1010,24 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
     if (guard.status != cudaSuccess) return write_err(err, err_size, cuda_code(guard.status), "plan_create: cudaSetDevice failed: " + cuda_text(guard.status));
     if ((e = kern::attention_setup()) != cudaSuccess)
       return write_err(err, err_size, cuda_code(e), "plan_create: setting the attention kernels' shared memory failed: " + cuda_text(e));
+    // Launches of library cudnn (the planner's choice, plan/attention_launch.h)
+    // run on cuDNN's fused attention; without cuDNN (SHAPEML_CUDNN=none
+    // turns it off), or where none of its engines takes the graph, on the
+    // own kernel: the trace's span then says `shapeml` and why.
+    for (Prepared& p : plan->launches)
+      for (Step& st : p.steps) {
+        if (st.kind != Step::Kind::Attention || p.library != "cudnn") continue;
+        std::string why;
+        std::unique_ptr<shapeml::cuda::CudnnAttention> c = shapeml::cuda::CudnnAttention::create(st.attention, why);
+        if (c && c->workspace_bytes() > kCudnnMaxWorkspace) why = "cuDNN asks for " + std::to_string(c->workspace_bytes()) + " bytes of workspace", c.reset();
+        if (c) {
+          p.kernel = "attention (" + c->engine() + ")";
+          st.cudnn = std::move(c);
+        } else {
+          p.library = "shapeml";
+          p.kernel = "attention (own kernel: " + why + ")";
+        }
+      }
   }
   if (Failure f = load_generated_code(*plan, gp); f.code != kOk) return write_err(err, err_size, f.code, "plan_create: " + f.msg);
   if (any_lt) {
@@ -1056,6 +1079,16 @@ int32_t create(int32_t device, const char* plan_text, shapeml_cuda_plan** out, c
       plan->lt_bytes = static_cast<int64_t>(sum);
     }
   }
+  // cuDNN's workspaces, each launch its own part, after cuBLASLt's region
+  // (so no two launches share scratch bytes and graph branches need no
+  // order between them).
+  for (Prepared& p : plan->launches)
+    for (Step& st : p.steps)
+      if (st.cudnn && st.cudnn->workspace_bytes() > 0) {
+        if (plan->lt_bytes == 0) plan->lt_offset = align_up(plan->plan_workspace, 256);
+        st.cudnn_ws = align_up(plan->lt_bytes, 256);
+        plan->lt_bytes = st.cudnn_ws + static_cast<int64_t>(st.cudnn->workspace_bytes());
+      }
   *out = plan.release();
   return kOk;
 }
@@ -1275,6 +1308,12 @@ int32_t execute_hooked(shapeml_cuda_plan* plan, void* const* buffers, void* work
           kern::Attention a = st.attention;
           a.q = ptr(st.in[0]), a.k = ptr(st.in[1]), a.v = ptr(st.in[2]), a.o = ptr(st.out);
           a.sms = mb / 32;  // max_blocks is 32 per SM
+          if (st.cudnn && aligned16(a.q) && aligned16(a.k) && aligned16(a.v) && aligned16(a.o)) {
+            void* cws = st.cudnn->workspace_bytes() > 0 ? ws + plan->lt_offset + st.cudnn_ws : nullptr;
+            if (std::string f = st.cudnn->run(a.q, a.k, a.v, a.o, cws, stream); !f.empty())
+              return write_err(err, err_size, kInternal, "plan_execute: " + p.name + ": cuDNN's attention failed: " + f);
+            break;
+          }
           e = st.dt != kern::DT::F32 ? kern::attention(a, stream) : st.tf32 ? kern::attention_tf32(a, stream) : kern::attention_f32(a, stream);
           break;
         }

@@ -69,7 +69,7 @@ bool is_plain_gemm(const GpuLaunch& l) {
 }
 
 // Fuses the chain ending in the matmul at `i`; true when rewritten.
-bool fuse_at(GpuPlan& p, size_t i) {
+bool fuse_at(GpuPlan& p, size_t i, bool cudnn) {
   PlanUses u(p);
   GpuLaunch& pv = p.launches[i];
   if (!is_plain_gemm(pv) || !(pv.ints.empty() || pv.ints == std::vector<int64_t>{0, 0})) return false;
@@ -150,6 +150,10 @@ bool fuse_at(GpuPlan& p, size_t i) {
            ") v in one launch: no [" + std::to_string(sq) + " x " + std::to_string(sk) + "] scores in memory" +
            (a.group > 1 ? "; " + std::to_string(a.group) + " query heads per key/value head, no repeat" : "") +
            (oq.slot != q || ok.slot != ksrc || ov.slot != vsrc ? "; head split read in place" : "") + (merge >= 0 ? "; head merge written in place" : "");
+  if (cudnn && plan::cudnn_attention_refusal(a, dt, at.flag).empty()) {
+    at.library = "cudnn";
+    at.why += "; cuDNN's fused attention where the executor finds cuDNN";
+  }
   if (!plan::check_attention(p, at).empty()) return false;
   pv = std::move(at);
   if (merge >= 0) p.launches.erase(p.launches.begin() + merge);
@@ -158,12 +162,12 @@ bool fuse_at(GpuPlan& p, size_t i) {
 
 }  // namespace
 
-int fuse_attention(GpuPlan& plan) {
+int fuse_attention(GpuPlan& plan, bool cudnn) {
   int n = 0;
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < plan.launches.size(); ++i)
-      if (fuse_at(plan, i)) {
+      if (fuse_at(plan, i, cudnn)) {
         ++n;
         changed = true;
         break;

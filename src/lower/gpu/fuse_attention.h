@@ -24,6 +24,8 @@
 namespace shapeml::lower::gpu {
 
 /// Rewrites every recognized attention chain of `plan`; returns how many.
-int fuse_attention(plan::GpuPlan& plan);
+/// With `cudnn`, the launches cuDNN's fused attention takes
+/// (plan::cudnn_attention_refusal) say library `cudnn`.
+int fuse_attention(plan::GpuPlan& plan, bool cudnn = true);
 
 }  // namespace shapeml::lower::gpu

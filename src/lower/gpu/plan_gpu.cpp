@@ -63,7 +63,7 @@ class Planner {
     remove_dead_launches();
     fold_transposes_into_matmuls();
     verify("transpose folding");
-    if (opts_.fuse_patterns && opts_.fuse_attention && fuse_attention(plan_) > 0) {
+    if (opts_.fuse_patterns && opts_.fuse_attention && fuse_attention(plan_, opts_.cudnn_attention) > 0) {
       verify("attention fusion");
       remove_dead_launches();
     }

@@ -69,6 +69,11 @@ struct PlanOptions {
   /// (the causal mask is folded into the softmax first). On by default;
   /// `shapemlc --gpu-fuse-attention off` keeps the GEMM/softmax/GEMM chain.
   bool fuse_attention = true;
+  /// bf16 attention launches that cuDNN's fused attention takes say
+  /// library `cudnn` (plan/attention_launch.h): the executor runs them on
+  /// cuDNN where it finds it, measured faster (docs/design/gpu-attention.md).
+  /// On by default; `shapemlc --gpu-cudnn-attention off` keeps the own kernel.
+  bool cudnn_attention = true;
   /// Compute 2-4 projections of one activation with small weights as one
   /// wider GEMM over the weights copied side by side
   /// (lower/gpu/merge_projections.h); needs fuse_patterns. On by default;
