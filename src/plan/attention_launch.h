@@ -83,7 +83,6 @@ inline bool access_fits(const AttentionAccess& a, int64_t batch, int64_t heads, 
 /// docs/design/gpu-attention.md), else what it does not take. `dt` is q's.
 inline std::string cudnn_attention_refusal(const AttentionLayout& a, GpuDType dt, bool causal) {
   if (dt != GpuDType::BF16) return "operands that are not bf16";
-  if (a.group != 1) return "grouped key/value heads";
   if (causal && a.offset != 0) return "a causal mask with an offset (decode rows)";
   if (a.dh % 8 != 0 || a.dh > 128) return "a head dimension that is not a multiple of 8 up to 128";
   if (a.sq < 64) return "fewer than 64 query rows";

@@ -307,7 +307,8 @@ TEST(AttentionCudnn, RunsTheLaunchesMarkedForItAgainstFloat64) {
   if (!cudnn_here(why)) GTEST_SKIP() << "skipped: cuDNN's attention is not available here: " << why;
   const Case cases[] = {{1, 2, 1, 64, 64, 64, true, 0},    {2, 3, 1, 130, 130, 128, true, 0}, {1, 2, 1, 96, 200, 64, false, 0},
                         {1, 1, 1, 200, 96, 32, false, 0},  {2, 2, 1, 333, 333, 64, true, 0},  {1, 4, 1, 512, 512, 128, true, 0},
-                        {1, 2, 1, 77, 77, 40, true, 0},    {1, 2, 1, 100, 300, 64, true, 0}};
+                        {1, 2, 1, 77, 77, 40, true, 0},    {1, 2, 1, 100, 300, 64, true, 0},  {2, 4, 2, 96, 96, 64, true, 0},
+                        {1, 8, 4, 130, 130, 128, false, 0}};
   for (const Case& c : cases) {
     LibraryObserver obs;
     run_dense(c, 0, GpuDType::BF16, "", "cudnn");

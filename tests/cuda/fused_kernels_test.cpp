@@ -58,9 +58,12 @@ double tol_of(GpuDType d) { return d == GpuDType::F64 ? 1e-13 : d == GpuDType::F
 TEST(FusedKernels, RmsNormAgainstFloat64EveryDtypeRowLengthAndAlignment) {
   REQUIRE_GPU();
   // 16-byte loads (n a multiple of 4/8/2 elements, aligned) and scalar
-  // loads (odd n, or inputs 4 bytes off); one warp to 1024 threads a row.
+  // loads (odd n, or inputs 4 bytes off); one warp to 1024 threads a row;
+  // rows held in registers (up to 2048 packs: 2056 and 8200 leave threads
+  // with one pack or none) and rows read twice (40000).
   for (GpuDType dt : {GpuDType::F32, GpuDType::F64, GpuDType::BF16})
-    for (const Shape& shape : {Shape{3, 5, 7}, Shape{512, 256}, Shape{7, 2048}, Shape{1, 1}, Shape{2, 40000}, Shape{9, 4096}})
+    for (const Shape& shape : {Shape{3, 5, 7}, Shape{512, 256}, Shape{7, 2048}, Shape{1, 1}, Shape{2, 40000}, Shape{9, 4096}, Shape{5, 2056},
+                               Shape{3, 8200}})
       for (int64_t misalign : {0, 4}) {
         if (misalign && dt == GpuDType::F64) continue;  // 8-byte elements stay 8-byte aligned in this runner
         const int64_t n = shape.back(), rows = numel(shape) / n;

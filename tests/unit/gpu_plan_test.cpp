@@ -565,8 +565,8 @@ TEST(GpuPatterns, ThePlanFormatChecksAttentionLaunches) {
 }
 
 // The attention launches cuDNN's fused attention takes say library cudnn
-// (plan::cudnn_attention_refusal: bf16, one key/value head per query head,
-// no decode offset, head dimension a multiple of 8 up to 128, 64 query rows
+// (plan::cudnn_attention_refusal: bf16, grouped key/value heads too, no
+// decode offset, head dimension a multiple of 8 up to 128, 64 query rows
 // or more, 16-byte strides); --gpu-cudnn-attention off keeps every launch on
 // the own kernel.
 TEST(GpuPatterns, TheAttentionLaunchesCudnnTakesSayLibraryCudnn) {
@@ -600,7 +600,7 @@ TEST(GpuPatterns, TheAttentionLaunchesCudnnTakesSayLibraryCudnn) {
   EXPECT_EQ(library(*p), "shapeml") << "head dimension 6";
   p = shapeml::lower::gpu::plan_function(*bf.module, "block_gqa", {{"B", 2}, {"S", 64}, {"D", 32}, {"H", 4}, {"Dh", 8}, {"Hkv", 2}, {"G", 2}, {"F", 48}}, err);
   ASSERT_TRUE(p) << err;
-  EXPECT_EQ(library(*p), "shapeml") << "grouped key/value heads";
+  EXPECT_EQ(library(*p), "cudnn") << "grouped key/value heads";
   auto f = concrete_block("f32");
   p = shapeml::lower::gpu::plan_function(*f.module, "block", {{"B", 2}, {"S", 128}, {"D", 64}, {"H", 4}, {"Dh", 16}, {"F", 96}}, err);
   ASSERT_TRUE(p) << err;

@@ -219,15 +219,17 @@ std::unique_ptr<CudnnAttention> CudnnAttention::create(const kern::Attention& a,
     check(c.create(&h), "cudnnCreate");
     r->handle_ = h;
     GraphBuilder g{h, {}, {}, kVirtual};
-    const int64_t B = a.batch, H = a.heads, SQ = a.sq, SK = a.sk, D = a.dh;
+    const int64_t B = a.batch, H = a.heads, HK = a.heads / a.group, SQ = a.sq, SK = a.sk, D = a.dh;
     // The composite graph cudnn-frontend builds for inference SDPA on cuDNN
     // before 9.21 (where single SDPA, softmax and band-mask operations came):
     // its heuristics map this graph, op for op, to the flash-attention engine.
     // q, v, o as [B, H, S, D] at the launch's strides; k read as kᵀ [B, H, D, Sk]
     // (the same tensor, its last two dims and strides swapped).
     const int64_t qd[4] = {B, H, SQ, D}, qs[4] = {a.stride[0][0], a.stride[0][1], a.stride[0][2], 1};
-    const int64_t kd[4] = {B, H, D, SK}, ks[4] = {a.stride[1][0], a.stride[1][1], 1, a.stride[1][2]};
-    const int64_t vd[4] = {B, H, SK, D}, vs[4] = {a.stride[2][0], a.stride[2][1], a.stride[2][2], 1};
+    // Grouped-query heads: k and v have H / group heads, which cuDNN's
+    // graph broadcasts over the query heads as repeat_interleave would.
+    const int64_t kd[4] = {B, HK, D, SK}, ks[4] = {a.stride[1][0], a.stride[1][1], 1, a.stride[1][2]};
+    const int64_t vd[4] = {B, HK, SK, D}, vs[4] = {a.stride[2][0], a.stride[2][1], a.stride[2][2], 1};
     const int64_t od[4] = {B, H, SQ, D}, os[4] = {a.stride[3][0], a.stride[3][1], a.stride[3][2], 1};
     const int64_t one[4] = {1, 1, 1, 1};
     auto q = g.tensor(kQ, CUDNN_DATA_BFLOAT16, qd, qs, false);

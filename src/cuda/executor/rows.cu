@@ -2,8 +2,9 @@
 // (kernels.h; docs/design/gpu-fused-kernels.md):
 //   rmsnorm  one block per row (whole warps, just enough for the row in
 //            16-byte loads where the row allows): the sum of squares over the
-//            block, then a second read of the row (from L1/L2) to scale and
-//            store; one launch instead of seven
+//            block, then the row scaled and stored; one launch instead of
+//            seven. Rows of up to 2048 16-byte packs stay in registers (one
+//            read); longer ones are read a second time (from L1/L2)
 //   gated    act(a) * b elementwise, 16-byte loads when both inputs and the
 //            output are aligned and the length allows; one launch and one
 //            pass over the product instead of two
@@ -66,6 +67,55 @@ template <class T, int kV> __global__ void __launch_bounds__(1024) rmsnorm_rows(
   }
 }
 
+// The row held in registers: kPer packs a thread (pack k = threadIdx.x +
+// j * blockDim.x), read once from memory, g's packs read before the block
+// reduction so that their latency hides behind it; rows of up to
+// kPer * blockDim.x packs (launch_rmsnorm picks the block).
+template <class T, int kV, int kPer>
+__global__ void __launch_bounds__(1024) rmsnorm_rows_held(const T* x, const T* g, T* out, int64_t rows, int64_t n, double eps) {
+  wait_for_predecessor();
+  using A = typename Compute<T>::type;
+  using P = Pack<T, kV>;
+  __shared__ A sh[32];
+  const int64_t packs = n / kV;
+  const P* gp = reinterpret_cast<const P*>(g);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const P* xr = reinterpret_cast<const P*>(x + r * n);
+    P held[kPer], w[kPer];
+    A ss = 0;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int64_t k = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
+      if (k < packs) {
+        held[j] = xr[k];
+#pragma unroll
+        for (int e = 0; e < kV; ++e) {
+          const A v = to_compute(held[j].v[e]);
+          ss += v * v;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int64_t k = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
+      if (k < packs) w[j] = gp[k];
+    }
+    ss = block_sum(ss, sh);
+    const A inv = A(1) / k_sqrt(ss / static_cast<A>(n) + static_cast<A>(eps));
+    P* o = reinterpret_cast<P*>(out + r * n);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int64_t k = threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
+      if (k < packs) {
+        P q;
+#pragma unroll
+        for (int e = 0; e < kV; ++e) q.v[e] = from_compute<T>((to_compute(held[j].v[e]) * inv) * to_compute(w[j].v[e]));
+        o[k] = q;
+      }
+    }
+  }
+}
+
 bool aligned(const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0; }
 
 template <class T> cudaError_t launch_rmsnorm(const void* x, const void* g, void* out, int64_t rows, int64_t n, double eps, int max_blocks,
@@ -80,6 +130,13 @@ template <class T> cudaError_t launch_rmsnorm(const void* x, const void* g, void
   const T* px = static_cast<const T*>(x);
   const T* pg = static_cast<const T*>(g);
   T* po = static_cast<T*>(out);
+  constexpr int kPer = 2;
+  if (vec && packs <= 1024 * kPer) {  // the row fits in the block's registers: one read of it
+    int64_t held = (packs + kPer - 1) / kPer;
+    held = (held + 31) / 32 * 32;
+    return launch_dependent(rmsnorm_rows_held<T, kV, kPer>, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(held)), 0, s, px, pg,
+                            po, rows, n, eps);
+  }
   return launch_dependent(vec ? rmsnorm_rows<T, kV> : rmsnorm_rows<T, 1>, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, s,
                           px, pg, po, rows, n, eps);
 }
