@@ -25,7 +25,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runtime", required=True)
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--mode", default="bf16", choices=["fp32", "tf32", "bf16", "fp32_nopat", "bf16_noattn", "bf16_nogroup", "bf16_owna"])
+    ap.add_argument("--mode", default="bf16", choices=["fp32", "tf32", "bf16", "fp32_nopat", "bf16_noattn", "bf16_nogroup", "bf16_owna", "fp32_noattn"])
     ap.add_argument("--size", default="small", choices=list(tg.SIZES))
     a = ap.parse_args()
     import torch

@@ -33,7 +33,8 @@ softmax and SwiGLU (fuse_patterns.h); fp32_nopat is the same program with
 the bf16 program with --gpu-fuse-attention off (the scores GEMM, the causal
 softmax and the PV GEMM instead of one attention launch), timed beside it,
 as tf32_noattn is beside the TF32 plan (whose attention runs on the TF32
-tensor cores); *_chain are the plans with --gpu-graph-branches off (the
+tensor cores) and fp32_noattn beside the fp32 plan (FP32 cores,
+register-tiled beyond 256 keys); *_chain are the plans with --gpu-graph-branches off (the
 graph one chain in plan order), which must give the same bits as the
 default plans (whose graphs run independent launches side by side);
 bf16_nogroup with --gpu-group-matmuls off (one GEMM per projection of one activation);
@@ -115,7 +116,7 @@ def cmd_build(a):
     for mode, extra in (("fp32", []), ("tf32", ["--gpu-tf32"]), ("fp32_unfused", ["--gpu-fuse", "off"]),
                         ("fp32_nopat", ["--gpu-fuse-patterns", "off", "--gpu-fuse", "off"]), ("bf16", []), ("bf16_noattn", ["--gpu-fuse-attention", "off"]),
                         ("fp32_chain", chain), ("tf32_chain", ["--gpu-tf32"] + chain), ("bf16_chain", chain),
-                        ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]),
+                        ("tf32_noattn", ["--gpu-tf32", "--gpu-fuse-attention", "off"]), ("fp32_noattn", ["--gpu-fuse-attention", "off"]),
                         ("fp32_nomerge", ["--gpu-merge-projections", "off"]), ("tf32_nomerge", ["--gpu-tf32", "--gpu-merge-projections", "off"]),
                         ("bf16_nomerge", ["--gpu-merge-projections", "off"]), ("bf16_nogroup", ["--gpu-group-matmuls", "off"]),
                         ("bf16_owna", ["--gpu-cudnn-attention", "off"]),
@@ -188,7 +189,7 @@ def cmd_run(a):
     dev = shapeml.Device(lib, 0)
     mods = {m: lib.load(os.path.join(a.dir, f"transformer_{m}.so")) for m in ("fp32", "tf32")}
     for m in ("fp32_unfused", "fp32_nopat", "bf16", "bf16_noattn", "fp32_chain", "tf32_chain", "bf16_chain", "tf32_noattn",
-              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "bf16_nogroup", "bf16_owna", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
+              "fp32_nomerge", "tf32_nomerge", "bf16_nomerge", "bf16_nogroup", "bf16_owna", "fp32_noattn", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp",
               "fp32_3xtf32"):  # absent when staged by an older build
         so = os.path.join(a.dir, f"transformer_{m}.so")
         if os.path.exists(so):
@@ -388,7 +389,7 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
                         c[f"shapeml_{m[5:]}_graph"] = (lambda m=m: run_shapeml(m, "block", mi, mo, graph=True), dev.sync)
             if mode == "fp32" and "fp32_3xtf32" in mods:
                 c["shapeml_3xtf32_graph"] = (lambda: run_shapeml("fp32_3xtf32", "block", mi, mo, graph=True), dev.sync)
-            if mode in ("bf16", "tf32") and f"{mode}_noattn" in mods:
+            if f"{mode}_noattn" in mods:
                 c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
             if f"{mode}_nomerge" in mods:
                 c["shapeml_nomerge_graph"] = (lambda: run_shapeml(f"{mode}_nomerge", "block", mi, mo, graph=True), dev.sync)

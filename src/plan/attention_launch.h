@@ -64,6 +64,12 @@ struct AttentionLayout {
 /// The largest head dimension the attention kernels take: bf16, f32.
 constexpr int64_t kAttentionMaxHeadDim = 256;
 constexpr int64_t kAttentionMaxHeadDimF32 = 128;
+/// f32 (not TF32) attention: up to this many keys the kernel of 16-row
+/// blocks (short sequences: it fills the GPU), beyond it the register-tiled
+/// kernel of 64-row blocks, which the planner uses only for 64 query rows or
+/// more (a decode row against a long cache keeps the GEMMs).
+constexpr int64_t kAttentionF32ShortKeys = 256;
+constexpr int64_t kAttentionF32TiledMinRows = 64;
 
 namespace attention_detail {
 // Whether every element an access reaches lies in [0, numel): the strides

@@ -231,9 +231,18 @@ TEST(AttentionF32, OddLengthsHeadDimensionsMasksAndGroupsAgainstFloat64) {
            {1, 1, 1, 9, 9, 64, true, -100},     // every row masked: all NaN
            {2, 8, 4, 50, 50, 64, true, 0},      // grouped-query heads
            {1, 6, 3, 66, 66, 128, false, 0},
+           // beyond 256 keys: the register-tiled kernel (attention_f32_tiled.cu)
+           {1, 2, 1, 300, 300, 64, true, 0},    // not a multiple of its 64-row and 64-key tiles
+           {2, 3, 1, 257, 520, 128, false, 0},  // no mask, Sq != Sk
+           {1, 2, 1, 512, 512, 128, true, 0},   // the large block's attention (per head)
+           {1, 4, 2, 130, 700, 40, true, 570},  // grouped heads, head dimension 40, an offset
+           {1, 1, 1, 70, 300, 64, true, -1},    // row 0 sees nothing: NaN
+           {1, 2, 1, 100, 260, 20, true, 0},    // dh % 4 != 0: element-wise loads
+           {2, 2, 1, 1, 400, 64, true, 399},    // one row (the planner keeps GEMMs there; the kernel still serves it)
        })
     run_dense(c, 0, GpuDType::F32);
   run_dense({1, 2, 1, 70, 70, 64, true, 0}, /*misalign=*/4, GpuDType::F32);  // 4-byte aligned pointers
+  run_dense({1, 2, 1, 100, 300, 64, true, 0}, /*misalign=*/4, GpuDType::F32);
   run_merged_projection(GpuDType::F32);
 }
 

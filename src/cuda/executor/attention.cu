@@ -365,6 +365,7 @@ cudaError_t attention_setup() {
   if (e == cudaSuccess) e = allow_smem<128, 2>();
   if (e == cudaSuccess) e = allow_smem<256, 1>();
   if (e == cudaSuccess) e = attention_tf32_setup();
+  if (e == cudaSuccess) e = attention_f32_tiled_setup();
   return e;
 }
 

@@ -24,6 +24,7 @@
 
 #include "cuda/executor/attention_common.cuh"
 #include "cuda/executor/kernels.h"
+#include "plan/attention_launch.h"
 
 namespace shapeml::cuda::kern {
 namespace {
@@ -216,6 +217,7 @@ template <int kDH> cudaError_t launch_f32(const Attention& a, cudaStream_t s) {
 }  // namespace
 
 cudaError_t attention_f32(const Attention& a, cudaStream_t s) {
+  if (a.sk > shapeml::plan::kAttentionF32ShortKeys) return attention_f32_tiled(a, s);
   if (a.dh <= 32) return launch_f32<32>(a, s);
   if (a.dh <= 64) return launch_f32<64>(a, s);
   if (a.dh <= 128) return launch_f32<128>(a, s);

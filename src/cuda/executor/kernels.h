@@ -149,8 +149,12 @@ struct Attention {
 // 2^30 (the plan verifier checks). 16-byte copies when every pointer and
 // stride allows.
 cudaError_t attention(const Attention& a, cudaStream_t s);
-// f32 (attention_f32.cu): dh <= 128, fp32 arithmetic throughout.
+// f32: dh <= 128, fp32 arithmetic throughout; up to
+// plan::kAttentionF32ShortKeys keys attention_f32.cu's 16-row blocks,
+// beyond them attention_f32_tiled.cu's register-tiled 64-row blocks.
 cudaError_t attention_f32(const Attention& a, cudaStream_t s);
+cudaError_t attention_f32_tiled(const Attention& a, cudaStream_t s);
+cudaError_t attention_f32_tiled_setup();  // attention_setup calls it
 // f32 operands on TF32 tensor cores (attention_tf32.cu; the launch's op
 // "tf32"): dh <= 128, TF32 products, f32 softmax and accumulation.
 cudaError_t attention_tf32(const Attention& a, cudaStream_t s);

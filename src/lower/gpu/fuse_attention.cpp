@@ -23,7 +23,6 @@ namespace {
 
 // The longest key sequence for which f32 attention is fused (measured on
 // the H200: faster at 128 keys, slower at 512; gpu-attention.md).
-constexpr int64_t kF32FusedMaxKeys = 256;
 
 // An operand as the launch will address it: a slot and a strided access.
 struct Operand {
@@ -96,14 +95,16 @@ bool fuse_at(GpuPlan& p, size_t i, bool cudnn) {
   const int64_t sq = qs[r - 2], dh = qs[r - 1], sk = ks[r - 2];
   if (ks[r - 1] != dh || vs[r - 2] != sk || vs[r - 1] != dh || dh > plan::kAttentionMaxHeadDim) return false;
   // f32 in a TF32 plan (both products allowed TF32) runs on the TF32 tensor
-  // cores beyond kF32FusedMaxKeys keys. Full f32 runs on the FP32 cores: it wins where the
-  // unfused chain is bound by its five launches (short sequences), and loses
-  // to the cuBLAS GEMMs where the work is large (docs/design/gpu-attention.md).
-  // Up to kF32FusedMaxKeys the FP32-core kernel serves TF32 plans too: its
-  // 16-row blocks fill the GPU where the tensor-core kernel's 64-row blocks
-  // do not, it measured faster there, and it is more precise.
-  const bool tf32 = dt == GpuDType::F32 && qk->op == "tf32" && pv.op == "tf32" && sk > kF32FusedMaxKeys;
-  if (dt == GpuDType::F32 && !tf32 && sk > kF32FusedMaxKeys) return false;
+  // cores beyond kAttentionF32ShortKeys keys. Full f32 runs on the FP32
+  // cores: up to that many keys in 16-row blocks, beyond it in the
+  // register-tiled 64-row blocks, which need 64 query rows to beat the
+  // cuBLAS GEMMs (a decode row against a long cache keeps them;
+  // docs/design/gpu-attention.md). Up to kAttentionF32ShortKeys the
+  // FP32-core kernel serves TF32 plans too: its 16-row blocks fill the GPU
+  // where the tensor-core kernel's 64-row blocks do not, it measured faster
+  // there, and it is more precise.
+  const bool tf32 = dt == GpuDType::F32 && qk->op == "tf32" && pv.op == "tf32" && sk > plan::kAttentionF32ShortKeys;
+  if (dt == GpuDType::F32 && !tf32 && sk > plan::kAttentionF32ShortKeys && sq < plan::kAttentionF32TiledMinRows) return false;
 
   AttentionLayout a;
   a.batch = qs[0];
