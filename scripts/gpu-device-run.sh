@@ -164,8 +164,11 @@ fi
 if [[ ${SANITIZE:-1} == 1 ]] && command -v compute-sanitizer >/dev/null; then
   step memcheck_kernels 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
     --gtest_filter=-Fusion.SixtyFourBitIndexPath:SixtyFourBit.*  # GBs of output: minutes under memcheck; run in kernel_tests
-  step racecheck_attention 300 compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" --gtest_brief=1 \
-    --gtest_filter='Attention*'  # the attention kernels' shared-memory tiles (bf16 and f32)
+  # The own attention kernels' shared-memory tiles (bf16, f32, TF32), cuDNN off: racecheck reports hazards
+  # inside cuDNN's TMA/mbarrier-synchronized flash kernel, which it does not model (docs/design/gpu-attention.md);
+  # memcheck above runs that kernel.
+  step racecheck_attention 300 env SHAPEML_CUDNN=none compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/bin/shapeml_cuda_kernel_tests" \
+    --gtest_brief=1 --gtest_filter='Attention*' 
   step memcheck_graph 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_cuda_graph_tests" --gtest_brief=1
   step memcheck_context_streams 300 env SHAPEML_TEST_STREAMS_MODULE="$carry/modules/context_streams.so" compute-sanitizer --tool memcheck \
     --report-api-errors no --error-exitcode 3 "$carry/bin/shapeml_gpu_context_streams_tests" --gtest_brief=1
