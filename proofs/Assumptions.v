@@ -83,6 +83,10 @@ Print Assumptions ShapeML.Broadcast.bshape_runtime.
 (* Typing.v *)
 Print Assumptions ShapeML.Typing.bto_minus_one_is_one.
 Print Assumptions ShapeML.Typing.call_of_an_undeclared_dimension_is_untyped.
+Print Assumptions ShapeML.Typing.call_where_of_an_undeclared_dimension_is_untyped.
+Print Assumptions ShapeML.Typing.slice_of_an_undeclared_dimension_is_untyped.
+Print Assumptions ShapeML.Typing.call_of_a_declared_dimension_is_typed.
+Print Assumptions ShapeML.Typing.broadcast_to_of_minus_two_one_is_typed.
 
 (* Semantics.v *)
 Print Assumptions ShapeML.Semantics.expand_row.

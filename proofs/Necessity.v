@@ -105,7 +105,8 @@ Proof.
       unfold bshape, bshape_n. simpl. apply BR_Cons; [apply BD_Same; reflexivity | apply BR_NilR].
     + change [dB; DLit 2] with (replace_at 1 (DLit 2) [dB; dF]).
       apply (T_Slice _ _ _ _ DF32 [dB; dF] Host 1 1 (DLit 0) (DLit 2) dF);
-        [constructor; reflexivity | reflexivity | reflexivity | | | ];
+        [constructor; reflexivity | reflexivity | reflexivity | | | |
+         intros x Hx; destruct Hx];
         intros rho Hphi; simpl; try lia.
       unfold ex_phi, where_constraint in Hphi. inversion Hphi as [|c cs Hc _]; subst.
       simpl in Hc. lia.

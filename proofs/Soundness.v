@@ -309,7 +309,7 @@ Proof.
       destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_CopyToHost; exact Ev|]. simpl. auto.
     - (* T-Slice *)
-      intros Delta Phi G e dt ds dev a k st sz dk _ IH Hax Hk Hst Hsz Hin rho HPhi E HE.
+      intros Delta Phi G e dt ds dev a k st sz dk _ IH Hax Hk Hst Hsz Hin _ rho HPhi E HE.
       destruct (IH rho HPhi E HE) as [t [Ev Ht]].
       destruct (slice_sound rho t dt ds dev k st sz dk Ht Hk (Hst rho HPhi) (Hsz rho HPhi) (Hin rho HPhi))
         as (d & Hd & Ht').
@@ -361,7 +361,7 @@ Proof.
       eexists. split; [apply E_BinaryNumL; [exact Ev | rewrite Hdt; exact Hop]|].
       simpl. rewrite map_length. auto.
     - (* T-Call *)
-      intros Delta Phi G f dims wh params rdt rds rdev body sub args _ _ _ IHb Hargs Hpos Hwh
+      intros Delta Phi G f dims wh params rdt rds rdev body sub args _ _ _ _ IHb Hargs Hpos Hwh
              rho HPhi E HE.
       assert (Hp : Forall (fun p => (1 <= eval_dim rho (snd p))%Z) sub).
       { eapply Forall_impl; [|exact Hpos]. intros p Hp'. exact (Hp' rho HPhi). }

@@ -124,6 +124,14 @@ Definition cstr_holds (rho : valuation) (c : cstr) : Prop :=
   | CDivides a b => 1 <= eval_dim rho a /\ eval_dim rho b mod eval_dim rho a = 0
   end%Z.
 
+(** The shape variables a constraint names (a [where] clause naming one
+    the function does not declare is E0104, §2). *)
+Definition cstr_vars (c : cstr) : list dvar :=
+  match c with
+  | CEq x y | CNe x y | CLt x y | CLe x y | CGt x y | CGe x y | CDivides x y =>
+      dim_vars x ++ dim_vars y
+  end.
+
 (** The constraint denoted by a function's [where] clause. *)
 Definition where_constraint (cs : list cstr) : constraint :=
   fun rho => Forall (cstr_holds rho) cs.

@@ -114,7 +114,8 @@ Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
 | T_CopyToHost : forall Delta Phi G e dt ds dev,
     synth Delta Phi G e (TTensor dt ds dev) ->
     synth Delta Phi G (ECopyToHost e) (TTensor dt ds Host)
-(* §4.15 T-Slice  (axis [a] may count from the end) *)
+(* §4.15 T-Slice  (axis [a] may count from the end; the bounds name only
+   the function's shape variables, E0104) *)
 | T_Slice : forall Delta Phi G e dt ds dev a k st sz da,
     synth Delta Phi G e (TTensor dt ds dev) ->
     resolve_axis (length ds) a = Some k ->
@@ -122,6 +123,7 @@ Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
     entails Phi (fun rho => 0 <= eval_dim rho st)%Z ->
     entails Phi (fun rho => 1 <= eval_dim rho sz)%Z ->
     entails Phi (fun rho => eval_dim rho st + eval_dim rho sz <= eval_dim rho da)%Z ->
+    (forall x, In x (dim_vars st ++ dim_vars sz) -> In x Delta) ->
     synth Delta Phi G (ESlice e a st sz) (TTensor dt (replace_at k sz ds) dev)
 (* §4.14 T-Concat  (two operands; the n-ary form is their left fold) *)
 | T_Concat : forall Delta Phi G e1 e2 dt ds1 ds2 dev a k d1 d2,
@@ -179,9 +181,11 @@ Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
    callee constraint, instantiated, holds (E0306): obligations in the caller.
    The result type is the callee's, instantiated. *)
 | T_Call : forall Delta Phi G f dims wh params rdt rds rdev body sub args,
-    (* the callee's signature mentions only its own shape variables (E0104) *)
+    (* the callee's signature and [where] clause mention only its own shape
+       variables (E0104) *)
     Forall (fun p => wf_ty dims (where_constraint wh) (snd p)) params ->
     wf_ty dims (where_constraint wh) (TTensor rdt rds rdev) ->
+    Forall (fun c => forall x, In x (cstr_vars c) -> In x dims) wh ->
     check dims (where_constraint wh) params body (TTensor rdt rds rdev) ->
     Forall2 (fun x p => exists dt ds ds' dev,
                lookup x G = Some (TTensor dt ds dev) /\ snd p = TTensor dt ds' dev /\
@@ -215,4 +219,73 @@ Proof.
   match goal with Hw : wf_ty _ _ (TTensor _ [DVar _] _) |- _ => inversion Hw; subst end.
   match goal with Hd : Forall (wf_dim _ _) [DVar _] |- _ => inversion Hd; subst end.
   match goal with Hd : wf_dim _ _ (DVar _) |- _ => destruct Hd as [Hin _]; exact (Hin _ (or_introl eq_refl)) end.
+Qed.
+
+(** The same check on the callee's [where] clause (E0104 names it too): a
+    callee with [dims []] whose [where] clause names [N] is not typed. *)
+Example call_where_of_an_undeclared_dimension_is_untyped :
+  forall Delta Phi G f n k params ret body sub args ty,
+  ~ synth Delta Phi G (ECall f [] [CEq (DVar n) k] params ret body sub args) ty.
+Proof.
+  intros. intros H. inversion H; subst.
+  match goal with Hw : Forall (fun c => forall x, In x (cstr_vars c) -> In x []) _ |- _ =>
+    inversion Hw as [|c cs Hc _]; subst end.
+  exact (Hc n (or_introl eq_refl)).
+Qed.
+
+(** And on a slice's bounds (E0104): a bound naming a shape variable
+    outside Δ is not typed. *)
+Example slice_of_an_undeclared_dimension_is_untyped :
+  forall Delta Phi G e a n sz ty, ~ In n Delta ->
+  ~ synth Delta Phi G (ESlice e a (DVar n) sz) ty.
+Proof.
+  intros Delta Phi G e a n sz ty Hn H. inversion H; subst.
+  match goal with Hv : forall x, In x (dim_vars (DVar n) ++ _) -> In x Delta |- _ =>
+    exact (Hn (Hv n (or_introl eq_refl))) end.
+Qed.
+
+From Coq Require Import String.
+Local Open Scope string_scope.
+
+(** The rules still type a call whose callee declares its shape variable:
+    [f] with [(dims N)] and [y : (tensor f32 (N) host)], applied to
+    [x : (tensor f32 (M) host)] with [N := M]. *)
+Example call_of_a_declared_dimension_is_typed :
+  synth ["M"] (fun _ => True) [("x", TTensor DF32 [DVar "M"] Host)]
+        (ECall "f" ["N"] [] [("y", TTensor DF32 [DVar "N"] Host)] (TTensor DF32 [DVar "N"] Host)
+               (EVar "y") [("N", DVar "M")] ["x"])
+        (TTensor DF32 [DVar "M"] Host).
+Proof.
+  assert (Hwf : wf_ty ["N"] (where_constraint []) (TTensor DF32 [DVar "N"] Host)).
+  { constructor. constructor; [|constructor]. split.
+    - intros x [Hx|[]]. left. exact Hx.
+    - intros rho _. apply eval_var_pos. }
+  change (TTensor DF32 [DVar "M"] Host)
+    with (TTensor DF32 (map (subst_dim (sub_of [("N", DVar "M")])) [DVar "N"]) Host).
+  apply T_Call.
+  - constructor; [exact Hwf | constructor].
+  - exact Hwf.
+  - constructor.
+  - apply (T_Sub _ _ _ _ DF32 [DVar "N"]); [constructor; reflexivity|].
+    constructor; [intros rho _; reflexivity | constructor].
+  - constructor; [|constructor].
+    exists DF32, [DVar "M"], [DVar "N"], Host. split; [reflexivity|]. split; [reflexivity|].
+    constructor; [intros rho _; reflexivity | constructor].
+  - constructor; [intros rho _; apply eval_var_pos | constructor].
+  - constructor.
+Qed.
+
+(** §4.13 end to end: [x : (tensor f32 ((- 2 1)) host)] broadcast to [(N)]
+    is typed, as [shapemlc check] accepts it
+    (tests/lit/ok/broadcast-to-normalized-one.sml). *)
+Example broadcast_to_of_minus_two_one_is_typed :
+  synth ["N"] (fun _ => True) [("x", TTensor DF32 [DSub (DLit 2) (DLit 1)] Host)]
+        (EBroadcastTo (EVar "x") [DVar "N"]) (TTensor DF32 [DVar "N"] Host).
+Proof.
+  apply (T_BroadcastTo _ _ _ _ DF32 [DSub (DLit 2) (DLit 1)]).
+  - constructor. reflexivity.
+  - constructor. constructor; [|constructor]. split.
+    + intros x [Hx|[]]. left. exact Hx.
+    + intros rho _. apply eval_var_pos.
+  - apply bto_minus_one_is_one.
 Qed.

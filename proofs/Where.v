@@ -57,11 +57,8 @@ Definition rt_check_cstr (b : binding) (c : cstr) : bool :=
 Definition rt_check_where (dims : list dvar) (cs : list cstr) (b : binding) : bool :=
   forallb (fun x => Z.leb 1 (b x)) dims && forallb (rt_check_cstr b) cs.
 
-Definition cstr_vars (c : cstr) : list dvar :=
-  match c with
-  | CEq x y | CNe x y | CLt x y | CLe x y | CGt x y | CGe x y | CDivides x y =>
-      dim_vars x ++ dim_vars y
-  end.
+(* [cstr_vars] (the shape variables a constraint names) is in Syntax.v:
+   T-Call uses it for the scoping of the callee's [where] clause (E0104). *)
 
 (** The valuation a passing binding denotes. *)
 Definition val_of (b : binding) : valuation := fun x => Z.to_pos (b x).

@@ -2,7 +2,10 @@
 """Generates pairs of dimension expressions for normalizer_diff.sh: half are
 rewrites of one expression (commuted, reassociated, distributed, padded with
 +0, *1, +x-x, floordiv of a multiple, ...), so equal normal forms are
-expected; half are independent random expressions.
+expected; half are independent random expressions.  After them come the
+fixed pairs ONE_PAIRS, each against the literal 1: the "is 1" test of
+broadcast_to (§4.13) and B-Shape (§4.5) is normal-form equality with 1 on
+both sides (issue 27).
 Usage: gen_dims.py SEED COUNT  ->  lines "E1<TAB>E2" on stdout."""
 import random
 import sys
@@ -94,6 +97,21 @@ def value(e, env):
     return args[0] % args[1]
 
 
+# Dimensions that are, or are not, 1 for every valuation, against "1".
+ONE_PAIRS = [
+    ("(- 2 1)", "1"),
+    ("(floordiv 3 2)", "1"),
+    ("(mod 7 3)", "1"),
+    ("(- (+ A 1) A)", "1"),
+    ("(- (* 2 B) (+ B (- B 1)))", "1"),
+    ("(floordiv (* 2 (- (+ C 1) C)) 2)", "1"),
+    ("(* (- 2 1) (- (+ A 1) A))", "1"),
+    ("(- 3 1)", "1"),
+    ("(- (+ A 2) A)", "1"),
+    ("A", "1"),
+]
+
+
 GRID = [{"A": a, "B": b, "C": c} for a in range(1, 6) for b in range(1, 6) for c in range(1, 6)]
 
 
@@ -120,6 +138,8 @@ def main():
             e2 = show(rewrite(r, parse(e1)))
         else:
             e2 = gen_positive(r)
+        print("%s\t%s" % (e1, e2))
+    for e1, e2 in ONE_PAIRS:
         print("%s\t%s" % (e1, e2))
 
 
