@@ -49,6 +49,7 @@
 #include "common/cpu_count.h"
 #include "fs/output_path.h"
 #include "shapeml.h"
+#include "lower/cpu/cap_full_unroll.h"
 #include "lower/cpu/link_elf.h"
 #include "obs/log.h"
 #include "obs/trace.h"
@@ -326,6 +327,8 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, unsigned level) {
     pic.registerAfterPassInvalidatedCallback([close](llvm::StringRef, const llvm::PreservedAnalyses&) { close(); });
   }
   llvm::PassBuilder pb(&tm, pto, std::nullopt, span ? &pic : nullptr);
+  // Just before LLVM's full unrolling: long loops stay loops (cap_full_unroll.h).
+  pb.registerLateLoopOptimizationsEPCallback([](llvm::LoopPassManager& lpm, llvm::OptimizationLevel) { lpm.addPass(CapFullUnroll()); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
