@@ -288,8 +288,9 @@ def cmd_run(a):
                 dev.sync()
                 yg = np.asarray(dev.download(out_bf), np.float64)
                 check(f"{entry} {size} bf16 graph replay == direct", np.array_equal(yg, y))
-        if entry == "block" and not a.check_only and size in a.sizes.split(","):
-            bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods)
+        timed = size if entry == "block" else "gqa"
+        if not a.check_only and timed in a.sizes.split(","):
+            bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods, entry)
         for t in ins + [out] + (ins_bf or []) + ([out_bf] if out_bf is not None else []):
             dev.free(t)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -337,19 +338,19 @@ def torch_candidates(a, s, tt, key):
     """The PyTorch anchors of one (size, dtype): eager, eager SDPA, the eager
     SDPA block captured in a CUDA graph, torch.compile in three modes."""
     import torch
-    H = s["H"]
+    H, Hkv = s["H"], s.get("Hkv", s["H"])
     sync = torch.cuda.synchronize
-    c = {"torch_eager": (lambda: torch_block(tt, H, H), sync), "torch_eager_sdpa": (lambda: torch_block(tt, H, H, sdpa=True), sync)}
+    c = {"torch_eager": (lambda: torch_block(tt, H, Hkv), sync), "torch_eager_sdpa": (lambda: torch_block(tt, H, Hkv, sdpa=True), sync)}
     try:
         st = torch.cuda.Stream()
         st.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(st):
             for _ in range(3):
-                torch_block(tt, H, H, sdpa=True)
+                torch_block(tt, H, Hkv, sdpa=True)
         torch.cuda.current_stream().wait_stream(st)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            torch_block(tt, H, H, sdpa=True)
+            torch_block(tt, H, Hkv, sdpa=True)
         c["torch_sdpa_cudagraph"] = (g.replay, sync)
     except Exception as e:  # noqa: BLE001
         print(f"CUDA graph capture of the SDPA block failed ({key}): {e}", file=sys.stderr)
@@ -360,7 +361,7 @@ def torch_candidates(a, s, tt, key):
         for cm in modes:
             try:
                 torch._dynamo.reset()
-                cf = torch.compile(lambda *t: torch_block(list(t), H, H, sdpa=True), mode=None if cm == "default" else cm, fullgraph=True,
+                cf = torch.compile(lambda *t: torch_block(list(t), H, Hkv, sdpa=True), mode=None if cm == "default" else cm, fullgraph=True,
                                    dynamic=False)
                 for _ in range(3):
                     cf(*tt)
@@ -370,7 +371,7 @@ def torch_candidates(a, s, tt, key):
     return c
 
 
-def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods):
+def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev, mods, entry="block"):
     import torch
     iters = 20 if size == "large" else 200
     for mode in ("fp32", "tf32", "bf16"):
@@ -378,41 +379,41 @@ def bench_size(a, res, size, s, t32, ins, out, ins_bf, out_bf, run_shapeml, dev,
             continue
         torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
         torch.backends.cudnn.allow_tf32 = mode == "tf32"
-        key = f"{size}_{mode}"
+        key = f"{size}_{mode}" if entry == "block" else f"gqa_{mode}"
         mi, mo = (ins_bf, out_bf) if mode == "bf16" else (ins, out)
-        c = {"shapeml_direct": (lambda: run_shapeml(mode, "block", mi, mo, graph=False), dev.sync)}
+        c = {"shapeml_direct": (lambda: run_shapeml(mode, entry, mi, mo, graph=False), dev.sync)}
         if a.has_graph:
-            c["shapeml_graph"] = (lambda: run_shapeml(mode, "block", mi, mo, graph=True), dev.sync)
+            c["shapeml_graph"] = (lambda: run_shapeml(mode, entry, mi, mo, graph=True), dev.sync)
             if mode == "fp32":
                 for m in ("fp32_nopat", "fp32_nopat_fused", "fp32_nopat_interp", "fp32_fused_interp"):
                     if m in mods:
-                        c[f"shapeml_{m[5:]}_graph"] = (lambda m=m: run_shapeml(m, "block", mi, mo, graph=True), dev.sync)
+                        c[f"shapeml_{m[5:]}_graph"] = (lambda m=m: run_shapeml(m, entry, mi, mo, graph=True), dev.sync)
             if mode == "fp32" and "fp32_3xtf32" in mods:
-                c["shapeml_3xtf32_graph"] = (lambda: run_shapeml("fp32_3xtf32", "block", mi, mo, graph=True), dev.sync)
+                c["shapeml_3xtf32_graph"] = (lambda: run_shapeml("fp32_3xtf32", entry, mi, mo, graph=True), dev.sync)
             if f"{mode}_noattn" in mods:
-                c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", "block", mi, mo, graph=True), dev.sync)
+                c["shapeml_noattn_graph"] = (lambda: run_shapeml(f"{mode}_noattn", entry, mi, mo, graph=True), dev.sync)
             if f"{mode}_nomerge" in mods:
-                c["shapeml_nomerge_graph"] = (lambda: run_shapeml(f"{mode}_nomerge", "block", mi, mo, graph=True), dev.sync)
+                c["shapeml_nomerge_graph"] = (lambda: run_shapeml(f"{mode}_nomerge", entry, mi, mo, graph=True), dev.sync)
             if f"{mode}_owna" in mods:  # the attention on shapeml's own kernel instead of cuDNN's
-                c["shapeml_ownattn_graph"] = (lambda: run_shapeml(f"{mode}_owna", "block", mi, mo, graph=True), dev.sync)
+                c["shapeml_ownattn_graph"] = (lambda: run_shapeml(f"{mode}_owna", entry, mi, mo, graph=True), dev.sync)
             if f"{mode}_nogroup" in mods:
-                c["shapeml_nogroup_graph"] = (lambda: run_shapeml(f"{mode}_nogroup", "block", mi, mo, graph=True), dev.sync)
+                c["shapeml_nogroup_graph"] = (lambda: run_shapeml(f"{mode}_nogroup", entry, mi, mo, graph=True), dev.sync)
             if f"{mode}_chain" in mods:
                 # One chain against branches: the same launches, so the same bits.
-                run_shapeml(mode, "block", mi, mo, graph=True)
+                run_shapeml(mode, entry, mi, mo, graph=True)
                 dev.sync()
                 y_branches = dev.download(mo)
-                run_shapeml(f"{mode}_chain", "block", mi, mo, graph=True)
+                run_shapeml(f"{mode}_chain", entry, mi, mo, graph=True)
                 dev.sync()
                 y_chain = dev.download(mo)
                 same = y_branches.tobytes() == y_chain.tobytes()
                 res["checks"].append(dict(name=f"{key} graph branches bit-identical to one chain", passed=same))
                 print(f"  {'PASS' if same else 'FAIL'} {key} graph branches bit-identical to one chain")
                 a.bits_ok = getattr(a, "bits_ok", True) and same
-                c["shapeml_chain_graph"] = (lambda: run_shapeml(f"{mode}_chain", "block", mi, mo, graph=True), dev.sync)
+                c["shapeml_chain_graph"] = (lambda: run_shapeml(f"{mode}_chain", entry, mi, mo, graph=True), dev.sync)
         if mode == "fp32" and a.has_unfused:
             c["shapeml_unfused_graph" if a.has_graph else "shapeml_unfused_direct"] = (
-                lambda: run_shapeml("fp32_unfused", "block", mi, mo, graph=True if a.has_graph else False), dev.sync)
+                lambda: run_shapeml("fp32_unfused", entry, mi, mo, graph=True if a.has_graph else False), dev.sync)
         tt = [t.to(torch.bfloat16) for t in t32] if mode == "bf16" else t32
         with torch.no_grad():
             c.update(torch_candidates(a, s, tt, key))
@@ -517,7 +518,7 @@ def main():
     r.add_argument("--no-jax", action="store_true")
     r.add_argument("--no-autotune", action="store_true", help="skip torch.compile max-autotune-no-cudagraphs (minutes of compiling)")
     r.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds per (size, dtype)")
-    r.add_argument("--sizes", default="small,large", help="the block sizes to time (every size is checked)")
+    r.add_argument("--sizes", default="small,large,gqa", help="the block sizes to time (every size is checked; gqa: the small grouped-query block)")
     a = ap.parse_args()
     if a.cmd == "build":
         return cmd_build(a)
