@@ -93,7 +93,7 @@ inline std::string cudnn_attention_refusal(const AttentionLayout& a, GpuDType dt
   if (a.dh % 8 != 0 || a.dh > 128) return "a head dimension that is not a multiple of 8 up to 128";
   if (a.sq < 64) return "fewer than 64 query rows";
   for (const AttentionAccess* x : {&a.q, &a.k, &a.v, &a.o})
-    if (x->offset % 8 != 0 || x->batch % 8 != 0 || x->head % 8 != 0 || x->row % 8 != 0) return "an offset or stride that is not 16 bytes";
+    if (x->offset % 8 != 0 || x->batch % 8 != 0 || x->head % 8 != 0 || x->row % 8 != 0) return "an offset or stride that is not a multiple of 16 bytes";
   return "";
 }
 
