@@ -17,8 +17,9 @@ JAX jit (timed on the result of the timed call itself).
 
 The GPU program is the example itself with every `host` placed on
 `(cuda 0)` (the same source; nothing else changes). Sizes: small B4 S128 D256
-H4 F704 (and its grouped-query variant with 2 key/value heads), large B4 S512
-D2048 H16 F5632.
+H4 F704 (and its grouped-query variant with 2 key/value heads, timed as
+`gqa` against PyTorch's block with the same heads), large B4 S512 D2048 H16
+F5632.
 
 Correctness (the exit status; never a timing): against PyTorch on the same
 GPU, float64 reference; fp32 (TF32 off both sides): relative Frobenius error
