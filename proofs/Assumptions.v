@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Where Necessity Generic Bundles.
+From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Denote Where Necessity Generic Bundles.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -188,6 +188,45 @@ Print Assumptions ShapeML.Soundness.call_sound.
 Print Assumptions ShapeML.Soundness.preservation_matmul.
 Print Assumptions ShapeML.Soundness.preservation_transpose.
 Print Assumptions ShapeML.Soundness.preservation_reduce.
+
+(* Denote.v *)
+Print Assumptions ShapeML.Denote.in_boundsb_spec.
+Print Assumptions ShapeML.Denote.elem_at_in_bounds.
+Print Assumptions ShapeML.Denote.elem_at_read.
+Print Assumptions ShapeML.Denote.unravel_ravel.
+Print Assumptions ShapeML.Denote.ravel_unravel.
+Print Assumptions ShapeML.Denote.ravel_injective.
+Print Assumptions ShapeML.Denote.all_some_length.
+Print Assumptions ShapeML.Denote.all_some_nth.
+Print Assumptions ShapeML.Denote.all_some_In.
+Print Assumptions ShapeML.Denote.all_some_map_eq.
+Print Assumptions ShapeML.Denote.nth_error_seq.
+Print Assumptions ShapeML.Denote.tabulate_opt_at.
+Print Assumptions ShapeML.Denote.tabulate_opt_elem_at.
+Print Assumptions ShapeML.Denote.map_combine_seq.
+Print Assumptions ShapeML.Denote.nth_skipn'.
+Print Assumptions ShapeML.Denote.bidx_ref.
+Print Assumptions ShapeML.Denote.bcast_into_length.
+Print Assumptions ShapeML.Denote.bcast_ref_in_bounds.
+Print Assumptions ShapeML.Denote.expand_at.
+Print Assumptions ShapeML.Denote.expand_length.
+Print Assumptions ShapeML.Denote.nth_error_zipw.
+Print Assumptions ShapeML.Denote.zipw_length.
+Print Assumptions ShapeML.Denote.eval_broadcast_binop_correct.
+Print Assumptions ShapeML.Denote.eval_matmul_correct.
+Print Assumptions ShapeML.Denote.resolve_axis_lt.
+Print Assumptions ShapeML.Denote.existsb_one.
+Print Assumptions ShapeML.Denote.reduced_dims_past.
+Print Assumptions ShapeML.Denote.reduce_dims_past.
+Print Assumptions ShapeML.Denote.merge_idx_past.
+Print Assumptions ShapeML.Denote.reduced_dims_one.
+Print Assumptions ShapeML.Denote.reduce_dims_one.
+Print Assumptions ShapeML.Denote.merge_idx_one.
+Print Assumptions ShapeML.Denote.eval_reduce_axis_correct.
+Print Assumptions ShapeML.Denote.eval_reduce_sum_correct.
+Print Assumptions ShapeML.Denote.typed_binop_correct.
+Print Assumptions ShapeML.Denote.typed_matmul_correct.
+Print Assumptions ShapeML.Denote.typed_reduce_axis_correct.
 
 (* Where.v *)
 Print Assumptions ShapeML.Where.eval_dim_b_val.
