@@ -24,13 +24,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "sdk-examples", "python"))
+sys.path.insert(0, HERE)
+import transformer_gpu as tg  # noqa: E402  (its interleaved timing rounds)
+
 SOURCE = os.path.join(HERE, "attention_gpu.sml")
 
 # (B, S, H, Dh): the large and small transformer blocks' attention, then longer
@@ -52,22 +54,6 @@ def cmd_build(a):
         subprocess.run(cmd, check=True)
     print(f"built {a.out}/attention_bf16{{,_own}}.so ({len(SHAPES)} shapes)")
     return 0
-
-
-def rounds(cands, iters, nrounds, sync):
-    runs = {k: [] for k in cands}
-    for fn in cands.values():
-        for _ in range(3):
-            fn()
-    sync()
-    for _ in range(nrounds):
-        for k, fn in cands.items():
-            t0 = time.perf_counter()
-            for _ in range(iters):
-                fn()
-            sync()
-            runs[k].append((time.perf_counter() - t0) / iters * 1e3)
-    return {k: sorted(r)[len(r) // 2] for k, r in runs.items()}
 
 
 def cmd_run(a):
@@ -129,7 +115,8 @@ def cmd_run(a):
             torch.cuda.synchronize()
             dev.sync()
 
-        ms = rounds(cands, 200 if S <= 512 else 50, a.rounds, sync)
+        got = tg.rounds({n: (fn, sync) for n, fn in cands.items()}, 200 if S <= 512 else 50, a.rounds)
+        ms = {n: v[0] for n, v in got.items()}
         res["ms"][k], res["rel_err"][k] = ms, errs
         best_err = min((e for n, e in errs.items() if not n.startswith("shapeml")), default=float("nan"))
         passed = True
