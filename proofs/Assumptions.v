@@ -98,6 +98,8 @@ Print Assumptions ShapeML.Semantics.matmul_2x2.
 Print Assumptions ShapeML.Semantics.matmul_batch_broadcast.
 Print Assumptions ShapeML.Semantics.reduce_rows.
 Print Assumptions ShapeML.Semantics.reduce_cols_keepdims.
+Print Assumptions ShapeML.Semantics.softmax_rows.
+Print Assumptions ShapeML.Semantics.softmax_cols.
 Print Assumptions ShapeML.Semantics.broadcast_add.
 
 (* Bounds.v *)
@@ -128,6 +130,8 @@ Print Assumptions ShapeML.Bounds.matmul_some.
 Print Assumptions ShapeML.Bounds.existsb_eqb_In.
 Print Assumptions ShapeML.Bounds.merge_idx_in_bounds.
 Print Assumptions ShapeML.Bounds.reduce_some.
+Print Assumptions ShapeML.Bounds.in_bounds_replace.
+Print Assumptions ShapeML.Bounds.softmax_some.
 
 (* Reshape.v *)
 Print Assumptions ShapeML.Reshape.shape_at_of_nat.
@@ -171,6 +175,7 @@ Print Assumptions ShapeML.Soundness.split_shape_last2.
 Print Assumptions ShapeML.Soundness.transpose_sound.
 Print Assumptions ShapeML.Soundness.matmul_sound.
 Print Assumptions ShapeML.Soundness.reduce_sound.
+Print Assumptions ShapeML.Soundness.softmax_sound.
 Print Assumptions ShapeML.Soundness.val_has_type_subst.
 Print Assumptions ShapeML.Soundness.args_sound.
 Print Assumptions ShapeML.Soundness.env_of_args.
@@ -188,6 +193,7 @@ Print Assumptions ShapeML.Soundness.call_sound.
 Print Assumptions ShapeML.Soundness.preservation_matmul.
 Print Assumptions ShapeML.Soundness.preservation_transpose.
 Print Assumptions ShapeML.Soundness.preservation_reduce.
+Print Assumptions ShapeML.Soundness.preservation_softmax.
 
 (* Denote.v *)
 Print Assumptions ShapeML.Denote.in_boundsb_spec.
@@ -212,6 +218,8 @@ Print Assumptions ShapeML.Denote.expand_at.
 Print Assumptions ShapeML.Denote.expand_length.
 Print Assumptions ShapeML.Denote.nth_error_zipw.
 Print Assumptions ShapeML.Denote.zipw_length.
+Print Assumptions ShapeML.Denote.nth_middle_len.
+Print Assumptions ShapeML.Denote.replace_at_app_len.
 Print Assumptions ShapeML.Denote.eval_broadcast_binop_correct.
 Print Assumptions ShapeML.Denote.eval_matmul_correct.
 Print Assumptions ShapeML.Denote.resolve_axis_lt.
@@ -227,6 +235,9 @@ Print Assumptions ShapeML.Denote.eval_reduce_sum_correct.
 Print Assumptions ShapeML.Denote.typed_binop_correct.
 Print Assumptions ShapeML.Denote.typed_matmul_correct.
 Print Assumptions ShapeML.Denote.typed_reduce_axis_correct.
+Print Assumptions ShapeML.Denote.softmax_val_ref.
+Print Assumptions ShapeML.Denote.eval_softmax_correct.
+Print Assumptions ShapeML.Denote.typed_softmax_correct.
 
 (* Where.v *)
 Print Assumptions ShapeML.Where.eval_dim_b_val.

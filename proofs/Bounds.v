@@ -352,4 +352,34 @@ Proof.
   - rewrite Hxs. eauto.
 Qed.
 
+(** ** Softmax reads in bounds (§4.21)
+    Replacing one coordinate of an in-bounds index by a value below that
+    dimension stays in bounds: every read of a row is. *)
+Lemma in_bounds_replace : forall idx s k r,
+  in_bounds idx s -> r < nth k s 0 -> in_bounds (replace_at k r idx) s.
+Proof.
+  unfold in_bounds, replace_at. intros idx s k r H. revert k.
+  induction H as [|i d idx s Hi Hr IH]; intros k Hk.
+  - destruct k; simpl in Hk; lia.
+  - destruct k as [|k]; simpl in *.
+    + constructor; assumption.
+    + constructor; [exact Hi | apply IH; exact Hk].
+Qed.
+
+Theorem softmax_some : forall op k s (data : list V),
+  length data = prod s ->
+  exists d, softmax_data P op k s data = Some d /\ length d = prod s.
+Proof.
+  intros op k s data Hl. unfold softmax_data. apply tabulate_opt_some.
+  intros idx Hidx.
+  destruct (all_some_map (fun r => nth_error data (ravel s (replace_at k r idx)))
+                         (seq 0 (nth k s 0))) as [xs [Hxs _]].
+  - intros r Hr. apply in_seq in Hr. apply nth_error_lt. rewrite Hl.
+    apply ravel_in_bounds. apply in_bounds_replace; [exact Hidx | lia].
+  - rewrite Hxs.
+    destruct (nth_error_lt data (ravel s idx)) as [x Hx];
+      [rewrite Hl; apply ravel_in_bounds; exact Hidx|].
+    rewrite Hx. eauto.
+Qed.
+
 End Data.

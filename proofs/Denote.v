@@ -21,7 +21,8 @@
     Element values stay abstract ([prims V]): "sum" is the fold of
     [p_add] from [p_zero] over [k = 0 .. K-1] (matmul), a reduction is
     [p_red_fin op N (fold_left (p_red_step op) xs (p_red_init op))] over the
-    reduced coordinates in increasing order.  The theorems hold for every
+    reduced coordinates in increasing order, softmax and log_softmax are the
+    spec's formula over those primitives ([softmax_ref]).  The theorems hold for every
     instance of [prims]; nothing is claimed about floating-point rounding. *)
 
 From Coq Require Import List Arith Bool ZArith Lia.
@@ -246,6 +247,13 @@ Lemma zipw_length : forall {A B C : Type} (f : A -> B -> C) l1 l2,
 Proof.
   intros. unfold zipw. rewrite map_length, combine_length. lia.
 Qed.
+
+Lemma nth_middle_len : forall (l1 l2 : list nat) y k, length l1 = k -> nth k (l1 ++ y :: l2) 0 = y.
+Proof. intros l1 l2 y k <-. apply nth_middle. Qed.
+
+Lemma replace_at_app_len : forall (l1 l2 : list nat) x y,
+  replace_at (length l1) x (l1 ++ y :: l2) = l1 ++ x :: l2.
+Proof. intros. apply replace_at_app. Qed.
 
 Section Denote.
 Context {V : Type} (P : prims V).
@@ -603,6 +611,117 @@ Proof.
   end.
   exists t0, t. split; [exact Ev0|]. split; [exact Ev|]. split; [exact Ht|].
   apply (eval_reduce_axis_correct rho E op ax kd e); assumption.
+Qed.
+
+(** ** Softmax and log_softmax along one axis (§4.21) *)
+
+(** The spec's formula (§5), written over a row [A 0, ..., A (d-1)]:
+    [m] is the row's maximum as [reduce_max] computes it, [z] the sum of
+    [exp (A r - m)] as [reduce_sum] computes it (both in the order
+    r = 0, 1, ...); softmax at [i] is [exp (A i - m) / z], log_softmax is
+    [(A i - m) - log z].  Every operation is a [prims] field. *)
+Definition softmax_ref (op : smop) (d : nat) (A : nat -> V) (i : nat) : V :=
+  let m := p_red_fin P RMax d
+             (fold_left (p_red_step P RMax) (map A (seq 0 d)) (p_red_init P RMax)) in
+  let z := p_red_fin P RSum d
+             (fold_left (p_red_step P RSum)
+                (map (fun r => p_unary P UExp (p_binary P BSub (A r) m)) (seq 0 d))
+                (p_red_init P RSum)) in
+  match op with
+  | SSoftmax => p_binary P BDiv (p_unary P UExp (p_binary P BSub (A i) m)) z
+  | SLogSoftmax => p_binary P BSub (p_binary P BSub (A i) m) (p_unary P ULog z)
+  end.
+
+(** If the operand evaluates and softmax (log_softmax) along [ax]
+    evaluates, [ax] resolves to a position [k], the operand's shape is
+    [pre_s ++ d :: post_s] with [length pre_s = k], the result has the
+    operand's shape, dtype and device and [prod] of it elements, and for
+    every in-bounds [pre], [post] there is the row [A] with
+    [elem_at t0 (pre ++ r :: post) = Some (A r)] for every [r < d], and
+    at every [i < d] the result holds [softmax_ref op d A i]. *)
+Definition softmax_spec (op : smop) (ax : Z) (t0 t : tensor V) : Prop :=
+  exists k pre_s d post_s,
+    resolve_axis (length (t_shape t0)) ax = Some k /\
+    t_shape t0 = pre_s ++ d :: post_s /\ length pre_s = k /\
+    t_shape t = t_shape t0 /\
+    t_dtype t = t_dtype t0 /\ t_device t = t_device t0 /\
+    length (t_data t) = prod (t_shape t) /\
+    forall pre post, in_bounds pre pre_s -> in_bounds post post_s ->
+      exists A : nat -> V,
+        (forall r, r < d -> elem_at t0 (pre ++ r :: post) = Some (A r)) /\
+        (forall i, i < d -> elem_at t (pre ++ i :: post) = Some (softmax_ref op d A i)).
+
+Lemma softmax_val_ref : forall op d (A : nat -> V) i,
+  softmax_val P op d (map A (seq 0 d)) (A i) = softmax_ref op d A i.
+Proof.
+  intros op d A i. unfold softmax_val, softmax_ref. rewrite map_map. reflexivity.
+Qed.
+
+Theorem eval_softmax_correct : forall rho E op ax e t0 t,
+  eval P rho E e t0 -> eval P rho E (ESoftmax op ax e) t ->
+  softmax_spec op ax t0 t.
+Proof.
+  intros rho E op ax e t0 t H0 H.
+  inversion H; subst.
+  match goal with
+  | Ha : eval P _ _ e ?u |- _ => rewrite (eval_deterministic P _ _ _ _ _ Ha H0) in *
+  end.
+  match goal with
+  | Hr : resolve_axis _ _ = Some ?k, Hd : softmax_data _ _ _ _ _ = Some ?d |- _ =>
+      rename Hr into Hk; rename Hd into HD; rename d into dout; rename k into kk
+  end.
+  pose proof (resolve_axis_lt _ _ _ Hk) as Hkl.
+  destruct (nth_error_lt (t_shape t0) kk Hkl) as [d Hd].
+  destruct (nth_error_split _ _ Hd) as (pre_s & post_s & HS & Hpl).
+  unfold softmax_spec. exists kk, pre_s, d, post_s. simpl.
+  split; [exact Hk|]. split; [exact HS|]. split; [exact Hpl|].
+  split; [reflexivity|]. split; [reflexivity|]. split; [reflexivity|].
+  unfold softmax_data in HD.
+  destruct (tabulate_opt_at _ _ _ HD) as [Hl Hat].
+  split; [exact Hl|].
+  intros pre post Hpre Hpost.
+  assert (Hnth : nth kk (t_shape t0) 0 = d).
+  { rewrite HS. apply nth_middle_len. exact Hpl. }
+  assert (Hin : forall r, r < d -> in_bounds (pre ++ r :: post) (t_shape t0)).
+  { intros r Hr. rewrite HS. apply in_bounds_app; [exact Hpre|]. constructor; assumption. }
+  assert (Hrep : forall i r, replace_at kk r (pre ++ i :: post) = pre ++ r :: post).
+  { intros i r. rewrite <- Hpl, <- (in_bounds_length _ _ Hpre). apply replace_at_app_len. }
+  (* the whole row is read successfully, at a fixed in-bounds coordinate
+     of the row: use it to name the row *)
+  destruct (Nat.eq_dec d 0) as [Hd0|Hd0].
+  { exists (fun _ => p_zero P). split; intros r Hr; lia. }
+  destruct (Hat _ (Hin 0 ltac:(lia))) as (v0 & Hf0 & _).
+  set (A := fun r => nth (ravel (t_shape t0) (pre ++ r :: post)) (t_data t0) v0).
+  assert (Rd : forall r, r < d ->
+            nth_error (t_data t0) (ravel (t_shape t0) (pre ++ r :: post)) = Some (A r)).
+  { intros r Hr. destruct (Hat _ (Hin r Hr)) as (w & Hw & _). cbv beta in Hw.
+    destruct (nth_error (t_data t0) (ravel (t_shape t0) (pre ++ r :: post))) as [x|] eqn:Ex.
+    - f_equal. subst A. cbv beta. symmetry. apply nth_error_nth. exact Ex.
+    - exfalso. destruct (all_some _) in Hw; discriminate Hw. }
+  exists A. split.
+  - intros r Hr. rewrite elem_at_read by (apply Hin; exact Hr). apply Rd. exact Hr.
+  - intros i Hi. destruct (Hat _ (Hin i Hi)) as (v & Hf & Hn).
+    rewrite elem_at_read by (cbn [t_shape]; apply Hin; exact Hi). cbn [t_data t_shape].
+    rewrite Hn, <- Hf, Hnth, (Rd i Hi).
+    rewrite (all_some_map_eq _ A).
+    + rewrite softmax_val_ref. reflexivity.
+    + intros r Hr. apply in_seq in Hr. rewrite Hrep. apply Rd. lia.
+Qed.
+
+Theorem typed_softmax_correct : forall Delta Phi G op ax e ty rho E,
+  synth Delta Phi G (ESoftmax op ax e) ty -> Phi rho -> env_ok rho G E ->
+  exists t0 t, eval P rho E e t0 /\ eval P rho E (ESoftmax op ax e) t /\
+    val_has_type rho t ty /\ softmax_spec op ax t0 t.
+Proof.
+  intros Delta Phi G op ax e ty rho E Hs HPhi HE.
+  destruct (type_soundness P _ _ _ _ _ rho E Hs HPhi HE) as (t & Ev & Ht).
+  inversion Hs; subst.
+  match goal with
+  | Ha : synth _ _ _ e _ |- _ =>
+      destruct (type_soundness P _ _ _ _ _ rho E Ha HPhi HE) as (t0 & Ev0 & _)
+  end.
+  exists t0, t. split; [exact Ev0|]. split; [exact Ev|]. split; [exact Ht|].
+  apply (eval_softmax_correct rho E op ax e); assumption.
 Qed.
 
 End Denote.

@@ -202,6 +202,34 @@ Definition permute_data (s p : list nat) (data : list V) : option (list V) :=
   tabulate_opt (map (fun i => nth i s 0) p)
                (fun idx => read_at s data (map Z.of_nat (perm_src p idx))).
 
+(** ** Softmax (§4.21) along axis [k]
+    The spec's formula (§5): with [m] the row's maximum ([reduce_max]) and
+    [z] the sum of [exp (x_r - m)] over the row ([reduce_sum]),
+    softmax gives [exp (x_i - m) / z] and log_softmax [(x_i - m) - log z].
+    Every scalar operation is a primitive the other operations use: the
+    fold and finish of [RMax] and [RSum], [UExp], [ULog], [BSub], [BDiv].
+    [xs] is the row (its [d] elements in order), [x] the element itself. *)
+Definition softmax_val (op : smop) (d : nat) (xs : list V) (x : V) : V :=
+  let m := p_red_fin P RMax d (fold_left (p_red_step P RMax) xs (p_red_init P RMax)) in
+  let ex := fun y => p_unary P UExp (p_binary P BSub y m) in
+  let z := p_red_fin P RSum d (fold_left (p_red_step P RSum) (map ex xs) (p_red_init P RSum)) in
+  match op with
+  | SSoftmax => p_binary P BDiv (ex x) z
+  | SLogSoftmax => p_binary P BSub (p_binary P BSub x m) (p_unary P ULog z)
+  end.
+
+(** The result has the operand's shape; at [idx] the row is read at
+    [replace_at k r idx] for [r < nth k s 0], and the element at [idx]. *)
+Definition softmax_data (op : smop) (k : nat) (s : list nat) (data : list V)
+  : option (list V) :=
+  tabulate_opt s (fun idx =>
+    match all_some (map (fun r => nth_error data (ravel s (replace_at k r idx)))
+                        (seq 0 (nth k s 0))),
+          nth_error data (ravel s idx) with
+    | Some xs, Some x => Some (softmax_val op (nth k s 0) xs x)
+    | _, _ => None
+    end).
+
 (** ** Environments and evaluation *)
 Definition env := list (var * tensor V).
 
@@ -351,6 +379,12 @@ Inductive eval : valuation -> env -> expr -> tensor V -> Prop :=
     eval rho E (EBinary op (ENum n) e2)
          (mkT (t_dtype t2) (t_shape t2) (t_device t2)
               (map (fun x => p_binary P op (p_num P (t_dtype t2) n) x) (t_data t2)))
+| E_Softmax : forall rho E op a e t k d,
+    eval rho E e t ->
+    is_floating (t_dtype t) = true ->
+    resolve_axis (length (t_shape t)) a = Some k ->
+    softmax_data op k (t_shape t) (t_data t) = Some d ->
+    eval rho E (ESoftmax op a e) (mkT (t_dtype t) (t_shape t) (t_device t) d)
 (* §4.18 / §5.1: the body runs with the parameters bound to the arguments'
    values, under the callee's valuation ρ ∘ σ (which must be positive). *)
 | E_Call : forall rho E f dims wh params ret body sub args ts t,
@@ -418,6 +452,19 @@ Proof. reflexivity. Qed.
 
 Example reduce_cols_keepdims :
   reduce_data nat_prims RSum [0] true [2; 3] [1; 2; 3; 4; 5; 6] = Some [5; 7; 9].
+Proof. reflexivity. Qed.
+
+(** Softmax reads its rows along the axis.  In [nat_prims] every binary
+    operation and every reduction step is [+] and [exp] is the identity,
+    so the element is [x_i + m + z] with [m] the row's sum and [z] the sum
+    of [x_r + m]: row [1 2] gives [m = 3], [z = 9], [13 14]. *)
+Example softmax_rows :
+  softmax_data nat_prims SSoftmax 1 [2; 2] [1; 2; 3; 4] = Some [13; 14; 31; 32].
+Proof. reflexivity. Qed.
+
+(** Along axis 0 the rows are the columns [1 3] and [2 4]. *)
+Example softmax_cols :
+  softmax_data nat_prims SSoftmax 0 [2; 2] [1; 2; 3; 4] = Some [17; 26; 19; 28].
 Proof. reflexivity. Qed.
 
 Example broadcast_add :

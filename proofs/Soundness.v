@@ -2,7 +2,8 @@
 
     For every construct of the core (variables, let, let with ascription,
     elementwise unary/binary/compare/select with broadcasting, cast, matmul,
-    transpose, reshape, reductions, device copies):
+    transpose, reshape, reductions, softmax and log_softmax, device copies,
+    slice, concat, broadcast_to, permute, const, fill, iota, calls):
     - [type_soundness]: a well-typed expression, evaluated under a valuation
       satisfying Φ in an environment that matches Γ, evaluates, and its
       value has the evaluated type;
@@ -156,6 +157,24 @@ Proof.
   exists d. split; [exact Hd|].
   simpl. split; [exact Hdt|]. split; [exact Hdev|]. split; [|exact Hdl].
   rewrite reduce_dims_map, Hsh. unfold eval_shape. rewrite reduce_dims_map. reflexivity.
+Qed.
+
+(** §4.21 T-Softmax: the axis resolves identically at run time, and
+    softmax (log_softmax) along it has the operand's type. *)
+Theorem softmax_sound : forall rho (t : tensor V) op a dt ds dev k,
+  val_has_type rho t (TTensor dt ds dev) ->
+  resolve_axis (length ds) a = Some k ->
+  resolve_axis (length (t_shape t)) a = Some k /\
+  exists d, softmax_data P op k (t_shape t) (t_data t) = Some d /\
+  val_has_type rho (mkT (t_dtype t) (t_shape t) (t_device t) d) (TTensor dt ds dev).
+Proof.
+  intros rho t op a dt ds dev k (Hdt & Hdev & Hsh & Hlen) Hax.
+  assert (Hl : length (t_shape t) = length ds).
+  { rewrite <- (map_length Z.of_nat), Hsh. unfold eval_shape. apply map_length. }
+  split; [rewrite Hl; exact Hax|].
+  destruct (softmax_some P op k _ _ Hlen) as (d & Hd & Hdl).
+  exists d. split; [exact Hd|].
+  simpl. auto.
 Qed.
 
 (** ** Type soundness (progress and preservation together, big-step) *)
@@ -360,6 +379,13 @@ Proof.
       destruct (IH rho HPhi E HE) as [t [Ev (Hdt & Hdev & Hsh & Hlen)]].
       eexists. split; [apply E_BinaryNumL; [exact Ev | rewrite Hdt; exact Hop]|].
       simpl. rewrite map_length. auto.
+    - (* T-Softmax *)
+      intros Delta Phi G op a e dt ds dev k _ IH Hfl Hax rho HPhi E HE.
+      destruct (IH rho HPhi E HE) as [t [Ev Ht]].
+      destruct (softmax_sound _ _ op _ _ _ _ _ Ht Hax) as [Hax' (d & Hd & Ht')].
+      eexists. split; [|exact Ht'].
+      destruct Ht as (Hdt & _).
+      eapply E_Softmax; [exact Ev | rewrite Hdt; exact Hfl | exact Hax' | exact Hd].
     - (* T-Call *)
       intros Delta Phi G f dims wh params rdt rds rdev body sub args _ _ _ _ IHb Hargs Hpos Hwh
              rho HPhi E HE.
@@ -499,6 +525,11 @@ Proof. intros. eapply preservation; eassumption. Qed.
 Corollary preservation_reduce : forall Delta (Phi : constraint) G op axes kd e ty rho E t,
   synth Delta Phi G (EReduce op axes kd e) ty -> Phi rho -> env_ok rho G E ->
   eval P rho E (EReduce op axes kd e) t -> val_has_type rho t ty.
+Proof. intros. eapply preservation; eassumption. Qed.
+
+Corollary preservation_softmax : forall Delta (Phi : constraint) G op a e ty rho E t,
+  synth Delta Phi G (ESoftmax op a e) ty -> Phi rho -> env_ok rho G E ->
+  eval P rho E (ESoftmax op a e) t -> val_has_type rho t ty.
 Proof. intros. eapply preservation; eassumption. Qed.
 
 End Soundness.

@@ -186,6 +186,9 @@ Definition redop_ok (op : redop) (dt : dtype) : bool :=
   | _ => is_numeric dt
   end.
 
+(** §4.21: [(softmax x :axis a)] and [(log_softmax x :axis a)]. *)
+Inductive smop : Type := SSoftmax | SLogSoftmax.
+
 (** ** §2 numbers and §4.9 representability
     A numeric literal is an integer or a literal with a fraction or an
     exponent (kept as its text: the model never computes with it). *)
@@ -232,6 +235,7 @@ Inductive expr : Type :=
 | EFill (n : number) (t : ty)          (* §4.9, the form with a type *)
 | EIota (t : ty) (axis : nat)          (* §4.9 *)
 | ENum (n : number)                    (* §2 bare number, an operand of T-Binary *)
+| ESoftmax (op : smop) (axis : Z) (e : expr)  (* §4.21 softmax / log_softmax along one axis *)
 (* §4.18 a call in the typed IR (A-normal form, §7): the arguments are
    variables, the callee's definition ([dims], [where], parameters, result
    type, body) is carried by the call, and [sub] gives the callee's shape

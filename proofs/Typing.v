@@ -175,6 +175,14 @@ Inductive synth : list dvar -> constraint -> ctx -> expr -> ty -> Prop :=
     binop_ok op dt = true ->
     num_ok dt n = true ->
     synth Delta Phi G (EBinary op (ENum n) e2) (TTensor dt ds dev)
+(* §4.21 T-Softmax: a floating operand (E0202); the axis resolves against
+   the rank (E0204; a rank-0 operand has no axis, E0203); the result has
+   the operand's type *)
+| T_Softmax : forall Delta Phi G op a e dt ds dev k,
+    synth Delta Phi G e (TTensor dt ds dev) ->
+    is_floating dt = true ->
+    resolve_axis (length ds) a = Some k ->
+    synth Delta Phi G (ESoftmax op a e) (TTensor dt ds dev)
 (* §4.18 T-Call: the callee is well typed under its own shape variables and
    [where] clause; each argument's dimensions equal the parameter's,
    instantiated; every substituted dimension is >= 1 (E0305) and every
