@@ -21,9 +21,6 @@ using plan::GpuSlot;
 
 namespace {
 
-// The longest key sequence for which f32 attention is fused (measured on
-// the H200: faster at 128 keys, slower at 512; gpu-attention.md).
-
 // An operand as the launch will address it: a slot and a strided access.
 struct Operand {
   int32_t slot = -1;
