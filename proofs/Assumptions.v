@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Denote Where Necessity Generic Bundles.
+From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Denote Where Entry Necessity Generic Bundles.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -250,6 +250,38 @@ Print Assumptions ShapeML.Where.smt_discharges_dim_eq.
 Print Assumptions ShapeML.Where.smt_mod_agrees.
 Print Assumptions ShapeML.Where.dumped_enc_contract.
 Print Assumptions ShapeML.Where.runtime_checked_sound.
+
+(* Entry.v *)
+Print Assumptions ShapeML.Entry.chk64_some.
+Print Assumptions ShapeML.Entry.eval_dim_64_sound.
+Print Assumptions ShapeML.Entry.all2_Forall2.
+Print Assumptions ShapeML.Entry.dims_match_shape.
+Print Assumptions ShapeML.Entry.check_input_sound.
+Print Assumptions ShapeML.Entry.env_ok_combine.
+Print Assumptions ShapeML.Entry.bind_entry_parts.
+Print Assumptions ShapeML.Entry.bind_entry_env_ok.
+Print Assumptions ShapeML.Entry.entry_sound.
+Print Assumptions ShapeML.Entry.bare_vars_determined.
+Print Assumptions ShapeML.Entry.entry_binding_unique.
+Print Assumptions ShapeML.Entry.eval_dim_64_val_of.
+Print Assumptions ShapeML.Entry.Forall2_in_l.
+Print Assumptions ShapeML.Entry.bind_entry_in_i64.
+Print Assumptions ShapeML.Entry.entry_accepts.
+Print Assumptions ShapeML.Entry.entry_rejects_conflict.
+Print Assumptions ShapeML.Entry.entry_rejects_where.
+Print Assumptions ShapeML.Entry.entry_rejects_undetermined.
+Print Assumptions ShapeML.Entry.lookup_app_some.
+Print Assumptions ShapeML.Entry.lookup_in.
+Print Assumptions ShapeML.Entry.lookup_app_none.
+Print Assumptions ShapeML.Entry.bind_dims_mono.
+Print Assumptions ShapeML.Entry.bind_dims_ok.
+Print Assumptions ShapeML.Entry.bind_params_ok.
+Print Assumptions ShapeML.Entry.eval_dim_64_ext.
+Print Assumptions ShapeML.Entry.eval_dim_b_ext.
+Print Assumptions ShapeML.Entry.forallb_ext_in_l.
+Print Assumptions ShapeML.Entry.rt_check_where_ext.
+Print Assumptions ShapeML.Entry.Forall2_all2.
+Print Assumptions ShapeML.Entry.bind_entry_complete.
 
 (* Necessity.v *)
 Print Assumptions ShapeML.Necessity.reshape_obligation_needed.
