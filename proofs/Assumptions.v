@@ -238,6 +238,17 @@ Print Assumptions ShapeML.Denote.typed_reduce_axis_correct.
 Print Assumptions ShapeML.Denote.softmax_val_ref.
 Print Assumptions ShapeML.Denote.eval_softmax_correct.
 Print Assumptions ShapeML.Denote.typed_softmax_correct.
+Print Assumptions ShapeML.Denote.existsb_seq_in.
+Print Assumptions ShapeML.Denote.reduced_dims_all.
+Print Assumptions ShapeML.Denote.reduce_dims_all.
+Print Assumptions ShapeML.Denote.merge_idx_all.
+Print Assumptions ShapeML.Denote.eval_transpose_correct.
+Print Assumptions ShapeML.Denote.typed_transpose_correct.
+Print Assumptions ShapeML.Denote.eval_reduce_correct.
+Print Assumptions ShapeML.Denote.prod_repeat_1.
+Print Assumptions ShapeML.Denote.in_bounds_repeat_0.
+Print Assumptions ShapeML.Denote.eval_reduce_all_correct.
+Print Assumptions ShapeML.Denote.typed_reduce_correct.
 
 (* Where.v *)
 Print Assumptions ShapeML.Where.eval_dim_b_val.

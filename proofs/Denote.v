@@ -725,3 +725,237 @@ Proof.
 Qed.
 
 End Denote.
+
+(** ** Transpose and reductions over several or all axes, by coordinates
+    [transpose_data] and [reduce_data] read their operand at the linear
+    index [ravel s idx'] of an index [idx'] computed from the result
+    coordinate.  The theorems below restate both per coordinate: every
+    operand read is an [elem_at] read, i.e. in bounds on every axis. *)
+
+(** Reductions over all axes: [axes = None] resolves to [seq 0 n]; every
+    position is reduced. *)
+Lemma existsb_seq_in : forall n i, i < n -> existsb (Nat.eqb i) (seq 0 n) = true.
+Proof. intros n i Hi. apply existsb_eqb_In. apply in_seq. lia. Qed.
+
+Lemma reduced_dims_all : forall n s i, i + length s <= n -> reduced_dims (seq 0 n) i s = s.
+Proof.
+  intros n. induction s as [|d s IH]; intros i Hi; simpl in *; [reflexivity|].
+  rewrite existsb_seq_in by lia. f_equal. apply IH. lia.
+Qed.
+
+Lemma reduce_dims_all : forall n kd s i, i + length s <= n ->
+  reduce_dims 1 (seq 0 n) kd i s = if kd then repeat 1 (length s) else [].
+Proof.
+  intros n kd. induction s as [|d s IH]; intros i Hi; simpl in *; [destruct kd; reflexivity|].
+  rewrite existsb_seq_in by lia. rewrite IH by lia. destruct kd; reflexivity.
+Qed.
+
+Lemma merge_idx_all : forall n kd s i oidx ridx, i + length s <= n -> length ridx = length s ->
+  merge_idx (seq 0 n) kd i s oidx ridx = ridx.
+Proof.
+  intros n kd. induction s as [|d s IH]; intros i oidx ridx Hi Hl; simpl in *.
+  - destruct ridx; [reflexivity | discriminate].
+  - rewrite existsb_seq_in by lia. destruct ridx as [|r ridx]; [discriminate|].
+    simpl. f_equal. apply IH; simpl in Hl; lia.
+Qed.
+
+Section DenoteMore.
+Context {V : Type} (P : prims V).
+
+(** ** Transpose (§4.11): swaps the last two axes *)
+
+(** If the operand evaluates and its transpose evaluates, the operand has
+    shape [pre ++ [x; y]], the result shape [pre ++ [y; x]] and [prod] of
+    it elements, and at every in-bounds coordinate [b ++ [j; i]] of the
+    result it holds the operand's element at [b ++ [i; j]]. *)
+Definition transpose_spec (t0 t : tensor V) : Prop :=
+  exists pre x y,
+    t_shape t0 = pre ++ [x; y] /\ t_shape t = pre ++ [y; x] /\
+    t_dtype t = t_dtype t0 /\ t_device t = t_device t0 /\
+    length (t_data t) = prod (t_shape t) /\
+    forall b j i, in_bounds b pre -> j < y -> i < x ->
+      exists a, elem_at t0 (b ++ [i; j]) = Some a /\ elem_at t (b ++ [j; i]) = Some a.
+
+Theorem eval_transpose_correct : forall rho E e t0 t,
+  eval P rho E e t0 -> eval P rho E (ETranspose e) t -> transpose_spec t0 t.
+Proof.
+  intros rho E e t0 t H0 H.
+  inversion H; subst.
+  match goal with
+  | Ha : eval P _ _ e ?u |- _ => rewrite (eval_deterministic P _ _ _ _ _ Ha H0) in *
+  end.
+  match goal with
+  | Hs : t_shape t0 = _, Hd : transpose_data _ _ _ _ = Some _ |- _ =>
+      rename Hs into HS; rename Hd into HD
+  end.
+  unfold transpose_spec. exists pre, x, y. simpl.
+  split; [exact HS|]. split; [reflexivity|]. split; [reflexivity|]. split; [reflexivity|].
+  unfold transpose_data in HD. destruct (tabulate_opt_at _ _ _ HD) as [Hl Hat].
+  split; [exact Hl|].
+  intros b j i Hb Hj Hi.
+  assert (Hidx : in_bounds (b ++ [j; i]) (pre ++ [y; x])).
+  { apply in_bounds_app; [exact Hb | repeat constructor; assumption]. }
+  assert (Hsrc : in_bounds (b ++ [i; j]) (t_shape t0)).
+  { rewrite HS. apply in_bounds_app; [exact Hb | repeat constructor; assumption]. }
+  destruct (Hat _ Hidx) as (v & Hf & Hn). rewrite swap_last2_app in Hf.
+  exists v. split.
+  - rewrite elem_at_read by exact Hsrc. rewrite HS. exact Hf.
+  - rewrite elem_at_read by exact Hidx. exact Hn.
+Qed.
+
+Theorem typed_transpose_correct : forall Delta Phi G e ty rho E,
+  synth Delta Phi G (ETranspose e) ty -> Phi rho -> env_ok rho G E ->
+  exists t0 t, eval P rho E e t0 /\ eval P rho E (ETranspose e) t /\
+    val_has_type rho t ty /\ transpose_spec t0 t.
+Proof.
+  intros Delta Phi G e ty rho E Hs HPhi HE.
+  destruct (type_soundness P _ _ _ _ _ rho E Hs HPhi HE) as (t & Ev & Ht).
+  inversion Hs; subst.
+  match goal with
+  | Ha : synth _ _ _ e _ |- _ =>
+      destruct (type_soundness P _ _ _ _ _ rho E Ha HPhi HE) as (t0 & Ev0 & _)
+  end.
+  exists t0, t. split; [exact Ev0|]. split; [exact Ev|]. split; [exact Ht|].
+  apply (eval_transpose_correct rho E e); assumption.
+Qed.
+
+(** ** Reductions over any set of axes (§4.16) *)
+
+(** If the operand evaluates and the reduction evaluates, the axes resolve
+    to distinct positions [axs]; the result has shape
+    [reduce_dims 1 axs kd 0 s] ([s] the operand's shape) and [prod] of it
+    elements; and at every in-bounds result coordinate [oidx] it holds
+    [fin op N (fold (step op) [A c_0; ...; A c_(N-1)] (init op))], where
+    [c_0, ..., c_(N-1)] are the coordinates of the reduced dimensions
+    [sub = reduced_dims axs 0 s] in row-major order ([N = prod sub]), and
+    [A ridx] is the operand's element at the coordinate [merge_idx] builds
+    from [oidx] (kept axes) and [ridx] (reduced axes), read with
+    [elem_at] (so that coordinate is in bounds). *)
+Definition reduce_multi_spec (op : redop) (axes : option (list Z)) (kd : bool)
+           (t0 t : tensor V) : Prop :=
+  exists axs,
+    resolve_axes (length (t_shape t0)) axes = Some axs /\ NoDup axs /\
+    t_shape t = reduce_dims 1 axs kd 0 (t_shape t0) /\
+    t_dtype t = t_dtype t0 /\ t_device t = t_device t0 /\
+    length (t_data t) = prod (t_shape t) /\
+    let sub := reduced_dims axs 0 (t_shape t0) in
+    forall oidx, in_bounds oidx (t_shape t) ->
+      exists A : list nat -> V,
+        (forall ridx, in_bounds ridx sub ->
+           elem_at t0 (merge_idx axs kd 0 (t_shape t0) oidx ridx) = Some (A ridx)) /\
+        elem_at t oidx =
+          Some (p_red_fin P op (prod sub)
+                  (fold_left (p_red_step P op)
+                     (map (fun r => A (unravel sub r)) (seq 0 (prod sub)))
+                     (p_red_init P op))).
+
+Theorem eval_reduce_correct : forall rho E op axes kd e t0 t,
+  eval P rho E e t0 -> eval P rho E (EReduce op axes kd e) t ->
+  reduce_multi_spec op axes kd t0 t.
+Proof.
+  intros rho E op axes kd e t0 t H0 H.
+  inversion H; subst.
+  match goal with
+  | Ha : eval P _ _ e ?u |- _ => rewrite (eval_deterministic P _ _ _ _ _ Ha H0) in *
+  end.
+  match goal with
+  | Hr : resolve_axes _ _ = Some _, Hd : reduce_data _ _ _ _ _ _ = Some ?d |- _ =>
+      rename Hr into HR; rename Hd into HD; rename d into dout
+  end.
+  unfold reduce_multi_spec. exists axs. simpl.
+  split; [exact HR|]. split; [assumption|].
+  split; [reflexivity|]. split; [reflexivity|]. split; [reflexivity|].
+  unfold reduce_data in HD. cbv zeta in HD.
+  destruct (tabulate_opt_at _ _ _ HD) as [Hl Hat].
+  split; [exact Hl|]. cbv zeta.
+  intros oidx Ho.
+  set (s := t_shape t0) in *. set (sub := reduced_dims axs 0 s) in *.
+  destruct (Hat _ Ho) as (v & Hf & Hn). cbv beta in Hf.
+  destruct (all_some (map _ (seq 0 (prod sub)))) as [xs|] eqn:Hxs in Hf; [|discriminate].
+  set (A := fun ridx => nth (ravel s (merge_idx axs kd 0 s oidx ridx)) (t_data t0) v).
+  assert (Rd : forall ridx, in_bounds ridx sub ->
+            nth_error (t_data t0) (ravel s (merge_idx axs kd 0 s oidx ridx)) = Some (A ridx)).
+  { intros ridx Hr. apply nth_error_nth'.
+    destruct (all_some_In _ _ _ (ravel sub ridx) Hxs) as [w Hw].
+    { apply in_seq. pose proof (ravel_in_bounds _ _ Hr). lia. }
+    rewrite unravel_ravel in Hw by exact Hr.
+    apply nth_error_Some. rewrite Hw. discriminate. }
+  exists A. split.
+  - intros ridx Hr. rewrite elem_at_read.
+    + apply Rd. exact Hr.
+    + apply merge_idx_in_bounds; [exact Ho | exact Hr].
+  - rewrite elem_at_read by exact Ho. cbn [t_data t_shape].
+    rewrite Hn. f_equal.
+    rewrite (all_some_map_eq _ (fun r => A (unravel sub r))) in Hxs.
+    + injection Hxs as Hxs. subst xs. injection Hf as Hf. rewrite <- Hf. reflexivity.
+    + intros r Hr. apply in_seq in Hr. apply Rd. apply unravel_in_bounds. lia.
+Qed.
+
+(** The reduction over all axes ([axes = None]): the result is the scalar
+    (shape [[]], or [[1; ...; 1]] with keepdims) holding
+    [fin op N (fold (step op) [A c_0; ...; A c_(N-1)] (init op))], where
+    [c_0, ..., c_(N-1)] are all coordinates of the operand's shape [s] in
+    row-major order ([N = prod s]) and [A c] is the operand's element at
+    [c], read with [elem_at]. *)
+Definition reduce_all_spec (op : redop) (kd : bool) (t0 t : tensor V) : Prop :=
+  let s := t_shape t0 in
+  t_shape t = (if kd then repeat 1 (length s) else []) /\
+  t_dtype t = t_dtype t0 /\ t_device t = t_device t0 /\
+  length (t_data t) = 1 /\
+  exists A : list nat -> V,
+    (forall c, in_bounds c s -> elem_at t0 c = Some (A c)) /\
+    elem_at t (if kd then repeat 0 (length s) else []) =
+      Some (p_red_fin P op (prod s)
+              (fold_left (p_red_step P op)
+                 (map (fun r => A (unravel s r)) (seq 0 (prod s)))
+                 (p_red_init P op))).
+
+Lemma prod_repeat_1 : forall n, prod (repeat 1 n) = 1.
+Proof. induction n as [|n IH]; simpl; [reflexivity | lia]. Qed.
+
+Lemma in_bounds_repeat_0 : forall n, in_bounds (repeat 0 n) (repeat 1 n).
+Proof. unfold in_bounds. induction n; simpl; constructor; [lia | exact IHn]. Qed.
+
+Corollary eval_reduce_all_correct : forall rho E op kd e t0 t,
+  eval P rho E e t0 -> eval P rho E (EReduce op None kd e) t ->
+  reduce_all_spec op kd t0 t.
+Proof.
+  intros rho E op kd e t0 t H0 H.
+  destruct (eval_reduce_correct rho E op None kd e t0 t H0 H)
+    as (axs & HR & _ & HS & Hdt & Hdev & Hl & Hat).
+  simpl in HR. injection HR as <-.
+  set (s := t_shape t0) in *.
+  assert (HO : reduce_dims 1 (seq 0 (length s)) kd 0 s = if kd then repeat 1 (length s) else []).
+  { apply reduce_dims_all. lia. }
+  assert (Hsub : reduced_dims (seq 0 (length s)) 0 s = s) by (apply reduced_dims_all; lia).
+  cbv zeta in Hat. rewrite Hsub in Hat.
+  unfold reduce_all_spec. cbv zeta. fold s.
+  rewrite HS, HO in *.
+  split; [reflexivity|]. split; [exact Hdt|]. split; [exact Hdev|].
+  split; [rewrite Hl; destruct kd; [apply prod_repeat_1 | reflexivity]|].
+  assert (Ho : in_bounds (if kd then repeat 0 (length s) else [])
+                         (if kd then repeat 1 (length s) else [])).
+  { destruct kd; [apply in_bounds_repeat_0 | constructor]. }
+  destruct (Hat _ Ho) as (A & HA & Hv).
+  exists A. split; [|exact Hv].
+  intros c Hc. rewrite <- (HA c Hc). f_equal. symmetry. apply merge_idx_all; [lia|].
+  apply in_bounds_length. exact Hc.
+Qed.
+
+Theorem typed_reduce_correct : forall Delta Phi G op axes kd e ty rho E,
+  synth Delta Phi G (EReduce op axes kd e) ty -> Phi rho -> env_ok rho G E ->
+  exists t0 t, eval P rho E e t0 /\ eval P rho E (EReduce op axes kd e) t /\
+    val_has_type rho t ty /\ reduce_multi_spec op axes kd t0 t.
+Proof.
+  intros Delta Phi G op axes kd e ty rho E Hs HPhi HE.
+  destruct (type_soundness P _ _ _ _ _ rho E Hs HPhi HE) as (t & Ev & Ht).
+  inversion Hs; subst.
+  match goal with
+  | Ha : synth _ _ _ e _ |- _ =>
+      destruct (type_soundness P _ _ _ _ _ rho E Ha HPhi HE) as (t0 & Ev0 & _)
+  end.
+  exists t0, t. split; [exact Ev0|]. split; [exact Ev|]. split; [exact Ht|].
+  apply (eval_reduce_correct rho E op axes kd e); assumption.
+Qed.
+
+End DenoteMore.
