@@ -5,7 +5,7 @@
     fails if a theorem of a proven file is missing from this list.
     Stated.v is deliberately not imported. *)
 
-From ShapeML Require Syntax Normalize Solver Broadcast Typing Semantics Bounds Reshape Constructs Soundness Denote Where Entry Necessity Generic Bundles.
+From ShapeML Require Syntax Normalize Solver Broadcast Typing Checker Semantics Bounds Reshape Constructs Soundness Denote Where Entry Necessity Generic Bundles.
 
 (* Syntax.v *)
 Print Assumptions ShapeML.Syntax.norm_floordiv_mul_sound.
@@ -324,3 +324,29 @@ Print Assumptions ShapeML.Bundles.leaves_paths_distinct.
 Print Assumptions ShapeML.Bundles.fields_leaves_independent.
 Print Assumptions ShapeML.Bundles.leaves_paths_independent.
 Print Assumptions ShapeML.Bundles.ex_model_paths.
+
+(* Checker.v *)
+Print Assumptions ShapeML.Checker.forall2b_sound.
+Print Assumptions ShapeML.Checker.incl_b_sound.
+Print Assumptions ShapeML.Checker.nodupb_sound.
+Print Assumptions ShapeML.Checker.perm_b_sound.
+Print Assumptions ShapeML.Checker.split_last2_sound.
+Print Assumptions ShapeML.Checker.prod_dim_eval.
+Print Assumptions ShapeML.Checker.is_num_sound.
+Print Assumptions ShapeML.Checker.same_td_sound.
+Print Assumptions ShapeML.Checker.dim_eqb_sound.
+Print Assumptions ShapeML.Checker.bshape_fn_sound.
+Print Assumptions ShapeML.Checker.wf_tyb_sound.
+Print Assumptions ShapeML.Checker.wf_dims_sound.
+Print Assumptions ShapeML.Checker.bto_oblb_sound.
+Print Assumptions ShapeML.Checker.arg_okb_sound.
+Print Assumptions ShapeML.Checker.synth_fn_sound.
+Print Assumptions ShapeML.Checker.check_fn_sound.
+Print Assumptions ShapeML.Checker.syn_ent_sound.
+Print Assumptions ShapeML.Checker.synth_fn_matmul.
+Print Assumptions ShapeML.Checker.synth_fn_bcast_reduce.
+Print Assumptions ShapeML.Checker.synth_bcast_reduce.
+Print Assumptions ShapeML.Checker.synth_fn_permute.
+Print Assumptions ShapeML.Checker.synth_fn_matmul_mismatch.
+Print Assumptions ShapeML.Checker.synth_fn_let_asc.
+Print Assumptions ShapeML.Checker.synth_fn_call.
