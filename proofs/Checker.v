@@ -12,9 +12,10 @@
     go to the oracle.
 
     Fragment: every [synth] rule (for the bare number [ENum], which no
-    rule types on its own, [synth_fn] answers [None]).  Soundness only: completeness (the checker
-    answers whenever a type exists, given a complete oracle) is not proved,
-    nor is any agreement with the C++ checker (rules.cpp). *)
+    rule types on its own, [synth_fn] answers [None]).  Sound
+    ([synth_fn_sound]) and, given a complete oracle, complete
+    ([synth_fn_complete]: it answers exactly the derived type whenever one
+    exists).  No agreement with the C++ checker (rules.cpp) is proved. *)
 
 From Coq Require Import String List ZArith Lia Bool Permutation.
 From ShapeML Require Import Syntax Normalize Broadcast Typing.
@@ -606,3 +607,238 @@ Example synth_fn_call :
            (EVar "y") [("N", DVar "M")] ["x"])
   = None.
 Proof. split; reflexivity. Qed.
+
+(** ** Completeness
+    Given a complete oracle (every entailed obligation is answered [true]),
+    the checker answers whenever the rules derive a type, and it answers
+    exactly that type: [synth] is a function of [Delta], [Phi], [G], [e]
+    (the broadcast shape is unique, [bshape_function]), so no relation up to
+    normalization is needed. *)
+Local Close Scope string_scope.
+Local Open Scope list_scope.
+
+Definition oracle_complete (ent : oracle) : Prop :=
+  forall Phi c, entails Phi (fun rho => cstr_holds rho c) -> ent Phi c = true.
+
+Lemma forall2b_complete : forall {A B : Type} (f : A -> B -> bool) (P : A -> B -> Prop),
+  (forall a b, P a b -> f a b = true) ->
+  forall l1 l2, Forall2 P l1 l2 -> forall2b f l1 l2 = true.
+Proof.
+  intros A B f P Hf l1 l2 H; induction H; simpl; [reflexivity|].
+  rewrite (Hf _ _ H), IHForall2. reflexivity.
+Qed.
+
+Lemma incl_b_complete : forall xs Delta, (forall x, In x xs -> In x Delta) -> incl_b xs Delta = true.
+Proof.
+  unfold incl_b. intros xs Delta H. apply forallb_forall. intros x Hx.
+  destruct (in_dec string_dec x Delta); [reflexivity | exfalso; auto].
+Qed.
+
+Lemma nodupb_complete : forall l, NoDup l -> nodupb l = true.
+Proof.
+  intros l H; induction H as [|x l Hx _ IH]; simpl; [reflexivity|].
+  rewrite IH, andb_true_r. apply negb_true_iff.
+  destruct (existsb (Nat.eqb x) l) eqn:E; [|reflexivity].
+  apply existsb_exists in E as [y [Hy E]]. apply Nat.eqb_eq in E. subst. contradiction.
+Qed.
+
+Lemma perm_b_complete : forall p n, Permutation p (seq 0 n) -> perm_b p n = true.
+Proof.
+  unfold perm_b. intros p n H.
+  rewrite (Permutation_length H), seq_length, Nat.eqb_refl.
+  rewrite (nodupb_complete p (Permutation_NoDup (Permutation_sym H) (seq_NoDup n 0))).
+  simpl. apply forallb_forall. intros i Hi. apply Nat.ltb_lt.
+  apply (Permutation_in _ H), in_seq in Hi. lia.
+Qed.
+
+Lemma split_last2_app : forall r a b, split_last2 (r ++ [a; b]) = Some (r, a, b).
+Proof.
+  intros r a b. unfold split_last2.
+  replace (r ++ [a; b]) with ((r ++ [a]) ++ [b]) by (rewrite <- app_assoc; reflexivity).
+  rewrite rev_app_distr, rev_app_distr. simpl. rewrite rev_involutive. reflexivity.
+Qed.
+
+Lemma same_td_refl : forall dt dev, same_td dt dt dev dev = true.
+Proof.
+  intros. unfold same_td. destruct (dtype_eq_dec dt dt), (device_eq_dec dev dev); easy.
+Qed.
+
+Section Complete.
+Context (ent : oracle).
+
+Lemma dim_eqb_complete : oracle_complete ent ->
+  forall Phi a b, dim_eq_obl Phi a b -> dim_eqb ent Phi a b = true.
+Proof. intros Hc Phi a b H. exact (Hc Phi (CEq a b) H). Qed.
+
+Lemma bshape_fn_complete : oracle_complete ent ->
+  forall Phi s1 s2 s, bshape Phi s1 s2 s -> bshape_fn ent Phi s1 s2 = Some s.
+Proof.
+  intros Hc Phi s1 s2 s H. unfold bshape, bshape_n in H.
+  pose proof (bshape_rev_obl norm_dim _ _ _ _ H) as Ho.
+  apply bshape_rev_function in H.
+  unfold bshape_fn.
+  replace (bcast_rev_oblb ent Phi (rev s1) (rev s2)) with true.
+  - f_equal. unfold bcast. rewrite <- H, rev_involutive. reflexivity.
+  - symmetry. revert Ho. generalize (rev s2). generalize (rev s1). clear -Hc.
+    intros xs; induction xs as [|a xs IH]; intros [|b ys] Ho; simpl in *; try reflexivity.
+    destruct Ho as [H1 H2]. rewrite (IH _ H2), andb_true_r.
+    unfold bdim_oblb, bdim_obl in *.
+    destruct (dim_eq_dec (norm_dim a) (norm_dim b)); [reflexivity|].
+    destruct (dim_eq_dec (norm_dim a) (DLit 1)); [reflexivity|].
+    destruct (dim_eq_dec (norm_dim b) (DLit 1)); [reflexivity|].
+    exact (Hc Phi (CEq a b) H1).
+Qed.
+
+Lemma wf_tyb_complete : oracle_complete ent ->
+  forall Delta Phi t, wf_ty Delta Phi t -> wf_tyb ent Delta Phi t = true.
+Proof.
+  intros Hc Delta Phi t H. destruct H as [dt ds dev H]. simpl.
+  apply forallb_forall. intros d Hd. rewrite Forall_forall in H. destruct (H d Hd) as [H1 H2].
+  unfold wf_dimb. rewrite (incl_b_complete _ _ H1). exact (Hc Phi (CLe (DLit 1) d) H2).
+Qed.
+
+Lemma bto_oblb_complete : oracle_complete ent ->
+  forall Phi ds ds', bto_obl Phi ds ds' -> bto_oblb ent Phi ds ds' = true.
+Proof.
+  intros Hc Phi ds ds' [pre [tl [E H]]]. subst ds'. unfold bto_oblb.
+  assert (L : List.length ds = List.length tl) by (clear -H; induction H; simpl; congruence).
+  rewrite app_length, <- L.
+  replace (List.length pre + List.length ds - List.length ds) with (List.length pre) by lia.
+  rewrite skipn_app, skipn_all, Nat.sub_diag. simpl.
+  replace (List.length ds <=? List.length pre + List.length ds) with true by (symmetry; apply Nat.leb_le; lia).
+  simpl. eapply forall2b_complete; [|exact H]. intros a b [Hab|Hab]; cbv beta.
+  - destruct (dim_eq_dec (norm_dim a) (DLit 1)); [reflexivity | contradiction].
+  - destruct (dim_eq_dec (norm_dim a) (DLit 1)); [reflexivity|]. exact (Hc Phi (CEq a b) Hab).
+Qed.
+
+Lemma arg_okb_complete : oracle_complete ent ->
+  forall Phi sub G x p,
+  (exists dt ds ds' dev,
+    lookup x G = Some (TTensor dt ds dev) /\ snd p = TTensor dt ds' dev /\
+    Forall2 (dim_eq_obl Phi) ds (map (subst_dim (sub_of sub)) ds')) ->
+  arg_okb ent Phi sub G x p = true.
+Proof.
+  intros Hc Phi sub G x p [dt [ds [ds' [dev [H1 [H2 H3]]]]]]. unfold arg_okb.
+  rewrite H1, H2, same_td_refl. simpl.
+  exact (forall2b_complete _ _ (dim_eqb_complete Hc Phi) _ _ H3).
+Qed.
+
+(** Completeness: whatever type the rules derive, the checker synthesizes
+    (exactly that type); and whatever [check] accepts, [check_fn] accepts. *)
+Lemma wf_dims_complete : oracle_complete ent ->
+  forall Delta Phi dt ds dev, wf_ty Delta Phi (TTensor dt ds dev) -> forallb (wf_dimb ent Delta Phi) ds = true.
+Proof. intros Hc Delta Phi dt ds dev H. exact (wf_tyb_complete Hc _ _ _ H). Qed.
+
+Ltac ccomp Hc :=
+  repeat (first
+    [ progress rewrite ?same_td_refl, ?split_last2_app, ?Nat.eqb_refl, ?andb_true_r, ?andb_true_l
+    | match goal with
+      | |- context [is_num ?e] =>
+          let E := fresh in destruct (is_num e) eqn:E;
+          [apply is_num_sound in E; subst; simpl in *; discriminate|]
+      | H : synth_fn _ _ _ _ _ = Some _ |- _ => rewrite H; clear H
+      | H : lookup _ _ = _ |- _ => rewrite H; clear H
+      | H : resolve_axes _ _ = Some _ |- _ => rewrite H; clear H
+      | H : resolve_axis _ _ = Some _ |- _ => rewrite H; clear H
+      | H : nth_error _ _ = Some _ |- _ => rewrite H; clear H
+      | H : ?X = true |- _ => rewrite H; clear H
+      | H : bshape ?P ?a ?b ?c |- _ => rewrite (bshape_fn_complete Hc _ _ _ _ H); clear H
+      | H : wf_ty ?D ?P ?t |- _ =>
+          first [rewrite (wf_tyb_complete Hc _ _ _ H) | rewrite (wf_dims_complete Hc _ _ _ _ _ H)]; clear H
+      | H : dim_eq_obl ?P ?a ?b |- _ => rewrite (dim_eqb_complete Hc _ _ _ H); clear H
+      | H : Forall2 (dim_eq_obl ?P) _ _ |- _ =>
+          rewrite (forall2b_complete _ _ (dim_eqb_complete Hc P) _ _ H); clear H
+      | H : NoDup _ |- _ => rewrite (nodupb_complete _ H); clear H
+      | H : Permutation _ (seq 0 _) |- _ => rewrite (perm_b_complete _ _ H); clear H
+      | H : bto_obl _ _ _ |- _ => rewrite (bto_oblb_complete Hc _ _ _ H); clear H
+      | H : _ < _ |- _ => apply Nat.ltb_lt in H
+      | H : entails ?P _ |- context [ent ?P ?c] => rewrite (Hc P c H)
+      | H : forall x, In x _ -> In x _ |- _ => rewrite (incl_b_complete _ _ H); clear H
+      | H : reshape_obl ?P ?a ?b |- _ =>
+          rewrite (Hc P (CEq (prod_dim a) (prod_dim b))
+                     (fun rho Hr => eq_trans (prod_dim_eval rho a)
+                                      (eq_trans (H rho Hr) (eq_sym (prod_dim_eval rho b)))));
+          clear H
+      | H : Datatypes.length _ = Datatypes.length _ |- _ => rewrite H; clear H
+      end ]); try reflexivity.
+
+Ltac open_check :=
+  match goal with
+  | H : check_fn ?en ?D ?P ?G ?e _ = true |- _ =>
+      unfold check_fn in H;
+      let E := fresh in
+      destruct (synth_fn en D P G e) as [[? ? ?]|] eqn:E; [|discriminate];
+      apply andb_prop in H; destruct H as [? ?];
+      match goal with Hs : same_td _ _ _ _ = true |- _ => apply same_td_sound in Hs; destruct Hs; subst end
+  end.
+
+(** Completeness: whatever type the rules derive, the checker synthesizes
+    (exactly that type); and whatever [check] accepts, [check_fn] accepts. *)
+Theorem synth_check_fn_complete : oracle_complete ent ->
+  (forall Delta Phi G e t, synth Delta Phi G e t -> synth_fn ent Delta Phi G e = Some t) /\
+  (forall Delta Phi G e t, check Delta Phi G e t -> check_fn ent Delta Phi G e t = true).
+Proof.
+  intros Hc.
+  assert (Hall : forall Delta Phi G e t, synth Delta Phi G e t -> synth_fn ent Delta Phi G e = Some t).
+  { apply (synth_mut (fun Delta Phi G e t => synth_fn ent Delta Phi G e = Some t)
+                     (fun Delta Phi G e t => check_fn ent Delta Phi G e t = true)).
+    3: { intros Delta Phi G x [dt ds' dev] e1 e2 t2 Hl Hwf Hck IH1 Hs2 IH2.
+         cbn [synth_fn]. open_check. ccomp Hc. }
+    24: { intros Delta Phi G f dims wh params rdt rds rdev body sub args Hp Hr Hw Hck IHb Ha Hs Hwh.
+          cbn [synth_fn]. open_check. ccomp Hc.
+          rewrite Forall_forall in Hp, Hw, Hs, Hwh.
+          replace (forallb (fun p : var * ty => wf_tyb ent dims (where_constraint wh) (snd p)) params)
+            with true by (symmetry; apply forallb_forall; intros q Hq; apply (wf_tyb_complete Hc); auto).
+          assert (E1 : forallb (fun c : cstr => incl_b (cstr_vars c) dims) wh = true).
+          { apply forallb_forall. intros q Hq. apply incl_b_complete. exact (Hw q Hq). }
+          rewrite E1.
+          assert (E2 : forall2b (arg_okb ent Phi sub G) args params = true).
+          { apply (forall2b_complete _ _ (arg_okb_complete Hc Phi sub G) _ _ Ha). }
+          assert (E3 : forallb (fun p : dvar * dim => ent Phi (CLe (DLit 1) (snd p))) sub = true).
+          { apply forallb_forall. intros q Hq. apply Hc. exact (Hs q Hq). }
+          assert (E4 : forallb (fun c : cstr => ent Phi (subst_cstr (sub_of sub) c)) wh = true).
+          { apply forallb_forall. intros q Hq. apply Hc. exact (Hwh q Hq). }
+          rewrite E2, E3, E4.
+          reflexivity. }
+    all: intros; cbn [synth_fn is_num].
+    all: try unfold check_fn.
+    all: ccomp Hc. }
+  split; [exact Hall|].
+  intros Delta Phi G e t H. destruct H as [Delta Phi G e dt ds ds' dev Hs Hf].
+  unfold check_fn. rewrite (Hall _ _ _ _ _ Hs), same_td_refl.
+  exact (forall2b_complete _ _ (dim_eqb_complete Hc Phi) _ _ Hf).
+Qed.
+
+Theorem synth_fn_complete : oracle_complete ent ->
+  forall Delta Phi G e t, synth Delta Phi G e t -> synth_fn ent Delta Phi G e = Some t.
+Proof. intros Hc. exact (proj1 (synth_check_fn_complete Hc)). Qed.
+
+Theorem check_fn_complete : oracle_complete ent ->
+  forall Delta Phi G e t, check Delta Phi G e t -> check_fn ent Delta Phi G e t = true.
+Proof. intros Hc. exact (proj2 (synth_check_fn_complete Hc)). Qed.
+
+End Complete.
+
+(** With an oracle both sound and complete, the checker decides [synth]. *)
+Theorem synth_fn_correct : forall ent, oracle_sound ent -> oracle_complete ent ->
+  forall Delta Phi G e t, synth_fn ent Delta Phi G e = Some t <-> synth Delta Phi G e t.
+Proof.
+  intros ent Hs Hc Delta Phi G e t. split.
+  - apply (synth_fn_sound ent Hs).
+  - apply (synth_fn_complete ent Hc).
+Qed.
+
+(** The oracle that answers [true] to everything is complete (though not
+    sound); through it, completeness gives determinism of the rules: the
+    synthesized type is unique (exactly, not only up to normalization). *)
+Definition true_ent : oracle := fun _ _ => true.
+
+Lemma true_ent_complete : oracle_complete true_ent.
+Proof. intros Phi c _. reflexivity. Qed.
+
+Theorem synth_deterministic : forall Delta Phi G e t1 t2,
+  synth Delta Phi G e t1 -> synth Delta Phi G e t2 -> t1 = t2.
+Proof.
+  intros Delta Phi G e t1 t2 H1 H2.
+  apply (synth_fn_complete true_ent true_ent_complete) in H1, H2. congruence.
+Qed.
